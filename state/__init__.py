@@ -1,0 +1,1 @@
+"""Typed state files of a formalization repository, written atomically."""

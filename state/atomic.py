@@ -1,0 +1,67 @@
+"""Crash-safe file writes: a reader sees the old content or the new, never half."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace `path` with `data`: temp file in the same directory, fsync, rename, fsync the directory."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line with a single `write` on an O_APPEND descriptor, then fsync.
+
+    Appenders take turns (an advisory lock on the file; readers are not
+    blocked). A previous line cut short by a crash is left as it is; the new
+    line starts on a line of its own.
+    """
+    if "\n" in line:
+        raise ValueError("append_line takes one line without newlines")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        lead = ""
+        if size and _last_byte(path, size) != b"\n":
+            lead = "\n"
+        os.write(fd, (lead + line + "\n").encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _last_byte(path: Path, size: int) -> bytes:
+    with path.open("rb") as f:
+        f.seek(size - 1)
+        return f.read(1)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # some filesystems do not open directories; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,165 @@
+"""history.jsonl: one record per finished cycle, append-only (SPEC §5).
+
+Records written by the OpenMath reference script (no `schema_version`, a
+`timestamp` instead of `finished_at`, extra keys of the Evaluator's) load
+through a named migration. A line that is not a valid record (a crash cut it
+short, a hand edit broke it) is reported with its line number and skipped;
+the file itself is never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from state.atomic import append_line
+
+SCHEMA_VERSION = 1
+
+
+class Outcome(StrEnum):
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    NO_CHANGE = "no_change"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+
+
+class GateVerdict(BaseModel):
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+class Usage(BaseModel):
+    """Tokens one role spent in a cycle."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(input=self.input + other.input, output=self.output + other.output,
+                     cache_read=self.cache_read + other.cache_read, cache_write=self.cache_write + other.cache_write)
+
+
+class HistoryRecord(BaseModel):
+    """One finished cycle. Unknown keys are kept, so nothing a record held is lost."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int = SCHEMA_VERSION
+    cycle: int
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    outcome: Outcome | None = None  # None only in records migrated from the reference script
+    gates: list[GateVerdict] = Field(default_factory=list)
+    pre_sorry_count: int | None = None
+    post_sorry_count: int | None = None
+    progress_score: int = Field(default=0, ge=-2, le=2)
+    summary: str = ""
+    stuck_on: str = ""
+    strategy_recommendation: str = ""
+    attempts_update: str = ""
+    scope: list[str] = Field(default_factory=list)
+    changed_files: list[str] = Field(default_factory=list)
+    commit: str | None = None
+    usage: dict[str, Usage] = Field(default_factory=dict)
+    cost_usd: float | None = None
+    consultant: str | None = None  # path of the advice written this cycle
+    restructuring: str | None = None  # rationale of an allowed sorry-count rise
+    pivot: str | None = None  # the blocker the next Planner was told to leave
+
+    @field_validator("started_at", "finished_at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    @property
+    def was_restructuring(self) -> bool:
+        """Whether this cycle used the restructuring budget."""
+        if self.restructuring:
+            return True
+        # The reference script kept a rise only as a restructuring, and marked reverts in the summary.
+        legacy = self.outcome is None and not self.summary.startswith("REVERTED")
+        return legacy and (self.post_sorry_count or 0) > (self.pre_sorry_count or 0)
+
+    def to_line(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+
+def _migrate_0_to_1(raw: dict[str, Any]) -> dict[str, Any]:
+    """The reference script's records: `timestamp` is when the cycle finished."""
+    out = dict(raw)
+    if "finished_at" not in out and isinstance(out.get("timestamp"), str):
+        out["finished_at"] = out["timestamp"]
+    out["schema_version"] = 1
+    return out
+
+
+# Index i migrates a record of version i to version i + 1. Only ever appended.
+MIGRATIONS: list[Callable[[dict[str, Any]], dict[str, Any]]] = [_migrate_0_to_1]
+
+
+def parse_record(raw: object) -> HistoryRecord:
+    if not isinstance(raw, dict):
+        raise ValueError("not a JSON object")
+    version = raw.get("schema_version", 0)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f"schema_version {version!r} is newer than this autoformalize understands; upgrade it")
+    for migrate in MIGRATIONS[version:]:
+        raw = migrate(raw)
+    return HistoryRecord.model_validate(raw)
+
+
+@dataclass
+class History:
+    records: list[HistoryRecord] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def last(self, n: int) -> list[HistoryRecord]:
+        return self.records[-n:] if n > 0 else []
+
+
+def read_history(path: Path) -> History:
+    """Every valid record; each invalid line is named in `problems` and skipped."""
+    out = History()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return out
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path.name} line {number}"
+        truncated = number == len(lines) and not data.endswith(b"\n")
+        try:
+            out.records.append(parse_record(json.loads(line.decode("utf-8"))))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            cause = "cut short (the writer probably crashed)" if truncated else f"not valid JSON ({e})"
+            out.problems.append(f"{where}: {cause}; skipped")
+        except (ValidationError, ValueError) as e:
+            out.problems.append(f"{where}: not a history record ({_first_error(e)}); skipped")
+    return out
+
+
+def append_record(path: Path, record: HistoryRecord) -> None:
+    append_line(path, record.to_line())
+
+
+def _first_error(e: Exception) -> str:
+    if isinstance(e, ValidationError):
+        err = e.errors()[0]
+        return f"{'.'.join(str(p) for p in err['loc']) or 'record'}: {err['msg']}"
+    return str(e)

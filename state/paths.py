@@ -1,0 +1,57 @@
+"""Where each state file of SPEC §2 lives in a formalization repository."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class StatePaths:
+    """Paths of the state files under `<repo>/<state_dir>`."""
+
+    repo: Path
+    state_dir: str = ".prover-state"
+
+    @property
+    def root(self) -> Path:
+        return self.repo / self.state_dir
+
+    @property
+    def cycle(self) -> Path:
+        return self.root / "cycle"
+
+    @property
+    def strategy(self) -> Path:
+        return self.root / "strategy.md"
+
+    @property
+    def task_results(self) -> Path:
+        return self.root / "task_results"
+
+    def task_result(self, cycle: int) -> Path:
+        return self.task_results / f"cycle_{cycle:03d}.md"
+
+    @property
+    def issues(self) -> Path:
+        return self.root / "issues"
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history.jsonl"
+
+    @property
+    def attempts(self) -> Path:
+        return self.root / "attempts.md"
+
+    @property
+    def heartbeat(self) -> Path:
+        return self.root / "heartbeat.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / "run.lock"
+
+    def relative(self, path: Path) -> str:
+        """`path` relative to the repository, as POSIX."""
+        return path.relative_to(self.repo).as_posix()
