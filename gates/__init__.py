@@ -1,0 +1,1 @@
+"""Lean source analysis (lexer, declaration index, census) and the mechanical gates."""

@@ -1,0 +1,62 @@
+"""What every gate takes and returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Protocol
+
+from gates.census import Census, census
+from gates.config import BuildConfig, GatesConfig
+from gates.diagnostics import CheckResult
+from gates.tree import Change, Tree, diff, is_lean_source
+from state.history import HistoryRecord
+
+
+@dataclass(frozen=True)
+class GateResult:
+    name: str
+    passed: bool
+    detail: str
+
+
+class Compiler(Protocol):
+    """Compiles Lean in the changed tree; the build gate's only outside dependency."""
+
+    def check(self, path: str, module: str) -> CheckResult: ...
+
+    def build_all(self) -> CheckResult: ...
+
+
+@dataclass
+class GateInput:
+    """Everything the gates decide on. They read files, never the Worker's claims."""
+
+    base: Tree
+    changed: Tree
+    gates: GatesConfig
+    build: BuildConfig
+    lean_roots: list[str]
+    state_dir: str
+    scope: list[str]
+    report: str
+    cycle: int
+    history: list[HistoryRecord] = field(default_factory=list)
+    compiler: Compiler | None = None
+    base_census: Census | None = None  # reuse the baseline's census when the caller has it
+
+    @cached_property
+    def changes(self) -> list[Change]:
+        return diff(self.base, self.changed)
+
+    @cached_property
+    def before(self) -> Census:
+        return self.base_census if self.base_census is not None else census(self.base, self.lean_roots)
+
+    @cached_property
+    def after(self) -> Census:
+        """The changed tree's census: the base's, with the changed files re-read."""
+        return self.before.replace(self.changed, [c.path for c in self.changes], self.lean_roots)
+
+    def lean_changes(self) -> list[Change]:
+        return [c for c in self.changes if is_lean_source(c.path, self.lean_roots)]

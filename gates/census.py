@@ -1,0 +1,133 @@
+"""The sorry, admit and axiom census of a Lean tree, per declaration."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from gates.index import Decl, FileIndex, index_source
+from gates.tree import Tree, is_lean_source
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str
+    line: int
+    column: int
+    declaration: str | None
+    keyword: str
+
+
+@dataclass
+class Census:
+    """The indexes of a tree's Lean files, and what could not be read."""
+
+    files: dict[str, FileIndex] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def total_sorries(self) -> int:
+        return sum(f.sorries for f in self.files.values())
+
+    @property
+    def total_admits(self) -> int:
+        return sum(f.admits for f in self.files.values())
+
+    @property
+    def holes(self) -> int:
+        """Sorries plus admits: what the sorry gate counts."""
+        return sum(len(f.holes) for f in self.files.values())
+
+    @property
+    def lines(self) -> int:
+        return sum(f.lines for f in self.files.values())
+
+    def decls(self) -> Iterator[tuple[str, Decl]]:
+        for path, f in self.files.items():
+            for d in f.decls:
+                yield path, d
+
+    def locations(self) -> list[Location]:
+        return [Location(path, h.line, h.column, h.declaration, h.keyword)
+                for path, f in self.files.items() for h in f.holes]
+
+    def axioms(self) -> list[tuple[str, Decl]]:
+        return [(path, d) for path, d in self.decls() if d.kind == "axiom"]
+
+    def replace(self, tree: Tree, paths: Iterable[str], roots: Iterable[str]) -> Census:
+        """This census with `paths` re-read from `tree` (dropped where the tree lacks them)."""
+        out = Census(dict(self.files), list(self.problems))
+        present = set(tree.files())
+        for path in paths:
+            out.files.pop(path, None)
+            if path in present and is_lean_source(path, roots):
+                _add(out, tree, path)
+        out.files = dict(sorted(out.files.items()))
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        """The shape `sorries --json` prints (SPEC §4)."""
+        return {
+            "total_sorries": self.total_sorries,
+            "total_admits": self.total_admits,
+            "axioms": [{"name": d.name, "file": path, "line": d.line} for path, d in self.axioms()],
+            "locations": [
+                {"file": loc.file, "line": loc.line, "column": loc.column, "declaration": loc.declaration,
+                 "keyword": loc.keyword}
+                for loc in self.locations()
+            ],
+        }
+
+
+# Below this many files one process is quicker than starting a pool.
+PARALLEL_FILES = 400
+
+
+def census(tree: Tree, roots: Iterable[str] = (), *, workers: int | None = None) -> Census:
+    """Index every Lean file of `tree` under `roots` (all of them when `roots` is empty).
+
+    Large trees are indexed by a pool of `workers` processes (default: one per CPU).
+    """
+    roots = list(roots)
+    paths = [p for p in tree.files() if is_lean_source(p, roots)]
+    workers = workers or os.cpu_count() or 1
+    if workers > 1 and len(paths) >= PARALLEL_FILES:
+        chunks = [paths[i::workers * 4] for i in range(workers * 4)]
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            parts = list(pool.map(_census_of, [tree] * len(chunks), chunks))
+        out = Census()
+        for part in parts:
+            out.files.update(part.files)
+            out.problems.extend(part.problems)
+        out.files = dict(sorted(out.files.items()))
+    else:
+        out = _census_of(tree, paths)
+    out.problems.extend(getattr(tree, "skipped", []))
+    return out
+
+
+def _census_of(tree: Tree, paths: list[str]) -> Census:
+    out = Census()
+    for path in paths:
+        _add(out, tree, path)
+    return out
+
+
+def _add(out: Census, tree: Tree, path: str) -> None:
+    try:
+        data = tree.read(path)
+    except OSError as e:
+        out.problems.append(f"{path}: cannot be read ({e.strerror or e}); skipped")
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", errors="replace")
+        out.problems.append(f"{path}: not valid UTF-8 at byte {e.start}; read with replacement characters")
+    index = index_source(path, text)
+    out.problems.extend(f"{path}: {p}" for p in index.problems)
+    out.files[path] = index

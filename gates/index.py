@@ -1,0 +1,447 @@
+"""The declaration index of one Lean file, built on the masked code of `lexer`.
+
+A single regular-expression pass over the masked code finds the words that
+matter (declaration keywords, modifiers, scope commands, `sorry`, `admit`,
+markers the integrity gate looks for); each declaration's header is then
+scanned token by token only up to the end of its statement. Proof bodies are
+never tokenised, which is what keeps the census fast.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gates.lexer import ID_FIRST, ID_REST, Lexed, SpanKind, lex
+
+DECL_KINDS = frozenset(
+    {"theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque",
+     "example"}
+)
+THEOREM_KINDS = frozenset({"theorem", "lemma"})
+MACRO_KINDS = frozenset(
+    {"macro", "syntax", "notation", "elab", "macro_rules", "elab_rules", "infix", "infixl", "infixr",
+     "prefix", "postfix"}
+)
+MODIFIERS = frozenset({"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "scoped", "local"})
+SCOPES = frozenset({"namespace", "section", "end", "mutual"})
+# Commands that end the declaration before them. `open` and `set_option` also
+# exist inside proofs (`open Classical in`), so they end one only at column 0.
+COMMANDS = frozenset(
+    {"import", "variable", "universe", "attribute", "export", "omit", "include", "initialize",
+     "builtin_initialize", "deriving"}
+)
+COLUMN0_COMMANDS = frozenset({"open", "set_option"})
+HOLES = frozenset({"sorry", "admit"})
+# Terms that trust the compiler or the kernel-free path: `native_decide` and
+# `bv_decide` add axioms (`Lean.ofReduceBool`, or `…._native…` ones).
+MARKERS = frozenset({"sorryAx", "native_decide", "bv_decide"})
+
+_WORDS = DECL_KINDS | MACRO_KINDS | MODIFIERS | SCOPES | COMMANDS | COLUMN0_COMMANDS | HOLES | MARKERS
+
+
+def _alternation(words: Iterable[str]) -> str:
+    """A regex matching exactly `words`, factored by prefix so the engine backtracks little."""
+    groups: dict[str, list[str]] = {}
+    for w in sorted(words):
+        groups.setdefault(w[:1], []).append(w[1:])
+    alts = [re.escape(head) + _alternation(tails) if tails != [""] else re.escape(head)
+            for head, tails in groups.items() if head]
+    body = "|".join(alts)
+    return f"(?:{body})?" if "" in groups else f"(?:{body})"
+
+
+def _events_regex() -> re.Pattern[str]:
+    # Each branch opens with a literal letter, so the engine jumps in C between
+    # candidate letters; the lookbehind just after that letter rejects the
+    # middle of an identifier (`Foo.sorry`, `is_sorry`) at the cost of one check.
+    groups: dict[str, list[str]] = {}
+    for w in _WORDS:
+        groups.setdefault(w[0], []).append(w[1:])
+    branches = [
+        f"{re.escape(head)}(?<![{ID_REST}.]{re.escape(head)}){_alternation(tails)}(?![{ID_REST}.])"
+        for head, tails in sorted(groups.items())
+    ]
+    return re.compile("|".join(branches) + r"|@\[|^#[a-z_]+", re.MULTILINE)
+
+
+_EVENTS = _events_regex()
+_IDENT = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
+_NAME = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
+_SPACE = re.compile(r"\s*")
+_HEADER = re.compile(
+    rf"(?P<open>[(\[{{⟨⦃⟦])|(?P<close>[)\]}}⟩⦄⟧])|(?P<assign>:=)|(?P<bar>\|)"
+    rf"|(?P<word>w(?<![{ID_REST}.]w)here|l(?<![{ID_REST}.]l)et|h(?<![{ID_REST}.]h)ave"
+    rf"|d(?<![{ID_REST}.]d)eriving)(?![{ID_REST}])"
+)
+_BRACKETS = re.compile(r"[\[\]]")
+_WS = re.compile(r"\s+")
+_LAST_WORD = re.compile(rf"[{ID_REST}]+$")
+_PREFIXABLE = DECL_KINDS | MACRO_KINDS | MODIFIERS
+
+
+@dataclass(frozen=True, slots=True)
+class Hole:
+    """One `sorry` or `admit` in code."""
+
+    keyword: str
+    line: int
+    column: int
+    declaration: str | None
+    owner: str | None = None  # "kind@line" of the enclosing declaration, named or not
+    in_macro: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """Something the integrity gate weighs: `sorryAx`, `native_decide`, a `set_option`."""
+
+    kind: str
+    detail: str
+    line: int
+    declaration: str | None
+
+
+@dataclass(slots=True)
+class Decl:
+    kind: str
+    name: str | None  # fully qualified; None for `example` and anonymous instances
+    line: int  # of the keyword
+    statement: tuple[int, int]  # first and last line
+    body: tuple[int, int] | None
+    statement_hash: str
+    modifiers: tuple[str, ...] = ()
+    attributes: tuple[str, ...] = ()
+    holes: int = 0
+    start: int = 0  # offsets, for slicing the source
+    end: int = 0
+
+    @property
+    def key(self) -> str:
+        """Identity across versions of a file: the name, or the statement for anonymous ones."""
+        return self.name if self.name is not None else f"{self.kind}:{self.statement_hash}"
+
+
+@dataclass(slots=True)
+class FileIndex:
+    path: str
+    decls: list[Decl] = field(default_factory=list)
+    holes: list[Hole] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    macros: list[tuple[str, int]] = field(default_factory=list)  # (kind, line) of macro-like commands
+    imports: list[str] = field(default_factory=list)
+    lines: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def sorries(self) -> int:
+        return sum(1 for h in self.holes if h.keyword == "sorry")
+
+    @property
+    def admits(self) -> int:
+        return sum(1 for h in self.holes if h.keyword == "admit")
+
+    @property
+    def axioms(self) -> list[Decl]:
+        return [d for d in self.decls if d.kind == "axiom"]
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        self.starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def column(self, offset: int) -> int:
+        return offset - self.starts[bisect.bisect_right(self.starts, offset) - 1]
+
+
+@dataclass(slots=True)
+class _Scope:
+    kind: str  # namespace, section or mutual
+    name: str | None
+
+
+class _Indexer:
+    def __init__(self, path: str, lexed: Lexed) -> None:
+        self.text = lexed.text
+        self.code = lexed.code
+        self.spans = lexed.spans
+        self.span_starts = [s.start for s in lexed.spans]
+        self.lines = _Lines(lexed.text)
+        self.scopes: list[_Scope] = []
+        self._prefix = ""  # the current namespace, dotted
+        lines = lexed.text.count("\n") + (not lexed.text.endswith("\n") and bool(lexed.text))
+        self.out = FileIndex(path, lines=lines, problems=list(lexed.problems))
+        self.docs = [s for s in lexed.spans if s.kind is SpanKind.DOC]
+        self.doc_ends = [s.end for s in self.docs]
+        self.pending: list[tuple[Decl, int, str]] = []  # not yet closed: header offset, shape
+
+    def run(self) -> FileIndex:
+        code = self.code
+        skip_to = 0
+        prefix: tuple[int, int] | None = None  # modifiers and attributes seen just before
+        modifiers: list[str] = []
+        attributes: list[str] = []
+        current: Decl | None = None  # the declaration holes are attributed to
+        in_macro = False
+        for m in _EVENTS.finditer(code):
+            token = m.group()
+            start = m.start()
+            if start < skip_to:
+                continue
+            word = None if token == "@[" else token
+            if word is None or self._is_modifier(word, m.end()):
+                end = self._close_bracket(m.end()) if word is None else m.end()
+                if prefix is None or code[prefix[1]:start].strip():
+                    prefix, modifiers, attributes = (start, end), [], []
+                if word is None:
+                    attributes.append(self.text[m.end():end - 1].strip())
+                    skip_to = end
+                else:
+                    modifiers.append(word)
+                prefix = (prefix[0], end)
+                continue
+            if word in HOLES:
+                self._hole(word, start, current, in_macro)
+                continue
+            if word in MARKERS:
+                self._marker(word, word, start, current)
+                continue
+            if word == "set_option":
+                self._marker(word, self._next_name(m.end()) or "", start, current)
+            if word in COLUMN0_COMMANDS and self.lines.column(start) != 0:
+                continue
+            if word in ("inductive", "abbrev") and self._prev_word(start) == "class":
+                continue  # `class inductive` was opened at `class`
+            if word == "deriving" and self._next_word(m.end()) != "instance":
+                continue  # a `deriving` clause of the declaration itself
+            if word == "instance" and self._prev_word(start) == "deriving":
+                continue
+            adjoined = prefix is not None and not code[prefix[1]:start].strip()
+            boundary = self._doc_before(prefix[0] if adjoined and prefix else start)
+            self._finish(boundary)
+            current, in_macro = None, False
+            if word in DECL_KINDS:
+                current = self._open(word, boundary, m.end(), modifiers if adjoined else [],
+                                     attributes if adjoined else [])
+            elif word in MACRO_KINDS:
+                in_macro = True
+                self.out.macros.append((word, self.lines.line(start)))
+            elif word in SCOPES:
+                self._scope(word, m.end())
+            elif word == "import":
+                self._imports(m.end())
+            elif word == "#exit":
+                self._marker(word, word, start, None)
+            elif word == "attribute" and (bracket := code.find("[", m.end(), m.end() + 80)) >= 0:
+                skip_to = self._close_bracket(bracket + 1)
+            prefix, modifiers, attributes = None, [], []
+        self._finish(len(code))
+        return self.out
+
+    def _is_modifier(self, word: str | None, after: int) -> bool:
+        if word not in MODIFIERS:
+            return False
+        if word in ("scoped", "local"):  # also attribute scopes and `local notation`
+            return self.code.startswith("[", after) or self._next_word(after) in _PREFIXABLE
+        return True
+
+    # -- declarations ---------------------------------------------------
+
+    def _open(self, kind: str, start: int, after_kw: int, modifiers: list[str], attributes: list[str]) -> Decl:
+        code, text = self.code, self.text
+        line = self.lines.line(after_kw - len(kind))
+        shape = kind  # `class inductive` is a class shaped like an inductive
+        if kind == "class" and (nxt := self._next_word(after_kw)) in ("inductive", "abbrev"):
+            after_kw = self._skip_space(after_kw) + len(nxt)
+            shape = nxt
+        pos = self._skip_space(after_kw)
+        if kind == "instance" and code.startswith("(", pos):  # `(priority := n)`
+            pos = self._skip_space(self._close_paren(pos + 1))
+        name = None
+        if kind != "example" and (m := _NAME.match(text, pos)):
+            name = self._qualify(m.group())
+            pos = m.end()
+        decl = Decl(kind=kind, name=name, line=line, statement=(line, line), body=None, statement_hash="",
+                    modifiers=tuple(modifiers), attributes=tuple(attributes), start=start, end=pos)
+        self.pending.append((decl, pos, shape))
+        self.out.decls.append(decl)
+        return decl
+
+    def _finish(self, limit: int) -> None:
+        """Close the declarations opened before `limit`: statement end, body, hash."""
+        for decl, header, shape in self.pending:
+            end = max(self._rstrip(header, limit), header)
+            stmt_end, body_start = self._statement_end(shape, header, end)
+            decl.end = end
+            last = self._rstrip(header, stmt_end)
+            decl.statement = (decl.line, max(decl.line, self.lines.line(max(last - 1, header))))
+            if body_start is not None and body_start < end:
+                decl.body = (self.lines.line(body_start), self.lines.line(end - 1))
+            decl.statement_hash = self._hash(decl.kind, header, stmt_end)
+        self.pending.clear()
+
+    def _rstrip(self, start: int, end: int) -> int:
+        """The end of the last non-blank code before `end`, at least `start`."""
+        while end > start:
+            window = max(start, end - 4096)
+            stripped = len(self.code[window:end].rstrip())
+            if stripped:
+                return window + stripped
+            end = window
+        return start
+
+    def _statement_end(self, kind: str, pos: int, limit: int) -> tuple[int, int | None]:
+        """Where the statement (signature, type) ends, and where the body starts."""
+        if kind == "axiom":
+            return limit, None
+        code = self.code
+        depth = 0
+        binders = 0  # `let`/`have` in the type, whose `:=` is not the body's
+        for m in _HEADER.finditer(code, pos, limit):
+            group = m.lastgroup
+            if group == "open":
+                depth += 1
+            elif group == "close":
+                depth = max(0, depth - 1)
+            elif depth:
+                continue
+            elif group == "assign":
+                if not binders:
+                    return m.start(), m.start()
+                binders -= 1
+            elif group == "bar":
+                at = m.start()
+                if (code[at - 1:at] in "|<" and at) or code[at + 1:at + 2] in ("|", ">"):
+                    continue  # `||`, `<|`, `|>`
+                line_start = code.rfind("\n", 0, at) + 1
+                if kind == "inductive" or not code[line_start:at].strip():
+                    return at, at
+            elif (word := m.group("word")) in ("let", "have"):
+                binders += 1
+            elif word == "where" or kind in ("structure", "class", "inductive"):
+                return m.start(), m.start()
+        return limit, None
+
+    def _hash(self, kind: str, start: int, end: int) -> str:
+        """Hash of the statement with comments dropped and whitespace collapsed."""
+        pieces: list[str] = []
+        pos = start
+        i = max(0, bisect.bisect_left(self.span_starts, start) - 1)
+        for span in itertools.islice(self.spans, i, None):
+            if span.start >= end:
+                break
+            if span.end <= start or span.kind in (SpanKind.STRING, SpanKind.CHAR):
+                continue
+            pieces.append(self.text[pos:max(pos, span.start)])
+            pos = max(pos, span.end)
+        if pos < end:
+            pieces.append(self.text[pos:end])
+        normal = " ".join(" ".join(pieces).split())
+        return hashlib.sha256(f"{kind} {normal}".encode()).hexdigest()[:16]
+
+    # -- scopes -----------------------------------------------------------
+
+    def _scope(self, word: str, after: int) -> None:
+        """`namespace A.B` opens one scope per component; `end A.B` closes as many."""
+        name = self._next_name(after, same_line=True)
+        parts = _split(name) if name else []
+        if word == "mutual" or (not parts and word == "section"):
+            self.scopes.append(_Scope(word, None))
+        elif word in ("namespace", "section"):
+            self.scopes.extend(_Scope(word, part) for part in parts)
+        elif self.scopes:  # end
+            closing: list[str | None] = [*parts] or [None]
+            if [s.name for s in self.scopes[-len(closing):]] != closing:
+                self.out.problems.append(f"line {self.lines.line(after)}: `end {name or ''}` does not match "
+                                         "the innermost open scope")
+            del self.scopes[-len(closing):]
+        else:
+            self.out.problems.append(f"line {self.lines.line(after)}: `end {name or ''}` closes no open scope")
+        self._prefix = ".".join(s.name for s in self.scopes if s.kind == "namespace" and s.name)
+
+    def _qualify(self, name: str) -> str:
+        if name.startswith("_root_."):
+            return name[len("_root_."):]
+        return f"{self._prefix}.{name}" if self._prefix else name
+
+    # -- holes and markers -------------------------------------------------
+
+    def _hole(self, word: str, offset: int, decl: Decl | None, in_macro: bool) -> None:
+        if decl is not None:
+            decl.holes += 1
+        owner = f"{decl.kind}@{decl.line}" if decl else None
+        self.out.holes.append(Hole(word, self.lines.line(offset), self.lines.column(offset),
+                                   decl.name if decl else None, owner, in_macro))
+
+    def _marker(self, kind: str, detail: str, offset: int, decl: Decl | None) -> None:
+        self.out.markers.append(Marker(kind, detail, self.lines.line(offset), decl.name if decl else None))
+
+    def _imports(self, after: int) -> None:
+        line_end = self.code.find("\n", after)
+        rest = self.code[after:line_end if line_end >= 0 else len(self.code)]
+        for word in rest.split():
+            if word not in ("all", "runtime"):
+                self.out.imports.append(self.text[after + rest.index(word):][:len(word)])
+
+    # -- small scanners ----------------------------------------------------
+
+    def _skip_space(self, pos: int) -> int:
+        return _SPACE.match(self.code, pos).end()  # type: ignore[union-attr]  # matches empty
+
+    def _next_word(self, pos: int) -> str | None:
+        m = _NAME.match(self.code, self._skip_space(pos))
+        return m.group() if m else None
+
+    def _next_name(self, pos: int, *, same_line: bool = False) -> str | None:
+        start = self._skip_space(pos)
+        if same_line and "\n" in self.code[pos:start]:
+            return None
+        m = _NAME.match(self.text, start)
+        return m.group() if m else None
+
+    def _prev_word(self, pos: int) -> str:
+        m = _LAST_WORD.search(self.code[max(0, pos - 40):pos].rstrip())
+        return m.group() if m else ""
+
+    def _doc_before(self, pos: int) -> int:
+        """The start of a doc comment that precedes `pos` with only blanks between."""
+        i = bisect.bisect_right(self.doc_ends, pos) - 1
+        if i >= 0 and not self.code[self.doc_ends[i]:pos].strip():
+            return self.docs[i].start
+        return pos
+
+    def _close_bracket(self, pos: int) -> int:
+        depth = 1
+        for m in _BRACKETS.finditer(self.code, pos):
+            depth += 1 if m.group() == "[" else -1
+            if depth == 0:
+                return m.end()
+        return len(self.code)
+
+    def _close_paren(self, pos: int) -> int:
+        depth = 1
+        for i in range(pos, len(self.code)):
+            c = self.code[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+        return len(self.code)
+
+
+def _split(name: str) -> list[str]:
+    return re.findall(r"«[^»]*»|[^.]+", name)
+
+
+def index_source(path: str, text: str) -> FileIndex:
+    """Index one Lean file given its text."""
+    return _Indexer(path, lex(text)).run()

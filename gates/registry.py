@@ -1,0 +1,29 @@
+"""The mechanical gates, in the order they run.
+
+Each gate is a function `check(GateInput) -> GateResult`, registered here in
+the order they run. The build gate runs only when the cheap gates pass: no
+compiler time is spent on a change that cannot land anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gates import build, integrity, scope, sorry
+from gates.base import GateInput, GateResult
+
+GATES: dict[str, Callable[[GateInput], GateResult]] = {
+    scope.NAME: scope.check,
+    integrity.NAME: integrity.check,
+    sorry.NAME: sorry.check,
+    build.NAME: build.check,
+}
+CHEAP = (scope.NAME, integrity.NAME, sorry.NAME)
+
+
+def run_gates(inp: GateInput) -> list[GateResult]:
+    """Every cheap gate, then the build if they all passed."""
+    results = [GATES[name](inp) for name in CHEAP]
+    if all(r.passed for r in results):
+        results.append(GATES[build.NAME](inp))
+    return results

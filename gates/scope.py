@@ -1,0 +1,109 @@
+"""The scope gate: every changed path lies inside the Scope the Planner declared.
+
+strategy.md declares it in a `## Scope` section of bullets, each a path or
+glob relative to the repository root: `*` stays within a directory, `**`
+crosses them, a trailing `/` means everything below.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from gates.base import GateInput, GateResult
+
+NAME = "scope"
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*)$")
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+class InvalidStrategy(ValueError):
+    """strategy.md has no usable Scope; the message says why."""
+
+
+def parse_scope(strategy: str) -> list[str]:
+    """The entries of the `## Scope` section; raises `InvalidStrategy` when there are none or one is unsafe."""
+    entries: list[str] = []
+    level: int | None = None
+    for line in strategy.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            if level is not None and len(heading.group(1)) <= level:
+                break
+            if level is None and heading.group(2).strip().lower() == "scope":
+                level = len(heading.group(1))
+            continue
+        if level is None:
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            text = bullet.group(1).strip()
+            ticked = _TICKED.search(text)
+            entry = ticked.group(1).strip() if ticked else text.split()[0]
+            entries.append(_check_entry(entry))
+    if level is None:
+        raise InvalidStrategy("strategy.md has no `## Scope` section")
+    if not entries:
+        raise InvalidStrategy("the `## Scope` section of strategy.md lists no paths")
+    return entries
+
+
+def _check_entry(entry: str) -> str:
+    entry = entry.removeprefix("./")
+    if entry.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", entry):
+        raise InvalidStrategy(f"scope entry {entry!r} is absolute; give paths relative to the repository root")
+    if ".." in entry.split("/"):
+        raise InvalidStrategy(f"scope entry {entry!r} leaves the repository")
+    return entry
+
+
+@lru_cache(maxsize=512)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """`*` within a path segment, `**` across segments, `?`, `[...]`; a trailing `/` matches below."""
+    if pattern.endswith("/"):
+        pattern += "**"
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (end := pattern.find("]", i + 1)) > i:
+            body = pattern[i + 1:end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"(?:/.*)?\Z")
+
+
+def matches(path: str, patterns: list[str]) -> bool:
+    """Whether `path` is one of `patterns`, or lies below one of them."""
+    return any(glob_regex(p).match(path) for p in patterns)
+
+
+def check(inp: GateInput) -> GateResult:
+    if not inp.scope:
+        return GateResult(NAME, False, "the strategy declares no Scope, so no change may land")
+    allowed = [*inp.scope, f"{inp.state_dir.strip('/')}/issues/*.md"]  # the Worker's own blocker reports
+    outside = [c for c in inp.changes if not matches(c.path, allowed)]
+    if outside:
+        listed = ", ".join(f"{c.path} ({c.kind})" for c in outside[:20])
+        more = f" and {len(outside) - 20} more" if len(outside) > 20 else ""
+        return GateResult(NAME, False, f"changed outside the Scope: {listed}{more}; "
+                          f"the Scope is {', '.join(inp.scope)}")
+    return GateResult(NAME, True, f"{len(inp.changes)} changed path(s), all within the Scope")
