@@ -1,0 +1,1 @@
+"""The four roles, their prompts, context assembly and model backends."""

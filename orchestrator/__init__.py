@@ -1,0 +1,1 @@
+"""The loop, the daemon, the watchdog, the command line, git and GitHub."""

@@ -1,0 +1,82 @@
+"""The command line: argument parsing and dispatch only; each command is a function returning its exit code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from state.errors import AutoformalizeError
+
+_REPO_HELP = "The repository to work on (default: the one containing the current directory)."
+
+
+def _repo_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help=_REPO_HELP)(f)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="autoformalize", prog_name="autoformalize")
+def cli() -> None:
+    """Formalize a textbook in Lean 4 with a loop of stateless agents and mechanical gates."""
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--lean-root", "lean_roots", multiple=True, metavar="NAME",
+              help="A directory of formalization sources (repeatable); detected from the lakefile by default.")
+def init(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
+    """Add configuration, state files and agent rules to an existing Lean repository."""
+    from orchestrator.commands import init as command
+
+    return command.run(directory, lean_roots)
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_repo_option
+def sorries(path: Path | None, as_json: bool, repo: Path | None) -> int:
+    """The sorry, admit and axiom census of PATH (default: the repository's Lean roots)."""
+    from orchestrator.commands import sorries as command
+
+    return command.run(path, repo, as_json)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_repo_option
+def status(as_json: bool, repo: Path | None) -> int:
+    """Where the project stands: cycle, sorries, scores, issues, lock, heartbeat, spend."""
+    from orchestrator.commands import status as command
+
+    return command.run(repo, as_json)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and map every error to the exit codes of SPEC §4."""
+    try:
+        result = cli.main(args=argv, prog_name="autoformalize", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except AutoformalizeError as e:
+        click.echo(f"error: {e}", err=True)
+        return e.exit_code
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

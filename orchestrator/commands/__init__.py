@@ -1,0 +1,1 @@
+"""One module per command; each `run` returns the exit code."""

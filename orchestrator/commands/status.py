@@ -1,0 +1,118 @@
+"""`autoformalize status`: where the project stands."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gates.census import census
+from gates.tree import DirTree
+from orchestrator.config import load_config
+from orchestrator.repo import find_repo
+from state.files import open_issues, read_cycle
+from state.heartbeat import read_heartbeat
+from state.history import HistoryRecord, read_history
+from state.lock import inspect_lock
+
+LAST_RECORDS = 5
+
+
+@dataclass
+class Spend:
+    total: float
+    today: float
+    week: float
+    unpriced_cycles: int  # records whose cost is unknown
+
+    @classmethod
+    def of(cls, records: list[HistoryRecord], now: datetime) -> Spend:
+        def since(start: datetime) -> float:
+            return sum(r.cost_usd or 0.0 for r in records if r.finished_at and r.finished_at >= start)
+
+        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        return cls(sum(r.cost_usd or 0.0 for r in records), since(midnight), since(now - timedelta(days=7)),
+                   sum(1 for r in records if r.cost_usd is None))
+
+
+def collect(repo: Path, now: datetime) -> dict[str, Any]:
+    """The status as one JSON-ready object (SPEC §4: at least cycle, total_sorries, last_records,
+    open_issues, lock, heartbeat)."""
+    config = load_config(repo)
+    paths = config.state(repo)
+    history = read_history(paths.history)
+    result = census(DirTree(repo), config.project.lean_roots)
+    lock = inspect_lock(paths.lock)
+    heartbeat, heartbeat_problem = read_heartbeat(paths.heartbeat)
+    spend = Spend.of(history.records, now)
+    problems = [*history.problems, *result.problems, *([heartbeat_problem] if heartbeat_problem else [])]
+    if not (repo / config.project.plan).is_file():
+        problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
+                        "template)")
+    return {
+        "repo": str(repo),
+        "cycle": read_cycle(paths),
+        "total_sorries": result.total_sorries,
+        "total_admits": result.total_admits,
+        "axioms": [d.name for _, d in result.axioms()],
+        "lean_files": len(result.files),
+        "last_records": [r.model_dump(mode="json") for r in history.last(LAST_RECORDS)],
+        "open_issues": [i.slug for i in open_issues(paths)],
+        "lock": lock.status.value,
+        "lock_holder": None if lock.holder is None else {
+            "pid": lock.holder.pid, "host": lock.holder.host, "started_at": lock.holder.started_at.isoformat()},
+        "heartbeat": None if heartbeat is None else heartbeat.model_dump(mode="json"),
+        "heartbeat_age_s": None if heartbeat is None else round(heartbeat.age(now), 1),
+        "spend_usd": {"total": round(spend.total, 4), "today": round(spend.today, 4),
+                      "week": round(spend.week, 4), "cycles_without_cost": spend.unpriced_cycles},
+        "problems": problems,
+    }
+
+
+def run(repo: Path | None, as_json: bool) -> int:
+    root = find_repo(repo)
+    status = collect(root, datetime.now(UTC))
+    if as_json:
+        click.echo(json.dumps(status, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render(status))
+    return 0
+
+
+def render(s: dict[str, Any]) -> str:
+    records = s["last_records"]
+    last = records[-1] if records else None
+    lines = [f"autoformalize status of {s['repo']}"]
+    cycle = f"{s['cycle']}"
+    if last:
+        cycle += f"  (last: {last.get('outcome') or 'recorded'}, score {last['progress_score']:+d}"
+        cycle += f", {last['finished_at'][:16].replace('T', ' ')} UTC)" if last.get("finished_at") else ")"
+    lines.append(f"  cycle      {cycle}")
+    lines.append(f"  sorries    {s['total_sorries']} sorry, {s['total_admits']} admit in {s['lean_files']} Lean files"
+                 + (f"; axioms: {', '.join(s['axioms'])}" if s["axioms"] else ""))
+    if records:
+        scores = " ".join(f"{r['progress_score']:+d}" for r in records)
+        lines.append(f"  scores     {scores}  (last {len(records)} cycles, oldest first)")
+        if last and last.get("summary"):
+            lines.append(f"  summary    {last['summary']}")
+    issues = s["open_issues"]
+    lines.append(f"  issues     {len(issues)} open" + (f": {', '.join(issues[:8])}" if issues else "")
+                 + (" …" if len(issues) > 8 else ""))
+    holder = s["lock_holder"]
+    lock = s["lock"] + (f" (pid {holder['pid']} on {holder['host']}, since {holder['started_at'][:19]})"
+                        if holder else "")
+    lines.append(f"  lock       {lock}")
+    beat = s["heartbeat"]
+    lines.append("  heartbeat  none" if beat is None else
+                 f"  heartbeat  pid {beat['pid']} on {beat.get('host') or '?'}, cycle {beat.get('cycle')}, "
+                 f"phase {beat['phase']}, {s['heartbeat_age_s']:.0f}s ago")
+    spend = s["spend_usd"]
+    lines.append(f"  spend      ${spend['total']:.2f} total, ${spend['today']:.2f} today, "
+                 f"${spend['week']:.2f} in 7 days"
+                 + (f" ({spend['cycles_without_cost']} cycles without a cost)" if spend["cycles_without_cost"] else ""))
+    lines += [f"  note       {p}" for p in s["problems"]]
+    return "\n".join(lines)

@@ -1,0 +1,134 @@
+"""autoformalize.toml: every section, with its defaults, loaded once at the entry point."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agents.config import AgentsConfig
+from gates.config import BuildConfig, GatesConfig
+from state.errors import UsageError
+from state.paths import StatePaths
+
+CONFIG_FILE = "autoformalize.toml"
+
+
+class ProjectConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    lean_roots: list[str] = Field(default_factory=list)
+    """Directories holding the formalization sources; empty means every Lean file of the repository."""
+    state_dir: str = ".prover-state"
+    """Where the state files live, relative to the repository root."""
+    plan: str = "plan.md"
+    """The textbook plan the Planner reads."""
+
+
+class LoopConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    cooldown_s: int = Field(default=300, ge=0)
+    """Seconds between cycles of the daemon."""
+    heartbeat_s: int = Field(default=30, gt=0)
+    """heartbeat.json is rewritten at least this often while running."""
+    escalate_after: int = Field(default=4, ge=1)
+    """Consecutive non-positive scores before the Consultant is called."""
+    stuck_cap: int = Field(default=8, ge=1)
+    """Cycles on the same blocker before the Planner is told to pivot."""
+
+
+class GitConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    remote: str = "origin"
+    """The remote to pull from and push to; when the repository has no such remote, work stays local."""
+    branch: str = "main"
+    """The branch that receives each cycle's commit."""
+    push: bool = True
+    """Push each cycle's commit to the remote."""
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project: ProjectConfig = Field(default_factory=ProjectConfig)
+    build: BuildConfig = Field(default_factory=BuildConfig)
+    gates: GatesConfig = Field(default_factory=GatesConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    loop: LoopConfig = Field(default_factory=LoopConfig)
+    git: GitConfig = Field(default_factory=GitConfig)
+
+    def state(self, repo: Path) -> StatePaths:
+        return StatePaths(repo, self.project.state_dir)
+
+
+def load_config(repo: Path) -> Config:
+    """The repository's configuration; defaults where the file or a key is absent."""
+    path = repo / CONFIG_FILE
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Config()
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"{CONFIG_FILE} is not valid TOML: {e}") from None
+    try:
+        # Overlay the file on the defaults, so `[agents.worker] model = …` keeps the worker's other defaults.
+        return Config.model_validate(_overlay(Config().model_dump(), raw))
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors())
+        raise UsageError(f"{CONFIG_FILE}: {problems}") from None
+
+
+def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _overlay(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+_HEADER = """\
+# autoformalize configuration. Every key is shown with its default; change what you need.
+# Credentials never go here: they come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GITHUB_TOKEN).
+"""
+
+
+def render_config(config: Config) -> str:
+    """`config` as a commented TOML file: each key with the docstring of its field."""
+    out = [_HEADER]
+    for section, model in config:
+        if isinstance(model, AgentsConfig):
+            for role, agent in model:
+                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
+        else:
+            out.append(_table(section, model, None))
+    return "\n".join(out)
+
+
+def _table(name: str, model: BaseModel, doc: str | None) -> str:
+    lines = [f"[{name}]" + (f"  # {doc}" if doc else "")]
+    for key, value in model:
+        description = type(model).model_fields[key].description
+        if description:
+            lines += [f"# {line}" for line in textwrap.wrap(" ".join(description.split()), 98)]
+        lines.append(f"{key} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML form for {value!r}")
