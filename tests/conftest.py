@@ -1,0 +1,66 @@
+"""Shared fixtures: real temporary git repositories holding small Lean projects."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, capture_output=True, text=True,
+                          check=True)
+    return done.stdout
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+LAKEFILE = """\
+name = "book"
+defaultTargets = ["Book"]
+
+[[lean_lib]]
+name = "Book"
+"""
+
+BASIC = """\
+import Mathlib.Tactic
+
+namespace Book
+
+/-- Definition 1.1 -/
+def double (n : ℕ) : ℕ := 2 * n
+
+theorem double_pos (n : ℕ) (h : 0 < n) : 0 < double n := by
+  sorry
+
+end Book
+"""
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """A git repository with a Lean project (`Book/`), committed; extra files on request."""
+
+    def make(files: dict[str, str] | None = None, *, name: str = "repo") -> Path:
+        repo = tmp_path / name
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        write(repo, {"lakefile.toml": LAKEFILE, "lean-toolchain": "leanprover/lean4:v4.24.0\n",
+                     "Book.lean": "import Book.Basic\n", "Book/Basic.lean": BASIC, **(files or {})})
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "initial")
+        return repo
+
+    return make

@@ -1,0 +1,122 @@
+"""The census over whole trees: generated ones with a known tally, and bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from leangen import write_tree
+
+from gates.census import census
+from gates.tree import DirTree, MemTree
+
+
+def test_generated_tree_matches_the_generators_tally(tmp_path: Path) -> None:
+    tally = write_tree(tmp_path, files=30, decls_per_file=40, seed=7)
+    result = census(DirTree(tmp_path), ["Book"])
+    assert result.total_sorries == tally.sorries
+    assert result.total_admits == tally.admits
+    assert sorted(d.name for _, d in result.axioms()) == sorted(tally.axioms)
+    assert sum(len(f.decls) for f in result.files.values()) == tally.decls
+    per_decl: dict[str, int] = {}
+    for loc in result.locations():
+        assert loc.declaration is not None
+        per_decl[loc.declaration] = per_decl.get(loc.declaration, 0) + 1
+    assert per_decl == tally.per_decl
+    assert result.problems == []
+
+
+def test_parallel_and_serial_census_agree(tmp_path: Path) -> None:
+    write_tree(tmp_path, files=12, decls_per_file=10, seed=3)
+    serial = census(DirTree(tmp_path), ["Book"], workers=1)
+    import gates.census as module
+
+    old = module.PARALLEL_FILES
+    module.PARALLEL_FILES = 1
+    try:
+        parallel = census(DirTree(tmp_path), ["Book"], workers=2)
+    finally:
+        module.PARALLEL_FILES = old
+    assert parallel.to_json() == serial.to_json()
+
+
+def test_build_and_dependency_folders_are_skipped(tmp_path: Path) -> None:
+    for folder in (".lake/packages/mathlib", "lake-packages/std", ".git", "build/lib"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "X.lean").write_text("theorem x : True := sorry\n")
+    (tmp_path / "Book").mkdir()
+    (tmp_path / "Book" / "A.lean").write_text("theorem a : True := sorry\n")
+    result = census(DirTree(tmp_path))
+    assert list(result.files) == ["Book/A.lean"]
+    assert result.total_sorries == 1
+
+
+def test_lean_roots_limit_the_census(tmp_path: Path) -> None:
+    for rel in ("Book/A.lean", "Book.lean", "Scratch/B.lean", "Bookish/C.lean"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("theorem a : True := sorry\n")
+    assert sorted(census(DirTree(tmp_path), ["Book"]).files) == ["Book.lean", "Book/A.lean"]
+
+
+def test_non_utf8_file_is_reported_and_still_counted(tmp_path: Path) -> None:
+    (tmp_path / "A.lean").write_bytes(b"-- caf\xe9\ntheorem a : True := sorry\n")
+    result = census(DirTree(tmp_path))
+    assert result.total_sorries == 1
+    assert any("not valid UTF-8 at byte 6" in p for p in result.problems)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file_is_reported_and_skipped(tmp_path: Path) -> None:
+    (tmp_path / "A.lean").write_text("theorem a : True := sorry\n")
+    locked = tmp_path / "B.lean"
+    locked.write_text("theorem b : True := sorry\n")
+    locked.chmod(0)
+    result = census(DirTree(tmp_path))
+    assert result.total_sorries == 1
+    assert any(p.startswith("B.lean: cannot be read") for p in result.problems)
+
+
+def test_unreadable_file_in_memory_tree_is_reported() -> None:
+    class Flaky(MemTree):
+        def read(self, path: str) -> bytes:
+            if path == "B.lean":
+                raise PermissionError(13, "Permission denied")
+            return super().read(path)
+
+    result = census(Flaky({"A.lean": b"theorem a : True := sorry\n", "B.lean": b""}))
+    assert result.total_sorries == 1
+    assert result.problems == ["B.lean: cannot be read (Permission denied); skipped"]
+
+
+def test_symlinks_out_of_the_tree_are_skipped_and_reported(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "X.lean").write_text("theorem x : True := sorry\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "A.lean").write_text("theorem a : True := sorry\n")
+    (tree / "Link.lean").symlink_to(outside / "X.lean")
+    (tree / "Dir").symlink_to(outside, target_is_directory=True)
+    (tree / "Inside.lean").symlink_to(tree / "A.lean")
+    result = census(DirTree(tree))
+    assert sorted(result.files) == ["A.lean", "Inside.lean"]
+    assert sorted(result.problems) == ["Dir: symlinked directory not followed",
+                                       "Link.lean: symlink to outside the tree skipped"]
+
+
+def test_file_ending_inside_a_comment_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "A.lean").write_text("theorem a : True := sorry\n/- unfinished")
+    result = census(DirTree(tmp_path))
+    assert result.total_sorries == 1
+    assert result.problems == ["A.lean: line 2: a block comment is never closed"]
+
+
+def test_json_shape(tmp_path: Path) -> None:
+    (tmp_path / "A.lean").write_text("namespace N\naxiom ax : False\ntheorem a : True := by admit\nend N\n")
+    assert census(DirTree(tmp_path)).to_json() == {
+        "total_sorries": 0,
+        "total_admits": 1,
+        "axioms": [{"name": "N.ax", "file": "A.lean", "line": 2}],
+        "locations": [{"file": "A.lean", "line": 3, "column": 23, "declaration": "N.a", "keyword": "admit"}],
+    }

@@ -1,0 +1,121 @@
+"""The integrity gate: each way of weakening a proof, named."""
+
+from __future__ import annotations
+
+import pytest
+
+from gates import integrity
+from gates.config import GatesConfig
+from tests.gates.helpers import gate_input
+
+A = """\
+namespace Book
+
+theorem hard (n : ℕ) : n + 0 = n := by
+  sorry
+
+theorem easy : True := trivial
+
+end Book
+"""
+B = "import Book.A\n\nnamespace Book\n\ntheorem uses : True := easy\n\nend Book\n"
+BASE = {"Book/A.lean": A, "Book/B.lean": B, "lakefile.toml": "name = \"book\"\n"}
+
+
+def check(changes: dict[str, str | None], **kw: object) -> integrity.GateResult:
+    return integrity.check(gate_input(BASE, changes, **kw))  # type: ignore[arg-type]
+
+
+def test_closing_a_sorry_honestly_passes() -> None:
+    result = check({"Book/A.lean": A.replace("  sorry", "  simp")})
+    assert result.passed, result.detail
+
+
+@pytest.mark.parametrize(
+    ("addition", "named"),
+    [
+        ("axiom cheat : ∀ n : ℕ, n = 0\n", "new axiom Book.cheat"),
+        ("@[simp] private axiom hidden : False\n", "new axiom Book.hidden"),
+        ("theorem t : True := by admit\n", "new admit in Book.t"),
+        ("theorem t : True := sorryAx _ false\n", "new sorryAx"),
+        ("theorem t : 2 + 2 = 4 := by native_decide\n", "new native_decide"),
+        ("set_option debug.skipKernelTC true in\ntheorem t : True := trivial\n", "new set_option debug.skipKernelTC"),
+        ("theorem t : True := by\n  set_option debug.byAsSorry true in exact foo\n", "set_option debug.byAsSorry"),
+        ("set_option warn.sorry false\n", "set_option warn.sorry"),
+        ("@[implemented_by foo] theorem t : True := trivial\n", "@[implemented_by foo] on theorem Book.t"),
+        ("macro \"cheat\" : tactic => `(tactic| sorry)\n", "sorry inside a macro/notation"),
+        ("#exit\n", "#exit"),
+    ],
+)
+def test_each_weakening_is_rejected_and_named(addition: str, named: str) -> None:
+    result = check({"Book/A.lean": A.replace("end Book", addition + "\nend Book")})
+    assert not result.passed
+    assert named in result.detail, result.detail
+
+
+def test_allowed_axioms_and_harmless_options_pass() -> None:
+    extra = "axiom ok_ax : True\nset_option maxRecDepth 2000 in\ntheorem t : True := trivial\n"
+    result = check({"Book/A.lean": A.replace("end Book", extra + "end Book")},
+                   gates=GatesConfig(allowed_axioms=["Book.ok_ax"]))
+    assert result.passed, result.detail
+
+
+def test_an_existing_axiom_is_not_the_changes_fault() -> None:
+    base = {**BASE, "Book/A.lean": A.replace("end Book", "axiom old : True\nend Book")}
+    changed = base["Book/A.lean"].replace("  sorry", "  simp")
+    result = integrity.check(gate_input(base, {"Book/A.lean": changed}))
+    assert result.passed, result.detail
+
+
+def test_restating_an_existing_axiom_is_a_new_axiom() -> None:
+    base = {**BASE, "Book/A.lean": A.replace("end Book", "axiom old : True\nend Book")}
+    changed = base["Book/A.lean"].replace("axiom old : True", "axiom old : ∀ n : ℕ, n = 0")
+    result = integrity.check(gate_input(base, {"Book/A.lean": changed}))
+    assert not result.passed and "new axiom Book.old" in result.detail
+
+
+def test_editing_a_protected_file_is_rejected() -> None:
+    result = check({"lakefile.toml": "name = \"book\"\n[leanOptions]\nmaxHeartbeats = 0\n"})
+    assert not result.passed and "lakefile.toml is protected and was modified" in result.detail
+
+
+def test_deleting_a_theorem_to_drop_its_sorry_is_rejected() -> None:
+    result = check({"Book/A.lean": A.replace("theorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n", "")})
+    assert not result.passed
+    assert "Book.hard held 1 sorry/admit in Book/A.lean and was deleted" in result.detail
+
+
+def test_deleting_the_file_holding_it_is_rejected() -> None:
+    result = check({"Book/A.lean": None})
+    assert not result.passed and "Book.hard" in result.detail and "deleted" in result.detail
+
+
+def test_renaming_a_sorried_theorem_is_rejected_and_named() -> None:
+    result = check({"Book/A.lean": A.replace("theorem hard", "theorem hard'")})
+    assert not result.passed and "renamed to Book.hard'" in result.detail
+
+
+def test_moving_a_sorried_theorem_to_another_file_passes() -> None:
+    hard = "theorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n"
+    result = check({"Book/A.lean": A.replace(hard, ""), "Book/C.lean": f"namespace Book\n{hard}end Book\n"})
+    assert result.passed, result.detail
+
+
+def test_weakening_the_statement_while_closing_the_sorry_is_rejected() -> None:
+    weaker = A.replace("theorem hard (n : ℕ) : n + 0 = n := by\n  sorry",
+                       "theorem hard (n : ℕ) : True := by\n  trivial")
+    result = check({"Book/A.lean": weaker})
+    assert not result.passed and "statement changed in the same change that closed its sorry" in result.detail
+
+
+def test_changing_a_statement_and_keeping_the_sorry_passes() -> None:
+    restated = A.replace("n + 0 = n", "0 + n = n")
+    result = check({"Book/A.lean": restated})
+    assert result.passed, result.detail
+
+
+def test_reformatting_a_statement_while_closing_passes() -> None:
+    reformatted = A.replace("theorem hard (n : ℕ) : n + 0 = n := by\n  sorry",
+                            "theorem hard (n : ℕ) :\n    n + 0 = n := by -- by simp\n  simp")
+    result = check({"Book/A.lean": reformatted})
+    assert result.passed, result.detail

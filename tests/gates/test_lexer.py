@@ -1,0 +1,121 @@
+"""The lexer masks exactly comments, strings and character literals, keeping offsets and lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from gates.index import index_source
+from gates.lexer import SpanKind, lex
+
+
+def holes(source: str) -> list[tuple[str, int, int]]:
+    return [(h.keyword, h.line, h.column) for h in index_source("T.lean", source).holes]
+
+
+def test_masked_code_keeps_length_and_newlines() -> None:
+    source = 'def a := "x\ny" -- c\n/- b\nc -/ def b := 1\n'
+    lexed = lex(source)
+    assert len(lexed.code) == len(source)
+    assert lexed.code.count("\n") == source.count("\n")
+    assert "def b := 1" in lexed.code
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("theorem t : True := sorry -- sorry\n", [("sorry", 1, 20)]),
+        ("/- sorry /- nested sorry -/ still comment sorry -/ theorem t : True := sorry\n", [("sorry", 1, 71)]),
+        ("/-- doc with sorry -/\ntheorem t : True := sorry\n", [("sorry", 2, 20)]),
+        ("/-! module doc, sorry -/\nexample : True := sorry\n", [("sorry", 2, 18)]),
+        ('def s := "a sorry \\" still sorry"\nexample : True := sorry\n', [("sorry", 2, 18)]),
+        ('def s := "line one\n sorry on line two"\nexample : True := sorry\n', [("sorry", 3, 18)]),
+        ('def s := r"raw \\ sorry"\nexample : True := sorry\n', [("sorry", 2, 18)]),
+        ('def s := r#"raw " sorry "#\nexample : True := sorry\n', [("sorry", 2, 18)]),
+        ('def s := r"ends here\\" sorry\n', [("sorry", 1, 23)]),
+        ('def s := r##"a "# sorry"##\nexample : True := sorry\n', [("sorry", 2, 18)]),
+        ("def c := '\"'\nexample : True := sorry -- \"\n", [("sorry", 2, 18)]),
+        ("def c := '\\''\ndef d := \"sorry\"\nexample : True := sorry\n", [("sorry", 3, 18)]),
+        ("theorem «sorry lemma» : True := sorry\n", [("sorry", 1, 32)]),
+        ("theorem «a -- b» : True := sorry\n", [("sorry", 1, 27)]),
+        ("theorem sorry_free : True := trivial\ndef is_sorry := 1\ndef Foo.sorry' := Nat.sorry\n", []),
+        ("example : True := by admit\n", [("admit", 1, 21)]),
+        ("example : admit_lemma = foo.admit := rfl\n", []),
+    ],
+    ids=["line-comment", "nested-block", "doc", "module-doc", "escaped-quote", "multiline-string", "raw",
+         "raw-hash", "raw-no-escapes", "raw-two-hashes", "char-quote", "char-escaped-quote", "guillemets",
+         "guillemet-dashes", "identifiers", "admit", "admit-in-names"],
+)
+def test_only_code_sorries_count(source: str, expected: list[tuple[str, int, int]]) -> None:
+    assert holes(source) == expected
+
+
+def test_interpolated_string_braces_hold_code() -> None:
+    source = 'def m := s!"no sorry here {sorry} nor {"nested {x} sorry"} here"\n'
+    assert holes(source) == [("sorry", 1, 27)]
+
+
+def test_interpolated_string_with_nested_braces_and_chars() -> None:
+    source = 'def m := m!"{ {a := 1}.a } and {\'}\'} sorry {f "}" }"\nexample : True := sorry\n'
+    assert holes(source) == [("sorry", 2, 18)]
+
+
+def test_plain_string_braces_are_text() -> None:
+    assert holes('def m := "{sorry}"\n') == []
+
+
+def test_throw_error_string_is_interpolated() -> None:
+    assert holes('def f : IO Unit := throwError "bad {sorry}"\n') == [("sorry", 1, 36)]
+
+
+def test_prime_is_not_a_char_literal() -> None:
+    # `h'` then `"` must not be read as the literal `'"'`.
+    source = "theorem t (h' : a = b) (h'' : c) : True := by\n  have := h'\n  exact sorry\n"
+    assert holes(source) == [("sorry", 3, 8)]
+
+
+def test_image_notation_is_not_a_char_literal() -> None:
+    source = "theorem t : f '' s = s := sorry\n"
+    assert holes(source) == [("sorry", 1, 26)]
+
+
+def test_comment_markers_inside_strings_are_text() -> None:
+    source = 'def a := "-- not a comment"\ndef b := "/- not a comment"\nexample : True := sorry\n'
+    assert holes(source) == [("sorry", 3, 18)]
+
+
+def test_string_quotes_inside_comments_are_text() -> None:
+    source = '/- an unmatched " quote -/\n-- and another "\nexample : True := sorry\n'
+    assert holes(source) == [("sorry", 3, 18)]
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        ("theorem t : True := sorry\n/- never closed sorry", "block comment is never closed"),
+        ('def s := "never closed sorry', "string literal is never closed"),
+        ('def s := r#"never closed', "raw string is never closed"),
+        ('def s := s!"{never closed', "ends inside an interpolated string"),
+        ("def «never closed := sorry", "escaped identifier"),
+    ],
+)
+def test_file_ending_inside_a_construct_is_reported(source: str, problem: str) -> None:
+    lexed = lex(source)
+    assert any(problem in p for p in lexed.problems), lexed.problems
+    assert len(lexed.code) == len(source)
+
+
+def test_unclosed_comment_hides_what_follows() -> None:
+    assert holes("theorem t : True := sorry\n/- never closed sorry") == [("sorry", 1, 20)]
+
+
+def test_span_kinds() -> None:
+    source = "/-- d -/ /-! m -/ /- c -/ -- l\n\"s\" 'c' r\"r\""
+    kinds = [s.kind for s in lex(source).spans]
+    assert kinds == [SpanKind.DOC, SpanKind.MODULE_DOC, SpanKind.COMMENT, SpanKind.COMMENT, SpanKind.STRING,
+                     SpanKind.CHAR, SpanKind.STRING]
+
+
+def test_columns_count_code_points() -> None:
+    # Lean's columns are 0-based code points: `ℝ` and `→` are one each.
+    source = "theorem t (x : ℝ) : x → x := sorry\n"
+    assert holes(source) == [("sorry", 1, 29)]

@@ -1,0 +1,106 @@
+"""The scope gate and the Scope section of strategy.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gates import scope
+from gates.scope import InvalidStrategy, matches, parse_scope
+from tests.gates.helpers import gate_input
+
+BASE = {"Book/A.lean": "theorem a : True := sorry\n", "Book/Sub/B.lean": "", "README.md": "hi\n"}
+
+
+def test_parse_scope_bullets_with_ticks_and_notes() -> None:
+    strategy = """\
+# Strategy
+
+Work on Chapter 3.
+
+## Scope
+- `Book/Chapter3/RungeKutta.lean` — the main file
+* Book/Chapter3/Trees/*.lean
+1. ./Book/Helpers/
+
+## Steps
+- not/a/scope/entry.lean
+"""
+    assert parse_scope(strategy) == ["Book/Chapter3/RungeKutta.lean", "Book/Chapter3/Trees/*.lean",
+                                     "Book/Helpers/"]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "reason"),
+    [
+        ("# Strategy\nDo things in Book/A.lean\n", "no `## Scope` section"),
+        ("## Scope\n\n## Next\n- Book/A.lean\n", "lists no paths"),
+        ("## Scope\n- /etc/passwd\n", "is absolute"),
+        ("## Scope\n- Book/../../etc\n", "leaves the repository"),
+    ],
+)
+def test_invalid_strategies(strategy: str, reason: str) -> None:
+    with pytest.raises(InvalidStrategy, match=reason):
+        parse_scope(strategy)
+
+
+def test_reference_strategy_has_no_scope_section() -> None:
+    # The OpenMath script named files anywhere in free text; ours requires a Scope.
+    text = (Path(__file__).parent.parent / "data/openmath/openmath_strategy.md").read_text(encoding="utf-8")
+    with pytest.raises(InvalidStrategy):
+        parse_scope(text)
+
+
+@pytest.mark.parametrize(
+    ("path", "patterns", "expected"),
+    [
+        ("Book/Trees/A.lean", ["Book/Trees/*.lean"], True),
+        ("Book/Trees/Deep/A.lean", ["Book/Trees/*.lean"], False),
+        ("Book/Trees/Deep/A.lean", ["Book/Trees/**/*.lean"], True),
+        ("Book/Trees/A.lean", ["Book/Trees/**/*.lean"], True),
+        ("Book/Trees/A.lean", ["Book/Trees/"], True),
+        ("Book/Trees/A.lean", ["Book/Trees"], True),
+        ("Book/TreesX/A.lean", ["Book/Trees"], False),
+        ("Book/A1.lean", ["Book/A?.lean"], True),
+        ("Book/AB.lean", ["Book/A[!B].lean"], False),
+        (".github/workflows/ci.yml", [".github/**"], True),
+    ],
+)
+def test_glob_matching(path: str, patterns: list[str], expected: bool) -> None:
+    assert matches(path, patterns) is expected
+
+
+def test_changes_inside_the_scope_pass() -> None:
+    inp = gate_input(BASE, {"Book/A.lean": "theorem a : True := trivial\n", "Book/New.lean": "",
+                            ".prover-state/issues/blocked-on-x.md": "why\n"}, scope=["Book/*.lean"])
+    result = scope.check(inp)
+    assert result.passed, result.detail
+
+
+def test_change_outside_the_scope_fails_and_names_it() -> None:
+    inp = gate_input(BASE, {"Book/A.lean": "theorem a : True := trivial\n", "Book/Sub/B.lean": "def b := 1\n"},
+                     scope=["Book/*.lean"])
+    result = scope.check(inp)
+    assert not result.passed
+    assert "Book/Sub/B.lean (modified)" in result.detail and "Book/A.lean" not in result.detail.split(";")[0]
+
+
+def test_deleting_outside_the_scope_fails() -> None:
+    result = scope.check(gate_input(BASE, {"README.md": None}, scope=["Book/**"]))
+    assert not result.passed and "README.md (deleted)" in result.detail
+
+
+def test_worker_may_not_write_orchestrator_state() -> None:
+    result = scope.check(gate_input(BASE, {".prover-state/history.jsonl": "{}\n"}, scope=["Book/**"]))
+    assert not result.passed and ".prover-state/history.jsonl" in result.detail
+
+
+def test_issue_subfolders_are_not_the_workers() -> None:
+    result = scope.check(gate_input(BASE, {".prover-state/issues/closed/x.md": "x\n"}, scope=["Book/**"]))
+    assert not result.passed
+
+
+def test_empty_scope_rejects_everything() -> None:
+    result = scope.check(gate_input(BASE, {"Book/A.lean": ""}, scope=[]))
+    assert not result.passed and "no Scope" in result.detail

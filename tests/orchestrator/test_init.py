@@ -1,0 +1,76 @@
+"""`autoformalize init` on real repositories."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from orchestrator.config import Config, load_config
+from tests.conftest import git
+
+
+def test_init_writes_config_state_rules_and_ignores(make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+                                                    ) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "Lean roots: Book" in out
+    config = load_config(repo)
+    assert config.project.lean_roots == ["Book"]
+    assert config.model_dump() == Config.model_validate({"project": {"lean_roots": ["Book"]}}).model_dump()
+    for rel in ("plan.md", "CLAUDE.md", "AGENTS.md", ".prover-state/cycle", ".prover-state/history.jsonl",
+                ".prover-state/attempts.md", ".prover-state/issues/.gitkeep", ".prover-state/task_results/.gitkeep"):
+        assert (repo / rel).exists(), rel
+    rules = (repo / "CLAUDE.md").read_text()
+    assert "sorry-first" in rules and "maxHeartbeats" in rules and ".prover-state/issues/<slug>.md" in rules
+    ignore = (repo / ".gitignore").read_text().splitlines()
+    assert ".prover-state/heartbeat.json" in ignore and ".prover-state/run.lock" in ignore
+    git(repo, "add", "-A")  # everything init wrote can be committed; the ignored files are not there yet
+    assert "heartbeat" not in git(repo, "status", "--porcelain")
+
+
+def test_init_never_overwrites_and_says_what_it_kept(make_repo: Callable[..., Path],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo({"CLAUDE.md": "# my own rules\n", "plan.md": "# my plan\n", ".gitignore": ".lake"})
+    assert main(["init", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert (repo / "CLAUDE.md").read_text() == "# my own rules\n"
+    assert (repo / "plan.md").read_text() == "# my plan\n"
+    assert "kept     CLAUDE.md (exists; not overwritten)" in out
+    assert (repo / ".gitignore").read_text().startswith(".lake\n# autoformalize")
+    # A second run changes nothing.
+    snapshot = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in str(p)}
+    assert main(["init", str(repo)]) == 0
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file() and ".git/" not in str(p)} == snapshot
+
+
+def test_init_with_explicit_lean_roots(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"Extra/X.lean": "def x := 1\n"})
+    assert main(["init", str(repo), "--lean-root", "Book", "--lean-root", "Extra"]) == 0
+    assert tomllib.loads((repo / "autoformalize.toml").read_text())["project"]["lean_roots"] == ["Book", "Extra"]
+
+
+def test_lean_roots_from_a_lakefile_lean(make_repo: Callable[..., Path]) -> None:
+    lakefile = "import Lake\nopen Lake DSL\npackage x\n@[default_target]\nlean_lib «Book» where\n"
+    repo = make_repo({"lakefile.lean": lakefile})
+    (repo / "lakefile.toml").unlink()
+    assert main(["init", str(repo)]) == 0
+    assert load_config(repo).project.lean_roots == ["Book"]
+
+
+def test_init_outside_a_git_repository_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "lakefile.toml").write_text('name = "x"\n')
+    assert main(["init", str(tmp_path)]) == 2
+    assert "not inside a git repository" in capsys.readouterr().err
+    assert not (tmp_path / "autoformalize.toml").exists()
+
+
+def test_init_without_a_lean_project_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git(tmp_path, "init", "-q")
+    assert main(["init", str(tmp_path)]) == 2
+    assert "holds no Lean project" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [tmp_path / ".git"]
