@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from gates.index import Decl, FileIndex, index_source
@@ -82,38 +79,14 @@ class Census:
         }
 
 
-# Below this many files one process is quicker than starting a pool.
-PARALLEL_FILES = 400
-
-
-def census(tree: Tree, roots: Iterable[str] = (), *, workers: int | None = None) -> Census:
-    """Index every Lean file of `tree` under `roots` (all of them when `roots` is empty).
-
-    Large trees are indexed by a pool of `workers` processes (default: one per CPU).
-    """
+def census(tree: Tree, roots: Iterable[str] = ()) -> Census:
+    """Index every Lean file of `tree` under `roots` (all of them when `roots` is empty)."""
     roots = list(roots)
-    paths = [p for p in tree.files() if is_lean_source(p, roots)]
-    workers = workers or os.cpu_count() or 1
-    if workers > 1 and len(paths) >= PARALLEL_FILES:
-        chunks = [paths[i::workers * 4] for i in range(workers * 4)]
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            parts = list(pool.map(_census_of, [tree] * len(chunks), chunks))
-        out = Census()
-        for part in parts:
-            out.files.update(part.files)
-            out.problems.extend(part.problems)
-        out.files = dict(sorted(out.files.items()))
-    else:
-        out = _census_of(tree, paths)
-    out.problems.extend(getattr(tree, "skipped", []))
-    return out
-
-
-def _census_of(tree: Tree, paths: list[str]) -> Census:
     out = Census()
-    for path in paths:
-        _add(out, tree, path)
+    for path in tree.files():
+        if is_lean_source(path, roots):
+            _add(out, tree, path)
+    out.problems.extend(getattr(tree, "skipped", []))
     return out
 
 

@@ -10,13 +10,12 @@ never tokenised, which is what keeps the census fast.
 from __future__ import annotations
 
 import bisect
-import hashlib
-import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gates.lexer import ID_FIRST, ID_REST, Lexed, SpanKind, lex
+from gates.source import Source, Statement
 
 DECL_KINDS = frozenset(
     {"theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque",
@@ -73,13 +72,7 @@ _EVENTS = _events_regex()
 _IDENT = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
 _NAME = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
 _SPACE = re.compile(r"\s*")
-_HEADER = re.compile(
-    rf"(?P<open>[(\[{{⟨⦃⟦])|(?P<close>[)\]}}⟩⦄⟧])|(?P<assign>:=)|(?P<bar>\|)"
-    rf"|(?P<word>w(?<![{ID_REST}.]w)here|l(?<![{ID_REST}.]l)et|h(?<![{ID_REST}.]h)ave"
-    rf"|d(?<![{ID_REST}.]d)eriving)(?![{ID_REST}])"
-)
 _BRACKETS = re.compile(r"[\[\]]")
-_WS = re.compile(r"\s+")
 _LAST_WORD = re.compile(rf"[{ID_REST}]+$")
 _PREFIXABLE = DECL_KINDS | MACRO_KINDS | MODIFIERS
 
@@ -106,24 +99,47 @@ class Marker:
     declaration: str | None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Decl:
     kind: str
     name: str | None  # fully qualified; None for `example` and anonymous instances
     line: int  # of the keyword
-    statement: tuple[int, int]  # first and last line
-    body: tuple[int, int] | None
-    statement_hash: str
     modifiers: tuple[str, ...] = ()
     attributes: tuple[str, ...] = ()
-    holes: int = 0
-    start: int = 0  # offsets, for slicing the source
-    end: int = 0
+    holes: int = 0  # sorries and admits inside
+    start: int = 0  # offset of its doc comment, attributes or modifiers
+    end: int = 0  # offset after its last code
+    header: int = 0  # offset where its signature begins, after the name
+    shape: str = ""  # how its statement ends: `class inductive` is a class shaped like an inductive
+    source: Source | None = field(default=None, repr=False)
+    _statement: Statement | None = field(default=None, repr=False)
+
+    @property
+    def statement(self) -> tuple[int, int]:
+        """First and last line of the signature."""
+        return self._analyse().lines
+
+    @property
+    def body(self) -> tuple[int, int] | None:
+        """First and last line of the value or proof; None for an axiom."""
+        return self._analyse().body
+
+    @property
+    def statement_hash(self) -> str:
+        """Hash of the signature (not the name), comments dropped and whitespace collapsed."""
+        return self._analyse().hash
 
     @property
     def key(self) -> str:
         """Identity across versions of a file: the name, or the statement for anonymous ones."""
         return self.name if self.name is not None else f"{self.kind}:{self.statement_hash}"
+
+    def _analyse(self) -> Statement:
+        # Computed on first use: the census never needs it, the integrity gate does.
+        if self._statement is None:
+            assert self.source is not None
+            self._statement = self.source.statement(self.shape, self.kind, self.header, self.end, self.line)
+        return self._statement
 
 
 @dataclass(slots=True)
@@ -150,17 +166,6 @@ class FileIndex:
         return [d for d in self.decls if d.kind == "axiom"]
 
 
-class _Lines:
-    def __init__(self, text: str) -> None:
-        self.starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]
-
-    def line(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
-
-    def column(self, offset: int) -> int:
-        return offset - self.starts[bisect.bisect_right(self.starts, offset) - 1]
-
-
 @dataclass(slots=True)
 class _Scope:
     kind: str  # namespace, section or mutual
@@ -169,18 +174,16 @@ class _Scope:
 
 class _Indexer:
     def __init__(self, path: str, lexed: Lexed) -> None:
+        self.src = Source(lexed)
         self.text = lexed.text
         self.code = lexed.code
-        self.spans = lexed.spans
-        self.span_starts = [s.start for s in lexed.spans]
-        self.lines = _Lines(lexed.text)
         self.scopes: list[_Scope] = []
         self._prefix = ""  # the current namespace, dotted
         lines = lexed.text.count("\n") + (not lexed.text.endswith("\n") and bool(lexed.text))
         self.out = FileIndex(path, lines=lines, problems=list(lexed.problems))
         self.docs = [s for s in lexed.spans if s.kind is SpanKind.DOC]
         self.doc_ends = [s.end for s in self.docs]
-        self.pending: list[tuple[Decl, int, str]] = []  # not yet closed: header offset, shape
+        self.open: Decl | None = None  # the declaration whose end is not yet known
 
     def run(self) -> FileIndex:
         code = self.code
@@ -215,7 +218,7 @@ class _Indexer:
                 continue
             if word == "set_option":
                 self._marker(word, self._next_name(m.end()) or "", start, current)
-            if word in COLUMN0_COMMANDS and self.lines.column(start) != 0:
+            if word in COLUMN0_COMMANDS and self.src.column(start) != 0:
                 continue
             if word in ("inductive", "abbrev") and self._prev_word(start) == "class":
                 continue  # `class inductive` was opened at `class`
@@ -232,7 +235,7 @@ class _Indexer:
                                      attributes if adjoined else [])
             elif word in MACRO_KINDS:
                 in_macro = True
-                self.out.macros.append((word, self.lines.line(start)))
+                self.out.macros.append((word, self.src.line(start)))
             elif word in SCOPES:
                 self._scope(word, m.end())
             elif word == "import":
@@ -256,8 +259,8 @@ class _Indexer:
 
     def _open(self, kind: str, start: int, after_kw: int, modifiers: list[str], attributes: list[str]) -> Decl:
         code, text = self.code, self.text
-        line = self.lines.line(after_kw - len(kind))
-        shape = kind  # `class inductive` is a class shaped like an inductive
+        line = self.src.line(after_kw - len(kind))
+        shape = kind
         if kind == "class" and (nxt := self._next_word(after_kw)) in ("inductive", "abbrev"):
             after_kw = self._skip_space(after_kw) + len(nxt)
             shape = nxt
@@ -268,83 +271,17 @@ class _Indexer:
         if kind != "example" and (m := _NAME.match(text, pos)):
             name = self._qualify(m.group())
             pos = m.end()
-        decl = Decl(kind=kind, name=name, line=line, statement=(line, line), body=None, statement_hash="",
-                    modifiers=tuple(modifiers), attributes=tuple(attributes), start=start, end=pos)
-        self.pending.append((decl, pos, shape))
+        decl = Decl(kind=kind, name=name, line=line, modifiers=tuple(modifiers), attributes=tuple(attributes),
+                    start=start, end=pos, header=pos, shape=shape, source=self.src)
+        self.open = decl
         self.out.decls.append(decl)
         return decl
 
     def _finish(self, limit: int) -> None:
-        """Close the declarations opened before `limit`: statement end, body, hash."""
-        for decl, header, shape in self.pending:
-            end = max(self._rstrip(header, limit), header)
-            stmt_end, body_start = self._statement_end(shape, header, end)
-            decl.end = end
-            last = self._rstrip(header, stmt_end)
-            decl.statement = (decl.line, max(decl.line, self.lines.line(max(last - 1, header))))
-            if body_start is not None and body_start < end:
-                decl.body = (self.lines.line(body_start), self.lines.line(end - 1))
-            decl.statement_hash = self._hash(decl.kind, header, stmt_end)
-        self.pending.clear()
-
-    def _rstrip(self, start: int, end: int) -> int:
-        """The end of the last non-blank code before `end`, at least `start`."""
-        while end > start:
-            window = max(start, end - 4096)
-            stripped = len(self.code[window:end].rstrip())
-            if stripped:
-                return window + stripped
-            end = window
-        return start
-
-    def _statement_end(self, kind: str, pos: int, limit: int) -> tuple[int, int | None]:
-        """Where the statement (signature, type) ends, and where the body starts."""
-        if kind == "axiom":
-            return limit, None
-        code = self.code
-        depth = 0
-        binders = 0  # `let`/`have` in the type, whose `:=` is not the body's
-        for m in _HEADER.finditer(code, pos, limit):
-            group = m.lastgroup
-            if group == "open":
-                depth += 1
-            elif group == "close":
-                depth = max(0, depth - 1)
-            elif depth:
-                continue
-            elif group == "assign":
-                if not binders:
-                    return m.start(), m.start()
-                binders -= 1
-            elif group == "bar":
-                at = m.start()
-                if (code[at - 1:at] in "|<" and at) or code[at + 1:at + 2] in ("|", ">"):
-                    continue  # `||`, `<|`, `|>`
-                line_start = code.rfind("\n", 0, at) + 1
-                if kind == "inductive" or not code[line_start:at].strip():
-                    return at, at
-            elif (word := m.group("word")) in ("let", "have"):
-                binders += 1
-            elif word == "where" or kind in ("structure", "class", "inductive"):
-                return m.start(), m.start()
-        return limit, None
-
-    def _hash(self, kind: str, start: int, end: int) -> str:
-        """Hash of the statement with comments dropped and whitespace collapsed."""
-        pieces: list[str] = []
-        pos = start
-        i = max(0, bisect.bisect_left(self.span_starts, start) - 1)
-        for span in itertools.islice(self.spans, i, None):
-            if span.start >= end:
-                break
-            if span.end <= start or span.kind in (SpanKind.STRING, SpanKind.CHAR):
-                continue
-            pieces.append(self.text[pos:max(pos, span.start)])
-            pos = max(pos, span.end)
-        if pos < end:
-            pieces.append(self.text[pos:end])
-        normal = " ".join(" ".join(pieces).split())
-        return hashlib.sha256(f"{kind} {normal}".encode()).hexdigest()[:16]
+        """The open declaration, if any, ends at the last code before `limit`."""
+        if self.open is not None:
+            self.open.end = max(self.src.rstrip(self.open.header, limit), self.open.header)
+            self.open = None
 
     # -- scopes -----------------------------------------------------------
 
@@ -359,11 +296,11 @@ class _Indexer:
         elif self.scopes:  # end
             closing: list[str | None] = [*parts] or [None]
             if [s.name for s in self.scopes[-len(closing):]] != closing:
-                self.out.problems.append(f"line {self.lines.line(after)}: `end {name or ''}` does not match "
+                self.out.problems.append(f"line {self.src.line(after)}: `end {name or ''}` does not match "
                                          "the innermost open scope")
             del self.scopes[-len(closing):]
         else:
-            self.out.problems.append(f"line {self.lines.line(after)}: `end {name or ''}` closes no open scope")
+            self.out.problems.append(f"line {self.src.line(after)}: `end {name or ''}` closes no open scope")
         self._prefix = ".".join(s.name for s in self.scopes if s.kind == "namespace" and s.name)
 
     def _qualify(self, name: str) -> str:
@@ -377,11 +314,11 @@ class _Indexer:
         if decl is not None:
             decl.holes += 1
         owner = f"{decl.kind}@{decl.line}" if decl else None
-        self.out.holes.append(Hole(word, self.lines.line(offset), self.lines.column(offset),
+        self.out.holes.append(Hole(word, self.src.line(offset), self.src.column(offset),
                                    decl.name if decl else None, owner, in_macro))
 
     def _marker(self, kind: str, detail: str, offset: int, decl: Decl | None) -> None:
-        self.out.markers.append(Marker(kind, detail, self.lines.line(offset), decl.name if decl else None))
+        self.out.markers.append(Marker(kind, detail, self.src.line(offset), decl.name if decl else None))
 
     def _imports(self, after: int) -> None:
         line_end = self.code.find("\n", after)

@@ -46,7 +46,9 @@ def run(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
         else:
             write_atomic(target, content)
             written.append(rel)
-    ignored = _ignore(repo, [paths.relative(paths.heartbeat), paths.relative(paths.lock)])
+    # Temp files of interrupted atomic writes must never be committed either.
+    ignored = _ignore(repo, [paths.relative(paths.heartbeat), paths.relative(paths.lock),
+                             f"{paths.relative(paths.root)}/**/.*.tmp"])
 
     click.echo(f"Lean project: {project.lakefile or 'no lakefile'}, toolchain {project.toolchain or 'unknown'}, "
                f"Lean roots: {', '.join(roots) or '(the whole repository)'}")
@@ -69,6 +71,6 @@ def _ignore(repo: Path, entries: list[str]) -> list[str]:
     missing = [e for e in entries if e not in present]
     if missing:
         lead = "" if not text or text.endswith("\n") else "\n"
-        block = "# autoformalize: liveness and lock of the running process\n" + "\n".join(missing) + "\n"
+        block = "# autoformalize: files of the running process, never committed\n" + "\n".join(missing) + "\n"
         write_atomic(path, text + lead + block)
     return missing

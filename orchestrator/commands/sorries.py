@@ -10,7 +10,6 @@ import click
 
 from gates.census import Census, census
 from gates.tree import DirTree, MemTree
-from orchestrator.config import load_config
 from orchestrator.repo import find_repo
 from state.errors import UsageError
 
@@ -37,6 +36,8 @@ def census_for(path: Path | None, repo: Path | None) -> Census:
         if not path.is_dir():
             raise UsageError(f"{path} is neither a file nor a directory")
         return census(DirTree(path))
+    from orchestrator.config import load_config  # pydantic models: only when a repository is read
+
     root = find_repo(repo)
     return census(DirTree(root), load_config(root).project.lean_roots)
 

@@ -27,20 +27,6 @@ def test_generated_tree_matches_the_generators_tally(tmp_path: Path) -> None:
     assert result.problems == []
 
 
-def test_parallel_and_serial_census_agree(tmp_path: Path) -> None:
-    write_tree(tmp_path, files=12, decls_per_file=10, seed=3)
-    serial = census(DirTree(tmp_path), ["Book"], workers=1)
-    import gates.census as module
-
-    old = module.PARALLEL_FILES
-    module.PARALLEL_FILES = 1
-    try:
-        parallel = census(DirTree(tmp_path), ["Book"], workers=2)
-    finally:
-        module.PARALLEL_FILES = old
-    assert parallel.to_json() == serial.to_json()
-
-
 def test_build_and_dependency_folders_are_skipped(tmp_path: Path) -> None:
     for folder in (".lake/packages/mathlib", "lake-packages/std", ".git", "build/lib"):
         (tmp_path / folder).mkdir(parents=True)

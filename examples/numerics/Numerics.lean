@@ -1,0 +1,2 @@
+import Numerics.Euler
+import Numerics.RungeKutta
