@@ -42,6 +42,20 @@ def write_text(path: Path, text: str) -> None:
     write_atomic(path, text if text.endswith("\n") else text + "\n")
 
 
+def read_strategy(paths: StatePaths) -> str | None:
+    return read_text(paths.strategy)
+
+
+def write_strategy(paths: StatePaths, text: str) -> None:
+    write_text(paths.strategy, text)
+
+
+def write_task_result(paths: StatePaths, cycle: int, text: str) -> Path:
+    path = paths.task_result(cycle)
+    write_text(path, text)
+    return path
+
+
 def append_attempt(paths: StatePaths, cycle: int, line: str) -> None:
     """Add the Evaluator's compacted line to attempts.md, in the reference script's layout."""
     current = read_text(paths.attempts) or "# Attempts\n"
