@@ -20,6 +20,8 @@ class AgentConfig(BaseModel):
     """Seconds the role's whole session may take."""
     max_turns: int = Field(default=40, ge=1)
     """Model calls one session may make."""
+    token_budget: int | None = Field(default=None, ge=1)
+    """Tokens one session may spend (uncached input, output and cache writes); none when unset."""
 
 
 class AgentsConfig(BaseModel):

@@ -44,10 +44,11 @@ class GateInput:
     history: list[HistoryRecord] = field(default_factory=list)
     compiler: Compiler | None = None
     base_census: Census | None = None  # reuse the baseline's census when the caller has it
+    candidates: list[str] | None = None  # paths that may differ (from git); None: compare every file
 
     @cached_property
     def changes(self) -> list[Change]:
-        return diff(self.base, self.changed)
+        return diff(self.base, self.changed, only=self.candidates)
 
     @cached_property
     def before(self) -> Census:

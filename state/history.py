@@ -76,7 +76,10 @@ class HistoryRecord(BaseModel):
     cost_usd: float | None = None
     consultant: str | None = None  # path of the advice written this cycle
     restructuring: str | None = None  # rationale of an allowed sorry-count rise
-    pivot: str | None = None  # the blocker the next Planner was told to leave
+    pivot: str | None = None  # the blocker the Planner was told to leave
+    base: str | None = None  # the branch commit the cycle started from
+    error: str | None = None  # what stopped the cycle, for outcome `error`
+    worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens
 
     @field_validator("started_at", "finished_at")
     @classmethod
@@ -133,16 +136,20 @@ class History:
 
 def read_history(path: Path) -> History:
     """Every valid record; each invalid line is named in `problems` and skipped."""
-    out = History()
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return out
+        return History()
+    return parse_history(data, path.name)
+
+
+def parse_history(data: bytes, name: str = "history.jsonl") -> History:
+    out = History()
     lines = data.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        where = f"{path.name} line {number}"
+        where = f"{name} line {number}"
         truncated = number == len(lines) and not data.endswith(b"\n")
         try:
             out.records.append(parse_record(json.loads(line.decode("utf-8"))))

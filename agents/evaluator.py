@@ -1,0 +1,65 @@
+"""The Evaluator: one cycle's diff, report and verdicts in; a validated score out."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agents.model import Message, Model, System
+from agents.prompts import render
+from state.history import Usage
+
+MAX_TOKENS = 2048
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+class Evaluation(BaseModel):
+    progress_score: int = Field(ge=-2, le=2)
+    summary: str
+    stuck_on: str = ""
+    strategy_recommendation: str = ""
+    attempts_update: str = ""
+
+
+class FormatError(ValueError):
+    """The answer is not the JSON object asked for; the message says what to fix."""
+
+
+def parse(text: str) -> Evaluation:
+    body = _FENCE.sub("", text.strip()).strip()
+    try:
+        return Evaluation.model_validate(json.loads(body))
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not a JSON object ({e.msg} at character {e.pos})") from None
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'object'}: {err['msg']}" for err in e.errors())
+        raise FormatError(problems) from None
+
+
+@dataclass
+class Verdict:
+    evaluation: Evaluation
+    usage: Usage
+    error: str | None = None  # why the answer could not be used, when it could not
+
+
+def evaluate(model: Model, context: str) -> Verdict:
+    system = System(render("evaluator"))
+    messages = [Message("user", context)]
+    usage = Usage()
+    error = ""
+    for attempt in (1, 2):
+        reply = model.send(system, messages, max_tokens=MAX_TOKENS)
+        usage += reply.usage
+        try:
+            return Verdict(parse(reply.text), usage)
+        except FormatError as e:
+            error = str(e)
+            if attempt == 1:
+                messages += [reply.as_message(), Message("user", f"That answer could not be read: {e}. Reply with "
+                                                                 "exactly one JSON object with the five fields.")]
+    fallback = Evaluation(progress_score=0, summary=f"Evaluator answer could not be parsed: {error}")
+    return Verdict(fallback, usage, error)

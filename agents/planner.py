@@ -1,0 +1,66 @@
+"""The Planner: context in, strategy.md with a valid Scope out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agents.model import Message, Model, System
+from agents.prompts import render
+from gates.scope import InvalidStrategy, parse_scope
+from state.history import Usage
+
+MAX_TOKENS = 8192
+
+
+@dataclass
+class Plan:
+    text: str
+    scope: list[str]
+    usage: Usage
+
+
+class PlanFailed(Exception):
+    """The Planner's answer stayed invalid after one retry."""
+
+    def __init__(self, reason: str, usage: Usage) -> None:
+        super().__init__(reason)
+        self.usage = usage
+
+
+def validate(text: str, lean_roots: list[str]) -> list[str]:
+    """The Scope of `text`; raises `InvalidStrategy` when it is missing or leaves the Lean roots."""
+    scope = parse_scope(text)
+    roots = [r.strip("/") for r in lean_roots]
+    if roots:
+        outside = [e for e in scope if not any(e == r or e == f"{r}.lean" or e.startswith(f"{r}/") for r in roots)]
+        if outside:
+            raise InvalidStrategy(f"scope entries outside the Lean roots ({', '.join(roots)}): {', '.join(outside)}")
+    return scope
+
+
+def plan(model: Model, *, rules: str, context: str, lean_roots: list[str]) -> Plan:
+    system = System(render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository"))
+    messages = [Message("user", context)]
+    usage = Usage()
+    for attempt in (1, 2):
+        reply = model.send(system, messages, max_tokens=MAX_TOKENS)
+        usage += reply.usage
+        try:
+            return Plan(reply.text.strip() + "\n", validate(reply.text, lean_roots), usage)
+        except InvalidStrategy as e:
+            if attempt == 2:
+                raise PlanFailed(f"the Planner's strategy is invalid twice: {e}", usage) from None
+            messages += [reply.as_message(),
+                         Message("user", f"That strategy cannot be used: {e}. Answer again with the whole "
+                                         "strategy, including a `## Scope` section of paths inside the Lean roots.")]
+    raise AssertionError("unreachable")
+
+
+def fix_build_strategy(failing: list[str], errors: list[str]) -> Plan:
+    """The fixed strategy when the branch does not build: no Planner call."""
+    listed = "\n".join(f"- {path}" for path in failing)
+    shown = "\n".join(errors[:30])
+    text = (f"# Strategy — fix the build\n\nThe branch does not compile. Before anything else, make it build again "
+            f"without raising the sorry count or weakening any statement.\n\n## Errors\n\n```\n{shown}\n```\n\n"
+            f"## Scope\n{listed}\n\n## Done when\nEvery file in the Scope passes `lean_check`.\n")
+    return Plan(text, list(failing), Usage())

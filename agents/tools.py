@@ -1,0 +1,230 @@
+"""The Worker's tools (SPEC §6), confined to its working copy.
+
+Every path is resolved (symlinks included) and refused when it leaves the
+working copy, enters `.git` or a build folder, is protected, or — for writes —
+lies outside the Scope. The gates check the result again regardless: these
+refusals save the Worker wasted turns, they are not the guard.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.model import ToolCall, ToolResult, ToolSpec
+from gates.base import Compiler
+from gates.census import census
+from gates.imports import module_name
+from gates.scope import matches
+from gates.tree import IGNORED_DIRS, DirTree
+from state.atomic import write_atomic
+
+MAX_READ_CHARS = 60_000
+MAX_MATCHES = 200
+MAX_DIAGNOSTICS = 60
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,80}$")
+
+
+class Refused(Exception):
+    """A tool call the Worker may not make; the message goes back to it."""
+
+
+def _schema(**props: tuple[str, str]) -> dict[str, Any]:
+    """`name=(type, description)`; a description starting with '(optional)' marks it optional."""
+    return {
+        "type": "object",
+        "properties": {k: {"type": t, "description": d} for k, (t, d) in props.items()},
+        "required": [k for k, (_, d) in props.items() if not d.startswith("(optional)")],
+    }
+
+
+SPECS = [
+    ToolSpec("read_file", "Read a file of the repository. Long files: ask for a line range.",
+             _schema(path=("string", "Repository-relative path."),
+                     start_line=("integer", "(optional) First line, 1-based."),
+                     end_line=("integer", "(optional) Last line, inclusive."))),
+    ToolSpec("write_file", "Create or replace a file. Only files in the Scope of strategy.md.",
+             _schema(path=("string", "Repository-relative path."), content=("string", "The whole new content."))),
+    ToolSpec("edit_file", "Replace one exact occurrence of old_string by new_string in a file in the Scope.",
+             _schema(path=("string", "Repository-relative path."),
+                     old_string=("string", "Text that occurs exactly once in the file."),
+                     new_string=("string", "Its replacement."))),
+    ToolSpec("list_files", "List repository files, optionally matching a glob (`**` crosses directories).",
+             _schema(glob=("string", "(optional) e.g. `Book/Chapter3/**/*.lean`."))),
+    ToolSpec("search", "Search file contents with a regular expression; returns file:line: text.",
+             _schema(pattern=("string", "A Python regular expression."),
+                     glob=("string", "(optional) Limit to files matching this glob."))),
+    ToolSpec("lean_check", "Compile one Lean file and return Lean's diagnostics (errors, warnings).",
+             _schema(path=("string", "Repository-relative path of a .lean file."))),
+    ToolSpec("sorries", "The current sorry and admit locations, with their declarations.", _schema()),
+    ToolSpec("read_declaration", "Show the source of a declaration by (qualified or final part of its) name.",
+             _schema(name=("string", "e.g. `Book.Chapter3.rk_order` or `rk_order`."))),
+    ToolSpec("open_issue", "Record a blocker for the next cycles: what is stuck, why, what was tried.",
+             _schema(slug=("string", "File name: lowercase letters, digits, '-', '_'."),
+                     body=("string", "Markdown explaining WHY it is blocked."))),
+    ToolSpec("finish", "End the session. The report becomes this cycle's task result.",
+             _schema(report=("string", "What you did, tried and suggest next. A sorry-count rise needs a line "
+                                       "`RESTRUCTURING: <rationale>`."))),
+]
+
+
+@dataclass
+class Workspace:
+    """The Worker's working copy and what it may touch."""
+
+    root: Path
+    scope: list[str]
+    protected: list[str]
+    state_dir: str
+    lean_roots: list[str]
+    compiler: Compiler
+    report: str | None = None  # set by `finish`
+    handlers: dict[str, Callable[..., str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+        self.handlers = {
+            "read_file": self.read_file, "write_file": self.write_file, "edit_file": self.edit_file,
+            "list_files": self.list_files, "search": self.search, "lean_check": self.lean_check,
+            "sorries": self.sorries, "read_declaration": self.read_declaration, "open_issue": self.open_issue,
+            "finish": self.finish,
+        }
+
+    def call(self, call: ToolCall) -> ToolResult:
+        handler = self.handlers.get(call.name)
+        if handler is None:
+            return ToolResult(call.id, f"unknown tool {call.name!r}; use one of {', '.join(self.handlers)}", True)
+        try:
+            return ToolResult(call.id, handler(**call.arguments))
+        except Refused as e:
+            return ToolResult(call.id, f"refused: {e}", True)
+        except TypeError as e:  # wrong or missing arguments
+            return ToolResult(call.id, f"bad arguments for {call.name}: {e}", True)
+        except (OSError, UnicodeDecodeError, re.error) as e:
+            return ToolResult(call.id, f"{call.name} failed: {e}", True)
+
+    # -- paths -------------------------------------------------------------
+
+    def resolve(self, path: str, *, write: bool = False) -> tuple[Path, str]:
+        """The real path and its repository-relative form; refuses escapes, protected and (writes) out-of-scope."""
+        if not isinstance(path, str) or not path.strip():
+            raise Refused("give a repository-relative path")
+        real = (self.root / path).resolve()
+        try:
+            rel = real.relative_to(self.root).as_posix()
+        except ValueError:
+            raise Refused(f"{path} is outside the repository") from None
+        parts = rel.split("/")
+        if parts[0] == ".git" or any(p in IGNORED_DIRS for p in parts[:-1]):
+            raise Refused(f"{path} is in a git or build folder")
+        if write:
+            for name in {path.removeprefix("./"), rel}:
+                if matches(name, self.protected):
+                    raise Refused(f"{name} is protected")
+                if not matches(name, self._writable()):
+                    raise Refused(f"{name} is outside the Scope ({', '.join(self.scope)}); blockers go to "
+                                  f"open_issue")
+        return real, rel
+
+    def _writable(self) -> list[str]:
+        return [*self.scope, f"{self.state_dir}/issues/*.md"]
+
+    # -- tools -------------------------------------------------------------
+
+    def read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        real, rel = self.resolve(path)
+        if not real.is_file():
+            raise Refused(f"{rel} is not a file")
+        lines = real.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        first = max(1, start_line or 1)
+        last = min(len(lines), end_line or len(lines))
+        text = "".join(lines[first - 1:last])
+        if len(text) > MAX_READ_CHARS:
+            cut = text[:MAX_READ_CHARS]
+            shown = first + cut.count("\n") - 1
+            return f"{cut}\n[… truncated: lines {first}–{shown} of {len(lines)} shown; ask for a line range]"
+        return text
+
+    def write_file(self, path: str, content: str) -> str:
+        real, rel = self.resolve(path, write=True)
+        write_atomic(real, content)
+        return f"wrote {rel} ({content.count(chr(10)) + 1} lines)"
+
+    def edit_file(self, path: str, old_string: str, new_string: str) -> str:
+        real, rel = self.resolve(path, write=True)
+        text = real.read_text(encoding="utf-8")
+        count = text.count(old_string) if old_string else 0
+        if count != 1:
+            raise Refused(f"old_string occurs {count} times in {rel}; it must occur exactly once (add context)")
+        write_atomic(real, text.replace(old_string, new_string, 1))
+        return f"edited {rel}"
+
+    def list_files(self, glob: str | None = None) -> str:
+        files = DirTree(self.root).files()
+        if glob:
+            files = [f for f in files if matches(f, [glob])]
+        shown = files[:1000]
+        return "\n".join(shown) + (f"\n[… {len(files) - 1000} more]" if len(files) > 1000 else "") or "(no files)"
+
+    def search(self, pattern: str, glob: str | None = None) -> str:
+        regex = re.compile(pattern)
+        tree = DirTree(self.root)
+        hits: list[str] = []
+        for rel in tree.files():
+            if glob and not matches(rel, [glob]):
+                continue
+            try:
+                text = tree.read(rel).decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            for number, line in enumerate(text.splitlines(), start=1):
+                if regex.search(line):
+                    hits.append(f"{rel}:{number}: {line.strip()[:200]}")
+                    if len(hits) >= MAX_MATCHES:
+                        return "\n".join(hits) + f"\n[stopped at {MAX_MATCHES} matches; narrow the pattern]"
+        return "\n".join(hits) or "(no matches)"
+
+    def lean_check(self, path: str) -> str:
+        _, rel = self.resolve(path)
+        if not rel.endswith(".lean"):
+            raise Refused(f"{rel} is not a Lean file")
+        result = self.compiler.check(rel, module_name(rel))
+        if result.exit_code is None:
+            return f"timed out after {result.seconds:.0f}s"
+        shown = [str(d) for d in result.diagnostics[:MAX_DIAGNOSTICS]]
+        more = len(result.diagnostics) - len(shown)
+        status = "ok" if result.ok else f"failed (exit {result.exit_code})"
+        body = "\n".join(shown) if shown else result.output.strip()[-4000:]
+        return f"{status}: {len(result.errors)} error(s)\n{body}" + (f"\n[… {more} more]" if more > 0 else "")
+
+    def sorries(self) -> str:
+        result = census(DirTree(self.root), self.lean_roots)
+        lines = [f"{loc.file}:{loc.line}:{loc.column}: {loc.keyword} in {loc.declaration or '(unnamed)'}"
+                 for loc in result.locations()]
+        return "\n".join([f"{result.total_sorries} sorry, {result.total_admits} admit", *lines])
+
+    def read_declaration(self, name: str) -> str:
+        result = census(DirTree(self.root), self.lean_roots)
+        found = [(path, d) for path, d in result.decls()
+                 if d.name and (d.name == name or d.name.endswith("." + name))]
+        if not found:
+            raise Refused(f"no declaration named {name!r}")
+        out = []
+        for path, d in found[:5]:
+            assert d.source is not None
+            out.append(f"-- {path}:{d.line} ({d.kind} {d.name})\n{d.source.text[d.start:d.end]}")
+        return "\n\n".join(out)
+
+    def open_issue(self, slug: str, body: str) -> str:
+        if not _SLUG.match(slug):
+            raise Refused("slug: lowercase letters, digits, '.', '_' and '-' only")
+        real, rel = self.resolve(f"{self.state_dir}/issues/{slug}.md", write=True)
+        write_atomic(real, body if body.endswith("\n") else body + "\n")
+        return f"wrote {rel}"
+
+    def finish(self, report: str) -> str:
+        self.report = report
+        return "session finished"
