@@ -37,6 +37,18 @@ def init(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
 
 
 @cli.command()
+@click.option("--dry-run", is_flag=True, help="Do every read-only step and print what each phase would do.")
+@click.option("--skip-planner", is_flag=True, help="Reuse the current strategy.md (after editing it by hand).")
+@click.option("--no-push", is_flag=True, help="Commit locally; do not push this cycle.")
+@_repo_option
+def cycle(dry_run: bool, skip_planner: bool, no_push: bool, repo: Path | None) -> int:
+    """Run exactly one cycle: plan, work, gates, evaluate, commit."""
+    from orchestrator.commands import cycle as command
+
+    return command.run(repo, dry_run, skip_planner, no_push)
+
+
+@cli.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_repo_option

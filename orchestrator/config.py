@@ -118,7 +118,7 @@ def _table(name: str, model: BaseModel, doc: str | None) -> str:
         description = type(model).model_fields[key].description
         if description:
             lines += [f"# {line}" for line in textwrap.wrap(" ".join(description.split()), 98)]
-        lines.append(f"{key} = {_toml_value(value)}")
+        lines.append(f"# {key} = (unset)" if value is None else f"{key} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

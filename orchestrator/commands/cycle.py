@@ -1,0 +1,40 @@
+"""`autoformalize cycle`: exactly one cycle, or with --dry-run what one would do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from orchestrator.config import load_config
+from orchestrator.cycle import Options, run_cycle
+from orchestrator.preview import preview
+from orchestrator.repo import find_repo
+from orchestrator.wiring import check_credentials, real_deps
+from state.history import Outcome
+
+
+def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> int:
+    root = find_repo(repo)
+    config = load_config(root)
+    if dry_run:
+        click.echo(f"Dry run in {root}: no model is called and nothing changes.")
+        for line in preview(root, config, skip_planner=skip_planner):
+            click.echo(f"  {line}")
+        return 0
+    check_credentials(config)
+    record, cycle = run_cycle(root, config, real_deps(config, root), Options(skip_planner=skip_planner,
+                                                                           push=not no_push))
+    cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"
+    click.echo(f"cycle {record.cycle}: {record.outcome}, score {record.progress_score:+d}, sorries "
+               f"{record.pre_sorry_count} → {record.post_sorry_count}, {cost}")
+    for gate in record.gates:
+        click.echo(f"  {gate.name}: {'passed' if gate.passed else 'FAILED'}")
+    if record.summary:
+        click.echo(f"  {record.summary}")
+    if cycle.commit:
+        click.echo(f"  commit {cycle.commit[:12]}")
+    if record.outcome is Outcome.ERROR and cycle.infra:
+        click.echo(f"error: {record.error}", err=True)
+        return 1
+    return 0

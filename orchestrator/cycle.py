@@ -1,0 +1,327 @@
+"""One cycle of the loop, phase by phase (SPEC §5):
+
+    sync → baseline → plan → work (gates, repair rounds) → evaluate → escalate → bookkeeping → land
+
+Every change is made in the Worker's working copy; the user's checkout only
+ever moves by a fast-forward to the cycle's one commit, which holds the state
+files and, if every gate passed, the Lean changes. A journal in the git
+directory lets the next cycle recover from a process killed at any point.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import structlog
+
+from agents import briefs, consultant, evaluator, planner
+from agents.planner import Plan, PlanFailed
+from agents.tools import Workspace
+from agents.worker import Limits, WorkerSession
+from gates.base import GateInput
+from gates.census import census
+from gates.registry import run_gates
+from gates.scope import InvalidStrategy, matches
+from gates.tree import DirTree, is_lean_source
+from orchestrator import cyclestate as cs
+from orchestrator import workcopy
+from orchestrator.buildcheck import check as check_build
+from orchestrator.config import Config
+from orchestrator.cyclestate import Cycle, Options
+from orchestrator.deps import Deps
+from orchestrator.git import Git, GitTree
+from orchestrator.journal import Entry, Journal
+from orchestrator.liveness import Beat
+from state import files
+from state.errors import InfraError, UsageError
+from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
+from state.lock import RunLock
+
+log = structlog.get_logger()
+PUSH_ATTEMPTS = 3
+
+__all__ = ["Options", "run_cycle"]
+
+
+def run_cycle(repo: Path, config: Config, deps: Deps, options: Options) -> tuple[HistoryRecord, Cycle]:
+    """Run one cycle under the run lock; its record, whatever the outcome."""
+    paths = config.state(repo)
+    git = Git(repo)
+    with RunLock(paths.lock):
+        c = Cycle(repo, config, deps, options, git, paths, Journal(workcopy.git_dir(git)), deps.clock.now())
+        sync(c)
+        baseline(c)
+        agents = config.agents
+        with Beat(paths.heartbeat, c.number, config.loop.heartbeat_s, deps.clock) as beat:
+            for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
+                                 (evaluate, agents.evaluator.timeout_s), (escalate, agents.consultant.timeout_s)):
+                if c.outcome is Outcome.ERROR:
+                    break
+                beat.phase(phase.__name__, limit)
+                try:
+                    phase(c)
+                except InfraError as e:
+                    log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
+                    c.fail(f"{phase.__name__}: {e}", infra=True)
+            beat.phase("bookkeeping")
+            bookkeeping(c)
+            beat.phase("land")
+            land(c)
+        assert c.record is not None
+        return c.record, c
+
+
+# -- phases ------------------------------------------------------------------
+
+
+def sync(c: Cycle) -> None:
+    """Recover from an interrupted cycle, refuse the user's uncommitted work, catch up with the remote."""
+    branch = c.git.branch()
+    if branch != c.config.git.branch:
+        raise UsageError(f"the checkout is on {branch or 'a detached HEAD'}, not {c.config.git.branch}; "
+                         f"check out {c.config.git.branch} (or set [git] branch)")
+    entry = c.journal.read()
+    if entry is not None and entry.commit is not None and c.git.head() == entry.base:
+        _undo_partial_merge(c, entry)
+    runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
+    dirty = [p for p in c.git.dirty() if p not in runtime]
+    if dirty:
+        raise UsageError(f"uncommitted changes in {', '.join(dirty[:10])}{' …' if len(dirty) > 10 else ''}; "
+                         "commit or stash them first, so a cycle never mixes your work with its own")
+    remote, name = c.config.git.remote, c.config.git.branch
+    if c.git.has_remote(remote):
+        remote_head = c.git.fetch(remote, name)
+        head = c.git.head()
+        if remote_head is not None and remote_head != head:
+            if c.git.is_ancestor(head, remote_head):
+                c.git.merge_ff(remote_head)
+            elif not c.git.is_ancestor(remote_head, head):
+                raise UsageError(f"{name} and {remote}/{name} have diverged; reconcile them "
+                                 "(the loop never forces a push)")
+    c.base = c.git.head()
+    if entry is not None and not (entry.commit and c.git.is_ancestor(entry.commit, c.base)):
+        c.interrupted.append(HistoryRecord(
+            cycle=entry.cycle, started_at=datetime.fromisoformat(entry.started_at), finished_at=c.started_at,
+            outcome=Outcome.INTERRUPTED, base=entry.base,
+            summary=f"interrupted: process {entry.pid} stopped before the cycle landed; its changes were discarded"))
+        log.warning("cycle.recovered", interrupted=entry.cycle)
+
+
+def baseline(c: Cycle) -> None:
+    """Number the cycle, open the journal, prepare the working copy, count sorries, check the build."""
+    c.history = read_history(c.paths.history)
+    c.number = 1 + max([files.read_cycle(c.paths), *(r.cycle for r in c.history.records),
+                        *(r.cycle for r in c.interrupted)])
+    c.journal.write(Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat()))
+    c.work = workcopy.prepare(c.git, c.base)
+    roots = c.config.project.lean_roots
+    c.census = census(GitTree(c.git, c.base), roots)
+    verified = c.git.run("log", "-1", "--format=%H", "--grep=^Autoformalize-Builds: yes$", c.base) or None
+    c.build = check_build(
+        compiler=c.deps.compiler(c.work.root), verified=GitTree(c.git, verified) if verified else None,
+        changed_since=c.git.changed_between(verified, c.base) if verified else None, work=DirTree(c.work.root),
+        build_config=c.config.build, lean_roots=roots, ci=c.deps.ci.conclusion(c.base) if c.deps.ci else None)
+    log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
+
+
+def plan(c: Cycle) -> None:
+    """strategy.md: the current one (--skip-planner), the fixed "fix the build" one, or the Planner's."""
+    roots = c.config.project.lean_roots
+    assert c.build is not None
+    try:
+        if c.options.skip_planner:
+            text = files.read_strategy(c.paths) or ""
+            c.plan = Plan(text, planner.validate(text, roots), Usage())
+        elif not c.build.ok:
+            if not c.build.failing:
+                raise InfraError(f"the branch does not build and no failing file could be named: {c.build.detail}")
+            c.plan = planner.fix_build_strategy(c.build.failing, c.build.errors)
+        else:
+            c.pivot = cs.pivot(c.history.records, c.config.loop.stuck_cap)
+            context = briefs.planner(
+                plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
+                census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
+                last_result=cs.last_task_result(c.paths), issues=cs.issues(c.paths), advice=cs.last_advice(c.paths),
+                pivot=c.pivot, build=c.build.detail)
+            c.plan = planner.plan(c.deps.model("planner"), rules=cs.rules(c.repo), context=context.render(),
+                                  lean_roots=roots)
+            c.charge("planner", c.plan.usage)
+    except InvalidStrategy as e:
+        c.fail(f"strategy.md cannot be used: {e}", infra=False)
+    except PlanFailed as e:
+        c.charge("planner", e.usage)
+        c.fail(str(e), infra=False)
+
+
+def work(c: Cycle) -> None:
+    """The Worker's session, then the gates; a failing gate's report goes back to it for a repair round."""
+    assert c.plan is not None and c.work is not None
+    cfg = c.config
+    compiler = c.deps.compiler(c.work.root)
+    workspace = Workspace(c.work.root, c.plan.scope, cfg.gates.protected, cfg.project.state_dir,
+                          cfg.project.lean_roots, compiler)
+    w = cfg.agents.worker
+    c.session = WorkerSession(c.deps.model("worker"), workspace, cs.rules(c.repo),
+                              Limits(w.max_turns, w.timeout_s, w.token_budget), c.deps.clock.monotonic)
+    scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
+    brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files, issues=cs.issues(c.paths))
+    try:
+        c.session.run(brief.render())
+        for attempt in range(cfg.gates.repair_rounds + 1):
+            if gate(c):
+                break
+            if attempt == cfg.gates.repair_rounds:
+                c.outcome = Outcome.REJECTED
+                break
+            c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
+    finally:
+        c.charge("worker", c.session.usage)
+        if c.work.dirty():
+            c.worker_commit = c.work.commit_all(f"autoformalize: worker changes of cycle {c.number} (scratch)")
+
+
+def gate(c: Cycle) -> bool:
+    """Run every gate on the working copy against the base; True (and the outcome set) when all pass."""
+    assert c.work is not None and c.plan is not None
+    cfg = c.config
+    inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=cfg.gates, build=cfg.build,
+                    lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
+                    report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
+                    compiler=c.deps.compiler(c.work.root), base_census=c.census,
+                    candidates=c.work.status_paths())
+    c.gates = run_gates(inp)
+    c.changed = [ch.path for ch in inp.changes]
+    if not all(g.passed for g in c.gates):
+        return False
+    lean = any(is_lean_source(p, cfg.project.lean_roots) for p in c.changed)
+    c.outcome = Outcome.ACCEPTED if lean else Outcome.NO_CHANGE
+    c.after = inp.after
+    return True
+
+
+def evaluate(c: Cycle) -> None:
+    """The Evaluator scores the cycle; a change that did not land scores at most 0."""
+    assert c.session is not None and c.work is not None
+    diff = c.work.run("diff", c.base, c.worker_commit) if c.worker_commit else "(no change)"
+    context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
+                               outcome=str(c.outcome), history=c.history.records,
+                               attempts=files.read_text(c.paths.attempts))
+    verdict = evaluator.evaluate(c.deps.model("evaluator"), context.render())
+    c.charge("evaluator", verdict.usage)
+    c.evaluation = verdict.evaluation
+    if c.outcome is not Outcome.ACCEPTED and c.evaluation.progress_score > 0:
+        c.evaluation = c.evaluation.model_copy(update={"progress_score": 0})
+
+
+def escalate(c: Cycle) -> None:
+    """After `escalate_after` non-positive scores in a row (and not again for as long), the Consultant."""
+    every = c.config.loop.escalate_after
+    scores = [r.progress_score for r in c.history.records] + [c.evaluation.progress_score if c.evaluation else 0]
+    if len(scores) < every or any(s > 0 for s in scores[-every:]):
+        return
+    consulted = [r.cycle for r in c.history.records if r.consultant]
+    if consulted and c.number - max(consulted) < every:
+        return
+    context = briefs.consultant(blocker=c.evaluation.stuck_on if c.evaluation else "", history=c.history.records,
+                                attempts=files.read_text(c.paths.attempts), issues=cs.issues(c.paths),
+                                census=c.census)
+    advice = consultant.consult(c.deps.model("consultant"), rules=cs.rules(c.repo), context=context.render())
+    c.charge("consultant", advice.usage)
+    c.advice = advice.text
+
+
+def bookkeeping(c: Cycle) -> None:
+    """Write the cycle's state files into the working copy, on its base, with the Lean changes if they passed."""
+    assert c.work is not None
+    work, wp = c.work, c.work_paths
+    work.reset_hard(c.base)
+    work.clean()
+    if c.worker_commit is not None:
+        if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE):
+            work.run("cherry-pick", "--no-commit", c.worker_commit)
+        else:  # the Worker's blocker notes are worth keeping even when its change is not
+            notes = [p for p in c.changed if matches(p, [f"{c.config.project.state_dir}/issues/*.md"])]
+            if notes:
+                work.run("checkout", c.worker_commit, "--", *notes)
+    if c.plan is not None and not c.options.skip_planner:
+        files.write_strategy(wp, c.plan.text)
+    if c.session is not None:
+        files.write_task_result(wp, c.number, cs.task_result(c))
+    if c.advice:
+        files.write_issue(wp, c.advice_slug, c.advice)
+    if c.evaluation is not None and c.evaluation.attempts_update.strip():
+        files.append_attempt(wp, c.number, c.evaluation.attempts_update)
+    c.record = cs.record(c)
+    for record in [*c.interrupted, c.record]:
+        append_record(wp.history, record)
+    files.write_cycle(wp, c.number)
+
+
+def land(c: Cycle) -> None:
+    """Commit in the working copy, push (re-applying onto a remote that moved), fast-forward the branch."""
+    assert c.work is not None
+    entry = Entry(cycle=c.number, base=c.git.head(), pid=os.getpid(), started_at=c.started_at.isoformat())
+    remote, name = c.config.git.remote, c.config.git.branch
+    for _ in range(PUSH_ATTEMPTS):
+        c.commit = c.work.commit_all(cs.commit_message(c))
+        c.journal.write(entry.model_copy(update={"commit": c.commit}))
+        if not (c.options.push and c.config.git.push and c.git.has_remote(remote)):
+            break
+        pushed = c.work.push(remote, c.commit, name)
+        if pushed.pushed:
+            break
+        if not pushed.rejected:
+            log.warning("cycle.push_failed", error=pushed.message)  # the next cycle's sync pushes it
+            break
+        new_base = c.git.fetch(remote, name)
+        if new_base is None:
+            raise InfraError(f"{remote} rejected the push and has no branch {name}: {pushed.message}")
+        _rebase(c, new_base)
+    else:
+        raise InfraError(f"{remote}/{name} kept moving; the cycle's commit {c.commit} was not pushed")
+    assert c.commit is not None
+    c.git.merge_ff(c.commit)
+    c.journal.clear()
+    log.info("cycle.landed", cycle=c.number, outcome=str(c.outcome), commit=c.commit[:12])
+
+
+# -- helpers -----------------------------------------------------------------
+
+
+def _rebase(c: Cycle, new_base: str) -> None:
+    """The remote moved: redo the cycle's commit on its new head, re-running the gates if Lean changes land."""
+    assert c.work is not None
+    log.info("cycle.rebase", onto=new_base[:12])
+    c.base = new_base
+    history_path = c.paths.relative(c.paths.history)
+    tree = GitTree(c.git, new_base)
+    c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
+    c.number = max(c.number, 1 + max([0, *(r.cycle for r in c.history.records)]))
+    c.census = census(tree, c.config.project.lean_roots)
+    if c.outcome is Outcome.ACCEPTED and c.worker_commit is not None:
+        c.work.reset_hard(new_base)
+        c.work.clean()
+        try:
+            c.work.run("cherry-pick", "--no-commit", c.worker_commit)
+        except InfraError:
+            c.work.abort_cherry_pick()
+            c.outcome, c.error = Outcome.REJECTED, "the change does not apply on the remote's new commits"
+        else:
+            if not gate(c):
+                c.outcome = Outcome.REJECTED
+        if c.evaluation is not None and c.outcome is not Outcome.ACCEPTED:
+            c.evaluation = c.evaluation.model_copy(update={"progress_score": min(0, c.evaluation.progress_score)})
+    bookkeeping(c)
+
+
+def _undo_partial_merge(c: Cycle, entry: Entry) -> None:
+    """A fast-forward to the cycle's commit was cut short: put the touched paths back as they were."""
+    assert entry.commit is not None
+    base_files = set(GitTree(c.git, entry.base).files())
+    for path in c.git.changed_between(entry.base, entry.commit):
+        if path in base_files:
+            c.git.run("checkout", entry.base, "--", path)
+        else:
+            (c.repo / path).unlink(missing_ok=True)

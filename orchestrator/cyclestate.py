@@ -1,0 +1,165 @@
+"""What a cycle knows as its phases run, and the small derivations the phases share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+
+from agents import briefs
+from agents.evaluator import Evaluation
+from agents.planner import Plan
+from agents.prices import cost
+from agents.worker import WorkerSession
+from gates.base import GateResult
+from gates.census import Census
+from gates.sorry import restructuring
+from orchestrator.buildcheck import BuildStatus
+from orchestrator.config import Config
+from orchestrator.deps import Deps
+from orchestrator.git import Git
+from orchestrator.journal import Journal
+from state import files
+from state.history import GateVerdict, History, HistoryRecord, Outcome, Usage
+from state.paths import StatePaths
+
+
+@dataclass
+class Options:
+    skip_planner: bool = False
+    push: bool = True
+
+
+@dataclass
+class Cycle:
+    """Filled in phase by phase; the record is derived from it at the end."""
+
+    repo: Path
+    config: Config
+    deps: Deps
+    options: Options
+    git: Git
+    paths: StatePaths
+    journal: Journal
+    started_at: datetime
+    number: int = 0
+    base: str = ""  # the branch commit the cycle builds on
+    interrupted: list[HistoryRecord] = field(default_factory=list)
+    history: History = field(default_factory=History)
+    census: Census = field(default_factory=Census)
+    build: BuildStatus | None = None
+    work: Git | None = None  # the Worker's working copy
+    plan: Plan | None = None
+    pivot: str | None = None
+    session: WorkerSession | None = None
+    gates: list[GateResult] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    after: Census | None = None  # the census with the Worker's change, when it passed
+    worker_commit: str | None = None  # the Worker's change as a scratch commit, for landing or re-applying
+    outcome: Outcome | None = None
+    evaluation: Evaluation | None = None
+    advice: str | None = None  # the Consultant's, when called
+    usage: dict[str, Usage] = field(default_factory=dict)
+    error: str | None = None
+    infra: bool = False  # the error was the infrastructure's, not the agents'
+    record: HistoryRecord | None = None
+    commit: str | None = None
+
+    @property
+    def work_paths(self) -> StatePaths:
+        assert self.work is not None
+        return StatePaths(self.work.root, self.config.project.state_dir)
+
+    @property
+    def advice_slug(self) -> str:
+        return f"consultant_advice_cycle_{self.number:03d}"
+
+    def charge(self, role: str, usage: Usage) -> None:
+        self.usage[role] = self.usage.get(role, Usage()) + usage
+
+    def fail(self, error: str, *, infra: bool) -> None:
+        self.outcome, self.error, self.infra = Outcome.ERROR, error, infra
+
+
+def record(c: Cycle) -> HistoryRecord:
+    e = c.evaluation
+    prices = {role: cost(str(getattr(c.config.agents, role).model), u) for role, u in c.usage.items()}
+    total = None if None in prices.values() else round(sum(v or 0.0 for v in prices.values()), 6)
+    accepted = c.outcome is Outcome.ACCEPTED and c.after is not None
+    return HistoryRecord(
+        cycle=c.number, started_at=c.started_at, finished_at=c.deps.clock.now(), outcome=c.outcome or Outcome.ERROR,
+        gates=[GateVerdict(name=g.name, passed=g.passed, detail=g.detail) for g in c.gates],
+        pre_sorry_count=c.census.holes, post_sorry_count=c.after.holes if accepted and c.after else c.census.holes,
+        progress_score=e.progress_score if e else 0, summary=e.summary if e else (c.error or ""),
+        stuck_on=e.stuck_on if e else "", strategy_recommendation=e.strategy_recommendation if e else "",
+        attempts_update=e.attempts_update if e else "", scope=c.plan.scope if c.plan else [],
+        changed_files=c.changed, usage=c.usage, cost_usd=total,
+        consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
+        restructuring=restructuring_of(c), pivot=c.pivot, base=c.base, error=c.error,
+        worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None)
+
+
+def restructuring_of(c: Cycle) -> str | None:
+    """The declared rationale, when this cycle landed a sorry-count rise."""
+    if c.outcome is not Outcome.ACCEPTED or c.session is None or c.after is None:
+        return None
+    return restructuring(c.session.report()) if c.after.holes > c.census.holes else None
+
+
+def task_result(c: Cycle) -> str:
+    assert c.session is not None
+    parts = [f"# Cycle {c.number:03d} — {c.outcome}", "", c.session.report().strip()]
+    if c.gates:
+        parts += ["", "## Gates", "", verdicts(c.gates)]
+    return "\n".join(parts) + "\n"
+
+
+def verdicts(gates: list[GateResult]) -> str:
+    return "\n".join(f"- {g.name}: {'passed' if g.passed else 'FAILED'} — {g.detail}" for g in gates) or "(none)"
+
+
+def feedback(gates: list[GateResult], round_: int, rounds: int) -> str:
+    failed = "\n\n".join(f"### {g.name}\n{g.detail}" for g in gates if not g.passed)
+    return (f"The gates rejected your change (repair round {round_} of {rounds}). Fix what they report, check "
+            f"again, and call `finish` with an updated report.\n\n{failed}")
+
+
+def pivot(records: list[HistoryRecord], cap: int) -> str | None:
+    """The blocker the last `cap` records all name, if they do."""
+    last = [r.stuck_on.strip().lower() for r in records[-cap:]]
+    if len(last) == cap and last[0] and all(s == last[0] for s in last):
+        return records[-1].stuck_on.strip()
+    return None
+
+
+def issues(paths: StatePaths) -> list[briefs.IssueText]:
+    return [briefs.IssueText(i.slug, i.text()) for i in files.open_issues(paths)
+            if not i.slug.startswith("consultant_advice")]
+
+
+def last_advice(paths: StatePaths) -> str | None:
+    advice = [i for i in files.open_issues(paths) if i.slug.startswith("consultant_advice")]
+    return advice[0].text() if advice else None
+
+
+def last_task_result(paths: StatePaths) -> str | None:
+    results = sorted(paths.task_results.glob("cycle_*.md"), key=lambda p: (len(p.name), p.name))
+    return files.read_text(results[-1]) if results else None
+
+
+def rules(repo: Path) -> str:
+    """The standing rules agents load: the repository's CLAUDE.md or AGENTS.md, else the built-in ones."""
+    for name in ("CLAUDE.md", "AGENTS.md"):
+        text = files.read_text(repo / name)
+        if text:
+            return text
+    return resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
+
+
+def commit_message(c: Cycle) -> str:
+    assert c.record is not None
+    builds = "yes" if c.build is not None and c.build.ok else "no"
+    return (f"autoformalize: cycle {c.number} {c.record.outcome}: {c.record.summary[:100]}\n\n"
+            f"Autoformalize-Cycle: {c.number}\nAutoformalize-Outcome: {c.record.outcome}\n"
+            f"Autoformalize-Builds: {builds}\n")

@@ -1,0 +1,193 @@
+"""Git, through GitPython: the few operations a cycle needs, each checked.
+
+Every failing git command raises `GitError` (an infrastructure error) naming
+the command and git's own message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+from git.exc import GitCommandError
+
+from gates.tree import IGNORED_DIRS
+from state.errors import InfraError
+
+FALLBACK_AUTHOR = ("autoformalize", "autoformalize@localhost")
+
+
+class GitError(InfraError):
+    pass
+
+
+@dataclass(frozen=True)
+class PushResult:
+    pushed: bool
+    rejected: bool  # the remote moved: fetch, re-apply, try again
+    message: str
+
+
+class Git:
+    """One checkout (the user's, or a worktree of it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        try:
+            self.repo = git.Repo(root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
+            raise GitError(f"{root} is not a git checkout ({e})") from None
+
+    def run(self, *args: str) -> str:
+        try:
+            # The executable GitPython was configured with (GIT_PYTHON_GIT_EXECUTABLE), not whatever is on PATH.
+            command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", *args]
+            return str(self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True))
+        except GitCommandError as e:
+            raise GitError(f"`git {' '.join(args)}` failed in {self.root}: {(e.stderr or e.stdout or '').strip()}"
+                           ) from None
+
+    def head(self) -> str:
+        return self.run("rev-parse", "HEAD")
+
+    def branch(self) -> str | None:
+        """The checked-out branch, or None when HEAD is detached."""
+        name = self.run("rev-parse", "--abbrev-ref", "HEAD")
+        return None if name == "HEAD" else name
+
+    def dirty(self) -> list[str]:
+        """Changed, staged and untracked paths (ignored ones excluded)."""
+        return _porcelain(self.run("status", "--porcelain=v1", "-z", "--untracked-files=all"))
+
+    def has_remote(self, name: str) -> bool:
+        return name in {r.name for r in self.repo.remotes}
+
+    def remote_url(self, name: str) -> str | None:
+        return self.repo.remotes[name].url if self.has_remote(name) else None
+
+    def fetch(self, remote: str, branch: str) -> str | None:
+        """The remote branch's commit after fetching it; None when the remote has no such branch."""
+        try:
+            self.run("fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+        except GitError as e:
+            if "couldn't find remote ref" in str(e):
+                return None
+            raise
+        return self.run("rev-parse", f"refs/remotes/{remote}/{branch}")
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        try:
+            self.repo.git.merge_base("--is-ancestor", older, newer)
+        except GitCommandError:
+            return False
+        return True
+
+    def merge_ff(self, commit: str) -> None:
+        self.run("merge", "--ff-only", "--quiet", commit)
+
+    def reset_hard(self, commit: str) -> None:
+        self.run("reset", "--hard", "--quiet", commit)
+
+    def clean(self, *exclude: str) -> None:
+        """Remove untracked files (ignored ones, such as build outputs, stay)."""
+        self.run("clean", "-fdq", *[a for e in exclude for a in ("-e", e)])
+
+    def status_paths(self) -> list[str]:
+        """Paths git sees as changed, untracked or ignored, build folders excluded: where a change can be."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
+        return [p for p in _porcelain(out) if not set(p.rstrip("/").split("/")) & IGNORED_DIRS]
+
+    def changed_between(self, old: str, new: str) -> list[str]:
+        return [p for p in self.run("diff", "--name-only", "-z", old, new).split("\0") if p]
+
+    def commit_all(self, message: str) -> str:
+        """Stage everything in this checkout and commit it; returns the new commit."""
+        self.run("add", "-A")
+        name, email = self._identity()
+        self.run("-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet", "--no-verify",
+                 "-m", message)
+        return self.head()
+
+    def push(self, remote: str, commit: str, branch: str) -> PushResult:
+        try:
+            self.repo.git.push(remote, f"{commit}:refs/heads/{branch}", porcelain=True)
+        except GitCommandError as e:
+            text = f"{e.stdout or ''}\n{e.stderr or ''}".strip()
+            rejected = any(w in text for w in ("[rejected]", "Updates were rejected", "non-fast-forward",
+                                               "fetch first", "stale info"))
+            return PushResult(False, rejected, text)
+        return PushResult(True, False, "")
+
+    def cherry_pick(self, commit: str) -> str:
+        name, email = self._identity()
+        self.run("-c", f"user.name={name}", "-c", f"user.email={email}", "cherry-pick", "--allow-empty",
+                 "--keep-redundant-commits", commit)
+        return self.head()
+
+    def abort_cherry_pick(self) -> None:
+        with contextlib.suppress(GitCommandError):  # nothing in progress
+            self.repo.git.cherry_pick("--abort")
+
+    def worktree(self, path: Path, commit: str) -> Git:
+        """A detached worktree at `commit`, created or reset; its ignored files (build outputs) are kept."""
+        if (path / ".git").exists():
+            tree = Git(path)
+            tree.abort_cherry_pick()
+            tree.run("checkout", "--quiet", "--detach", "--force", commit)
+            tree.reset_hard(commit)
+            tree.clean()
+            return tree
+        self.run("worktree", "prune")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.run("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
+        return Git(path)
+
+    def _identity(self) -> tuple[str, str]:
+        reader = self.repo.config_reader()
+        name = reader.get_value("user", "name", default="")
+        email = reader.get_value("user", "email", default="")
+        if name and email:
+            return str(name), str(email)
+        return FALLBACK_AUTHOR
+
+
+def _porcelain(out: str) -> list[str]:
+    """Paths of `git status --porcelain=v1 -z`; a rename contributes both names."""
+    paths: list[str] = []
+    entries = out.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        if len(entry) > 3:
+            paths.append(entry[3:])
+            if entry[0] in "RC" and i + 1 < len(entries):
+                paths.append(entries[i + 1])
+                i += 1
+        i += 1
+    return paths
+
+
+class GitTree:
+    """The files of one commit, read from the object store: a base no working-copy edit can change."""
+
+    def __init__(self, git: Git, commit: str) -> None:
+        self.git = git
+        self.commit = commit
+        self._files: list[str] | None = None
+
+    def files(self) -> list[str]:
+        if self._files is None:
+            listed = self.git.run("ls-tree", "-r", "-z", "--name-only", self.commit).split("\0")
+            self._files = sorted(p for p in listed if p and not set(p.split("/")[:-1]) & IGNORED_DIRS)
+        return self._files
+
+    def read(self, path: str) -> bytes:
+        try:  # one long-lived `git cat-file --batch` serves every read
+            _, kind, _, data = self.git.repo.git.get_object_data(f"{self.commit}:{path}")
+        except ValueError:
+            raise FileNotFoundError(path) from None
+        if kind != b"blob" and kind != "blob":
+            raise FileNotFoundError(path)
+        return bytes(data)

@@ -1,0 +1,104 @@
+"""`cycle --dry-run`: every read-only step of a cycle, and what each phase would do. No model, no change."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from agents import briefs
+from agents.planner import validate
+from agents.prompts import render
+from agents.tools import SPECS
+from gates.census import census
+from gates.scope import InvalidStrategy, matches
+from gates.tree import is_lean_source
+from orchestrator import cyclestate as cs
+from orchestrator import workcopy
+from orchestrator.config import Config
+from orchestrator.git import Git, GitTree
+from orchestrator.journal import Journal
+from state import files
+from state.history import read_history
+from state.lock import inspect_lock
+
+
+def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[str]:
+    paths = config.state(repo)
+    git = Git(repo)
+    out: list[str] = []
+    say = out.append
+    branch, head = git.branch(), git.head()
+    runtime = {paths.relative(paths.heartbeat), paths.relative(paths.lock)}
+    dirty = [p for p in git.dirty() if p not in runtime]
+    say(f"sync: on {branch or 'a detached HEAD'} at {head[:12]}"
+        + ("" if branch == config.git.branch else f" — a cycle would refuse: not on {config.git.branch}"))
+    if dirty:
+        say(f"sync: a cycle would refuse (exit 2): uncommitted changes in {', '.join(dirty[:5])}")
+    remote = config.git.remote
+    say(f"sync: would fetch {remote}/{config.git.branch} and fast-forward" if git.has_remote(remote)
+        else f"sync: no remote {remote!r}; the cycle stays local")
+    entry = Journal(workcopy.git_dir(git)).read()
+    if entry is not None:
+        say(f"sync: cycle {entry.cycle} was interrupted; it would be recorded as interrupted")
+    say(f"lock: {inspect_lock(paths.lock).status}")
+    history = read_history(paths.history)
+    number = 1 + max([files.read_cycle(paths), *(r.cycle for r in history.records)])
+    roots = config.project.lean_roots
+    result = census(GitTree(git, head), roots)
+    say(f"baseline: cycle {number}; {result.total_sorries} sorry, {result.total_admits} admit in "
+        f"{len(result.files)} Lean files ({result.lines:,} lines)")
+    verified = git.run("log", "-1", "--format=%H", "--grep=^Autoformalize-Builds: yes$", head) or None
+    if verified:
+        lean = [p for p in git.changed_between(verified, head) if is_lean_source(p, roots)]
+        say(f"baseline: {len(lean)} Lean file(s) changed since the last verified commit {verified[:12]}; "
+            + ("would check them and their importers" if lean else "no build needed"))
+    else:
+        say(f"baseline: no verified commit yet; would run `{config.build.build_all}`")
+    rules = cs.rules(repo)
+    strategy = files.read_strategy(paths)
+    if skip_planner:
+        try:
+            scope = validate(strategy or "", roots)
+            say(f"plan: would reuse strategy.md (Scope: {', '.join(scope)})")
+        except InvalidStrategy as e:
+            say(f"plan: strategy.md cannot be reused: {e}")
+    else:
+        pivot = cs.pivot(history.records, config.loop.stuck_cap)
+        context = briefs.planner(
+            plan=files.read_text(repo / config.project.plan), plan_name=config.project.plan, census=result,
+            history=history.records, attempts=files.read_text(paths.attempts),
+            last_result=cs.last_task_result(paths), issues=cs.issues(paths), advice=cs.last_advice(paths),
+            pivot=pivot, build="(checked when the cycle runs)")
+        text = context.render()
+        system = render("planner", rules=rules, lean_roots=", ".join(roots) or "the repository")
+        say(_size("plan", config.agents.planner.model, system, text) + (f"; pivot away from: {pivot}" if pivot
+                                                                           else ""))
+        for note in context.dropped:
+            say(f"plan: left out: {note}")
+    scope_files: list[str] = []
+    if strategy:
+        with contextlib.suppress(InvalidStrategy):  # a new strategy replaces it anyway
+            scope_files = [p for p in result.files if matches(p, validate(strategy, roots))]
+    brief = briefs.worker(strategy=strategy or "(the Planner's new strategy)", census=result,
+                          scope_files=scope_files, issues=cs.issues(paths)).render()
+    tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                        for t in SPECS])
+    say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)
+        + f"; up to {config.agents.worker.max_turns} turns, {config.agents.worker.timeout_s}s, then the gates "
+          f"with up to {config.gates.repair_rounds} repair rounds")
+    say(_size("evaluate", config.agents.evaluator.model, render("evaluator"), "")
+        + " plus the cycle's diff, report and verdicts (at most ~60,000 characters)")
+    every = config.loop.escalate_after
+    tail = [r.progress_score for r in history.records][-(every - 1):] if every > 1 else []
+    maybe = len(tail) == every - 1 and all(s <= 0 for s in tail)
+    say(f"escalate: the Consultant {'would be called if this cycle scores ≤ 0' if maybe else 'would not be called'}")
+    say("land: one commit with the state files (and the Lean changes if every gate passes)"
+        + (f", pushed to {remote}" if git.has_remote(remote) and config.git.push else ""))
+    return out
+
+
+def _size(phase: str, model: str, system: str, user: str) -> str:
+    chars = len(system) + len(user)
+    return (f"{phase}: {model}, prompt {chars:,} characters (~{chars // 4:,} tokens; system {len(system):,}, "
+            f"context {len(user):,})")
