@@ -1,0 +1,233 @@
+"""Whole cycles against the scripted Anthropic endpoint and the stand-in Lean checker.
+
+`Project` is a real git repository with a Lean-shaped `Book/` and a bare
+remote; `Agents` scripts each role separately (the role is read from the
+system prompt of each request), so a test says what the Planner, the Worker
+and the Evaluator answer without counting requests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.backends.anthropic import AnthropicModel
+from agents.model import Model
+from gates.base import Compiler
+from gates.build import LakeCompiler
+from orchestrator.config import Config, load_config
+from orchestrator.cycle import Options, run_cycle
+from orchestrator.cyclestate import Cycle
+from orchestrator.deps import Deps, SystemClock
+from state.history import HistoryRecord, read_history
+from tests.conftest import git, write
+from tests.standin.anthropic_server import (
+    AnthropicStandin,
+    RecordedRequest,
+    Reply,
+    error_reply,
+    text_reply,
+    tool_use_reply,
+)
+
+FAKE_KEY = "sk-ant-test-Zq9XwV7kP3-never-print-me"
+STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
+ROLES = {"planner": "You are the Planner", "worker": "You are the Worker", "evaluator": "You are the Evaluator",
+         "consultant": "You are the Consultant"}
+
+A = """\
+import Mathlib.Tactic
+
+namespace Book
+
+theorem easy : True := trivial
+
+theorem hard (n : ℕ) : n + 0 = n := by
+  sorry
+
+end Book
+"""
+B = """\
+import Book.A
+
+namespace Book
+
+theorem uses : True := Book.easy
+
+theorem other (n : ℕ) : 0 + n = n := by
+  sorry
+
+end Book
+"""
+PLAN = "# Plan\n\n## Current Target\n\nChapter 1: close `Book.hard` in Book/A.lean.\n"
+
+
+def config_text(**sections: dict[str, Any]) -> str:
+    base: dict[str, dict[str, Any]] = {
+        "project": {"lean_roots": ["Book"]},
+        "build": {"check_file": f"{sys.executable} {STANDIN} check {{file}}",
+                  "build_all": f"{sys.executable} {STANDIN} build", "timeout_s": 30},
+        "loop": {"heartbeat_s": 1},
+    }
+    for name, values in sections.items():
+        base.setdefault(name, {}).update(values)
+    lines = []
+    for name, values in base.items():
+        tables = {k: v for k, v in values.items() if isinstance(v, dict)}
+        lines.append(f"[{name}]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in values.items() if k not in tables]
+        for sub, inner in tables.items():
+            lines.append(f"[{name}.{sub}]")
+            lines += [f"{k} = {json.dumps(v)}" for k, v in inner.items()]
+    return "\n".join(lines) + "\n"
+
+
+def strategy(*scope: str, target: str = "Close `Book.hard`.") -> str:
+    bullets = "\n".join(f"- {s}" for s in scope)
+    return (f"# Strategy\n\n## Target\n{target}\n\n## Steps\n1. Do it.\n\n## Scope\n{bullets}\n\n"
+            "## Done when\nNo sorry.\n")
+
+
+def evaluation(score: int, summary: str = "closed a sorry", stuck_on: str = "", attempts: str = "tried simp") -> str:
+    return json.dumps({"progress_score": score, "summary": summary, "stuck_on": stuck_on,
+                       "strategy_recommendation": "continue", "attempts_update": attempts})
+
+
+class Agents:
+    """Per-role scripts, served in order; a role with nothing left gets an error the client does not retry."""
+
+    def __init__(self, server: AnthropicStandin) -> None:
+        self.server = server
+        self.scripts: dict[str, deque[Reply | Callable[[RecordedRequest], Reply]]] = {r: deque() for r in ROLES}
+        self.requests: dict[str, list[RecordedRequest]] = {r: [] for r in ROLES}
+        self.calls: Counter[str] = Counter()
+        for _ in range(400):
+            server.enqueue(self._respond)
+
+    def _respond(self, request: RecordedRequest) -> Reply:
+        role = role_of(request)
+        self.calls[role] += 1
+        self.requests[role].append(request)
+        if not self.scripts[role]:
+            return error_reply(400, "invalid_request_error", f"test script: nothing left for the {role}")
+        item = self.scripts[role].popleft()
+        return item(request) if callable(item) else item
+
+    def add(self, role: str, *replies: Reply | Callable[[RecordedRequest], Reply]) -> None:
+        self.scripts[role].extend(replies)
+
+    def plan(self, text: str) -> None:
+        self.add("planner", text_reply(text))
+
+    def work(self, *steps: list[tuple[str, dict[str, Any]]] | str) -> None:
+        """Each step: tool calls in one reply, or a text that ends the turn."""
+        self.add("worker", *(text_reply(s) if isinstance(s, str) else tool_use_reply(s) for s in steps))
+
+    def evaluate(self, text: str) -> None:
+        self.add("evaluator", text_reply(text))
+
+    def consult(self, text: str) -> None:
+        self.add("consultant", text_reply(text))
+
+
+def role_of(request: RecordedRequest) -> str:
+    system = request.body.get("system") or []
+    text = system if isinstance(system, str) else " ".join(b.get("text", "") for b in system)
+    return next((role for role, marker in ROLES.items() if text.startswith(marker)), "unknown")
+
+
+def user_text(request: RecordedRequest) -> str:
+    """All text the request sends in user turns (tool results included)."""
+    out = []
+    for message in request.body["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            out.append(content)
+            continue
+        for block in content:
+            if block.get("type") == "text":
+                out.append(block["text"])
+            elif block.get("type") == "tool_result":
+                inner = block.get("content")
+                out.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return "\n".join(out)
+
+
+@dataclass
+class Project:
+    repo: Path
+    remote: Path
+    server: AnthropicStandin
+    agents: Agents
+    log: list[str] = field(default_factory=list)
+
+    @property
+    def config(self) -> Config:
+        return load_config(self.repo)
+
+    def deps(self) -> Deps:
+        def model(role: str) -> Model:
+            agent = getattr(self.config.agents, role)
+            return AnthropicModel(model=agent.model, timeout_s=30, backoff_base_s=0.01, backoff_max_s=0.05)
+
+        def compiler(root: Path) -> Compiler:
+            return LakeCompiler(root, self.config.build)
+
+        return Deps(model=model, compiler=compiler, clock=SystemClock())
+
+    def cycle(self, **options: Any) -> tuple[HistoryRecord, Cycle]:
+        return run_cycle(self.repo, self.config, self.deps(), Options(**options))
+
+    def head(self) -> str:
+        return git(self.repo, "rev-parse", "HEAD").strip()
+
+    def remote_head(self) -> str:
+        return git(self.remote, "rev-parse", "refs/heads/main").strip()
+
+    def show(self, rev: str, path: str) -> str:
+        return git(self.repo, "show", f"{rev}:{path}")
+
+    def changed(self, old: str, new: str = "HEAD") -> list[str]:
+        return git(self.repo, "diff", "--name-only", old, new).split()
+
+    def history(self) -> list[HistoryRecord]:
+        return read_history(self.repo / ".prover-state" / "history.jsonl").records
+
+    def clean(self) -> bool:
+        return git(self.repo, "status", "--porcelain") == ""
+
+    def commit_files(self, files: dict[str, str], message: str = "human edit") -> str:
+        write(self.repo, files)
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", message)
+        git(self.repo, "push", "-q", "origin", "main")
+        return self.head()
+
+
+def make_project(root: Path, server: AnthropicStandin, *, files: dict[str, str] | None = None,
+                 config: str | None = None) -> Project:
+    repo = root / "book"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"lakefile.toml": 'name = "book"\n[[lean_lib]]\nname = "Book"\n',
+                 "lean-toolchain": "leanprover/lean4:v4.24.0\n", "Book.lean": "import Book.A\nimport Book.B\n",
+                 "Book/A.lean": A, "Book/B.lean": B, "plan.md": PLAN,
+                 "autoformalize.toml": config or config_text(),
+                 ".gitignore": ".lake/\n.prover-state/heartbeat.json\n.prover-state/run.lock\n",
+                 "CLAUDE.md": "# Rules\nSorry-first.\n", **(files or {})})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    remote = root / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "fetch", "-q", "origin")
+    git(repo, "branch", "-q", "--set-upstream-to=origin/main", "main")
+    return Project(repo, remote, server, Agents(server))

@@ -1,0 +1,205 @@
+"""kill -9 at the worst moments, then a clean next cycle; the CLI's exit codes; the dry run; no key leaks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from state.lock import LockStatus, inspect_lock
+from tests.conftest import git
+from tests.orchestrator.harness import FAKE_KEY, Project, evaluation, strategy
+from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply
+
+EDIT = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
+
+
+def start_cycle(project: Project, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "orchestrator", "cycle", "--repo", str(project.repo)],
+                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def wait_for(condition: threading.Event | Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition.is_set() if isinstance(condition, threading.Event) else condition.exists():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {condition}")
+
+
+def script_a_good_cycle(project: Project) -> None:
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work(EDIT, [("finish", {"report": "closed Book.hard"})])
+    project.agents.evaluate(evaluation(1))
+
+
+def test_killed_during_the_worker_then_a_clean_next_cycle(project: Project) -> None:
+    base = project.head()
+    inside, release = threading.Event(), threading.Event()
+
+    def hang(request: RecordedRequest) -> Reply:
+        inside.set()
+        release.wait(30)
+        return text_reply("too late")
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker", hang)
+    child = start_cycle(project)
+    wait_for(inside)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    release.set()
+    assert project.head() == base and project.remote_head() == base
+    assert inspect_lock(project.repo / ".prover-state/run.lock").status is LockStatus.STALE
+
+    script_a_good_cycle(project)
+    record, cycle = project.cycle()
+
+    assert record.cycle == 2 and record.outcome == "accepted"
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "accepted")]
+    assert "interrupted" in project.history()[0].summary
+    assert project.head() == cycle.commit == project.remote_head() and project.clean()
+
+
+def fake_git(tmp_path: Path, pause_when: str) -> dict[str, str]:
+    """A `git` that pauses (and says so in a marker file) before a matching command, then runs the real one."""
+    real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
+    marker = tmp_path / "paused"
+    script = tmp_path / "bin" / "git"
+    script.parent.mkdir()
+    script.write_text(f'#!/bin/sh\ncase "$*" in\n  *"{pause_when}"*) touch {marker}; sleep 60;;\nesac\n'
+                      f'exec {real} "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return {"GIT_PYTHON_GIT_EXECUTABLE": str(script), "PAUSE_MARKER": str(marker)}
+
+
+@pytest.mark.parametrize(("moment", "landed"), [("Autoformalize-Cycle", False), ("merge --ff-only", True)],
+                         ids=["while-committing", "while-moving-the-branch"])
+def test_killed_while_landing_then_a_clean_next_cycle(project: Project, tmp_path: Path, moment: str,
+                                                      landed: bool) -> None:
+    base = project.head()
+    env = fake_git(tmp_path, moment)
+    script_a_good_cycle(project)
+    child = start_cycle(project, env)
+    wait_for(Path(env["PAUSE_MARKER"]))
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    assert project.head() == base  # the checkout did not move
+
+    script_a_good_cycle(project)
+    record, cycle = project.cycle()
+
+    history = [(r.cycle, r.outcome) for r in project.history()]
+    if landed:  # the commit had been pushed: the branch catches up with it and no cycle is lost;
+        # the second Worker then finds nothing left to edit
+        assert history == [(1, "accepted"), (2, "no_change")]
+    else:
+        assert history == [(1, "interrupted"), (2, "accepted")]
+    assert record.cycle == 2
+    assert project.head() == cycle.commit == project.remote_head() and project.clean()
+    assert "simp" in project.show("HEAD", "Book/A.lean")
+
+
+def test_a_fast_forward_cut_short_is_rolled_back(project: Project) -> None:
+    """The state a kill in the middle of `git merge` leaves: the journal names the commit, files half moved."""
+    from orchestrator.journal import Entry, Journal
+
+    base = project.head()
+    work = project.repo.parent / "elsewhere"
+    subprocess.run(["git", "clone", "-q", str(project.repo), str(work)], check=True)
+    (work / "Book/A.lean").write_text("-- half written\n")
+    git(work, "commit", "-qam", "a cycle's commit that never landed")
+    commit = git(work, "rev-parse", "HEAD").strip()
+    git(project.repo, "fetch", "-q", str(work), "main")
+    (project.repo / "Book/A.lean").write_text("-- half written\n")  # the merge had written this file
+    Journal(project.repo / ".git").write(Entry(cycle=1, base=base, commit=commit, pid=1,
+                                               started_at="2026-11-21T00:00:00+00:00"))
+    script_a_good_cycle(project)
+
+    project.cycle()
+
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "accepted")]
+    assert project.show("HEAD", "Book/A.lean").startswith("import Mathlib") and project.clean()
+
+
+def test_cli_exit_codes_and_messages(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    script_a_good_cycle(project)
+    assert main(["cycle", "--repo", str(project.repo)]) == 0
+    assert "cycle 1: accepted, score +1, sorries 2 → 1" in capsys.readouterr().out
+
+    project.agents.add("planner", *[_overloaded() for _ in range(10)])
+    assert main(["cycle", "--repo", str(project.repo)]) == 1
+    err = capsys.readouterr().err
+    assert "plan:" in err and "overloaded" in err.lower()
+    assert project.history()[-1].outcome == "error"
+
+    (project.repo / "Book/B.lean").write_text("-- mine\n")
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert "uncommitted changes in Book/B.lean" in capsys.readouterr().err
+    git(project.repo, "checkout", "Book/B.lean")
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        f"import sys, time; sys.path[:0] = {sys.path!r}\nfrom pathlib import Path\nfrom state.lock import RunLock\n"
+        f"lock = RunLock(Path({str(project.repo / '.prover-state/run.lock')!r})); lock.acquire(); "
+        "print('held', flush=True); "
+        "time.sleep(30)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert main(["cycle", "--repo", str(project.repo)]) == 3
+        assert f"held by pid {holder.pid}" in capsys.readouterr().err
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _overloaded() -> Reply:
+    from tests.standin.anthropic_server import error_reply
+
+    return error_reply(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})
+
+
+def test_a_missing_key_is_refused_before_anything_starts(project: Project, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert "ANTHROPIC_API_KEY is not set" in capsys.readouterr().err
+    assert project.server.requests == [] and not (project.repo / ".prover-state").exists()
+
+
+def test_dry_run_makes_no_request_and_no_change(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _snapshot(project.repo)
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    assert project.server.requests == []
+    assert _snapshot(project.repo) == before
+    for phase in ("sync:", "baseline: cycle 1; 2 sorry", "plan: claude-opus-4-6, prompt", "work:", "evaluate:",
+                  "escalate:", "land:"):
+        assert phase in out, phase
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()
+            and "objects" not in p.parts and p.name != "index"}
+
+
+def test_the_api_key_is_in_no_file_commit_or_log(project: Project, capfd: pytest.CaptureFixture[str]) -> None:
+    script_a_good_cycle(project)
+    assert main(["cycle", "--repo", str(project.repo)]) == 0
+    out, err = capfd.readouterr()
+    assert FAKE_KEY not in out + err
+    for path in project.repo.rglob("*"):
+        if path.is_file():
+            assert FAKE_KEY.encode() not in path.read_bytes(), path
+    assert FAKE_KEY not in git(project.repo, "log", "-p", "--all")
+    for request in project.server.requests:  # it was sent, as a header, to the endpoint only
+        assert FAKE_KEY not in str(request.body)

@@ -1,0 +1,321 @@
+"""Whole cycles through the real anthropic client, a stand-in Lean checker and a bare remote."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from state.errors import UsageError
+from tests.conftest import git, write
+from tests.orchestrator.harness import (
+    PLAN,
+    A,
+    B,
+    Project,
+    config_text,
+    evaluation,
+    make_project,
+    strategy,
+    user_text,
+)
+from tests.standin.anthropic_server import (
+    AnthropicStandin,
+    RecordedRequest,
+    Reply,
+    error_reply,
+    text_reply,
+    tool_use_reply,
+)
+
+PROVED = A.replace("  sorry", "  simp")
+
+
+def test_an_accepted_cycle_lands_in_one_pushed_commit(project: Project) -> None:
+    base = project.head()
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("read_file", {"path": "Book/A.lean"})],
+                        [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("lean_check", {"path": "Book/A.lean"})],
+                        [("finish", {"report": "## Worked on\nBook.hard\n## Result\nclosed by simp"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert [g.name for g in record.gates] == ["scope", "integrity", "sorry", "build"]
+    assert (record.pre_sorry_count, record.post_sorry_count, record.progress_score) == (2, 1, 1)
+    assert project.head() == cycle.commit == project.remote_head()
+    assert git_parent(project) == base  # one commit
+    assert project.show("HEAD", "Book/A.lean") == PROVED
+    assert sorted(project.changed(base)) == [".prover-state/attempts.md", ".prover-state/cycle",
+                                             ".prover-state/history.jsonl", ".prover-state/strategy.md",
+                                             ".prover-state/task_results/cycle_001.md", "Book/A.lean"]
+    assert project.history()[-1].cycle == 1 and project.history()[-1].outcome == "accepted"
+    assert set(record.usage) == {"planner", "worker", "evaluator"}
+    assert record.usage["worker"].input == 40 and record.cost_usd is not None and record.cost_usd > 0
+    assert "closed by simp" in (project.repo / ".prover-state/task_results/cycle_001.md").read_text()
+    assert project.clean()
+    assert "Book.hard" in user_text(project.agents.requests["worker"][0])  # the sorries in scope were shown
+
+
+def git_parent(project: Project) -> str:
+    return git(project.repo, "rev-parse", "HEAD^").strip()
+
+
+# -- rejected cycles: the branch receives the record, never the change -----------------------------------------------
+
+def _write_around_the_tools(request: RecordedRequest) -> Reply:
+    """A session with file access of its own (as a coding-agent CLI has) edits outside the Scope."""
+    (WORKTREE[0] / "Book/B.lean").write_text(B.replace("  sorry", "  simp"))
+    return tool_use_reply([("finish", {"report": "done"})])
+
+
+WORKTREE: list[Path] = []
+REJECTIONS = {
+    "out-of-scope": (_write_around_the_tools, "scope", "changed outside the Scope: Book/B.lean (modified)"),
+    "importer-broken-by-rename": ([("edit_file", {"path": "Book/A.lean", "old_string": "theorem easy",
+                                                  "new_string": "theorem easy'"})],
+                                  "build", "Book/B.lean:5:23: error: unknown identifier 'Book.easy'"),
+    "new-axiom": ([("edit_file", {"path": "Book/A.lean", "old_string": "end Book",
+                                  "new_string": "axiom shortcut : ∀ n : ℕ, n + 0 = n\n\nend Book"})],
+                  "integrity", "new axiom Book.shortcut"),
+    "deleted-theorem": ([("edit_file", {"path": "Book/A.lean",
+                                        "old_string": "theorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n",
+                                        "new_string": ""})],
+                        "integrity", "Book.hard held 1 sorry/admit in Book/A.lean and was deleted"),
+    "unexplained-sorry-rise": ([("edit_file", {"path": "Book/A.lean", "old_string": "end Book",
+                                               "new_string": "theorem more : 1 = 1 := by\n  sorry\n\nend Book"})],
+                               "sorry", "rose 2 → 3 (+1) and the report declares no `RESTRUCTURING"),
+    "admit": ([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  admit"})],
+              "integrity", "new admit in Book.hard"),
+}
+
+
+@pytest.mark.parametrize("case", list(REJECTIONS))
+def test_a_change_failing_a_gate_never_reaches_the_branch(project: Project, case: str) -> None:
+    edit, gate, detail = REJECTIONS[case]
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0})})
+    base = _commit_config(project)
+    WORKTREE[:] = [project.repo / ".git/autoformalize/work/worker-0"]
+    project.agents.plan(strategy("Book/A.lean"))
+    if callable(edit):
+        project.agents.add("worker", edit)
+    else:
+        project.agents.work(edit, [("finish", {"report": "done"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "rejected"
+    failed = [g for g in record.gates if not g.passed]
+    assert [g.name for g in failed] == [gate] and detail in failed[0].detail, failed
+    assert record.progress_score == 0  # a rejected change never scores above 0
+    assert not [p for p in project.changed(base) if p.startswith("Book")]  # no Lean change landed
+    assert project.remote_head() == project.head() and project.clean()
+    task = (project.repo / ".prover-state/task_results/cycle_001.md").read_text()
+    assert "FAILED" in task and detail.split(":")[0] in task
+
+
+def _commit_config(project: Project) -> str:
+    git(project.repo, "commit", "-qam", "config")
+    git(project.repo, "push", "-q", "origin", "main")
+    return project.head()
+
+
+def test_a_repair_round_fixes_a_build_error(project: Project) -> None:
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work(
+        [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  exact absurd_marker"})],
+        [("finish", {"report": "closed it"})],
+        [("edit_file", {"path": "Book/A.lean", "old_string": "  exact absurd_marker", "new_string": "  simp"})],
+        [("finish", {"report": "fixed the type mismatch"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted"
+    repair = project.agents.requests["worker"][2]
+    assert "repair round 1 of 2" in user_text(repair) and "type mismatch" in user_text(repair)
+    assert project.show("HEAD", "Book/A.lean") == PROVED
+    task = (project.repo / ".prover-state/task_results/cycle_001.md").read_text()
+    assert "## Round 1" in task and "## Round 2" in task and "fixed the type mismatch" in task
+
+
+def test_a_declared_restructuring_lands_and_the_next_over_budget_does_not(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(gates={"restructure_budget": 1, "repair_rounds": 0})})
+    _commit_config(project)
+    split = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry",
+                            "new_string": "  have h1 : n = n := sorry\n  have h2 : n + 0 = n := sorry\n  exact h2"})]
+    for _ in range(2):
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.evaluate(evaluation(1))
+    project.agents.work(split, [("finish", {"report": "RESTRUCTURING: split hard into two steps"})])
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  exact h2",
+                                        "new_string": "  have h3 : True := sorry\n  exact h2"})],
+                        [("finish", {"report": "RESTRUCTURING: one more step"})])
+
+    first, _ = project.cycle()
+    second, _ = project.cycle()
+
+    assert first.outcome == "accepted" and first.restructuring == "split hard into two steps"
+    assert (first.pre_sorry_count, first.post_sorry_count) == (2, 3)
+    assert second.outcome == "rejected"
+    assert "restructuring budget is spent (1 of 1 in the last 10 cycles: 1)" in second.gates[2].detail
+    assert project.history()[-1].cycle == 2
+
+
+def test_the_consultant_is_called_after_four_non_positive_scores(project: Project) -> None:
+    for _ in range(4):
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.work("I could not make progress.")
+        project.agents.evaluate(evaluation(0, summary="no progress", stuck_on="Nat.add_zero rewriting"))
+    project.agents.consult("## Diagnosis\nThe rewrite direction is wrong.\n## Recommendation\nUse simp.")
+
+    records = [project.cycle()[0] for _ in range(4)]
+
+    assert [r.consultant for r in records] == [None, None, None,
+                                                ".prover-state/issues/consultant_advice_cycle_004.md"]
+    advice = project.repo / ".prover-state/issues/consultant_advice_cycle_004.md"
+    assert "rewrite direction" in advice.read_text()
+    assert project.agents.calls["consultant"] == 1
+    assert "Nat.add_zero rewriting" in user_text(project.agents.requests["consultant"][0])
+    assert "consultant" in records[-1].usage
+
+
+def test_a_rate_limit_then_success(project: Project) -> None:
+    project.agents.add("planner", error_reply(429, "rate_limit_error", "slow down", headers={"retry-after": "0"}))
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing to do")
+    project.agents.evaluate(evaluation(0))
+
+    record, _ = project.cycle()
+
+    assert project.agents.calls["planner"] == 2
+    assert record.outcome == "no_change" and record.usage["planner"].input == 10
+
+
+def test_a_malformed_evaluator_answer_is_retried_then_recorded_as_zero(project: Project) -> None:
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.evaluate("Great work, I'd say a 2.")
+    project.agents.evaluate('{"progress_score": 7, "summary": "x"}')
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted" and record.progress_score == 0
+    assert record.summary.startswith("Evaluator answer could not be parsed: progress_score")
+    assert "could not be read" in user_text(project.agents.requests["evaluator"][1])
+
+
+def test_an_invalid_strategy_twice_ends_the_cycle_with_an_error(project: Project) -> None:
+    project.agents.plan("# Strategy\nWork on Book/A.lean.\n")
+    project.agents.plan(strategy("lakefile.toml"))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "error" and not cycle.infra
+    assert "outside the Lean roots (Book): lakefile.toml" in (record.error or "")
+    assert project.agents.calls["worker"] == 0 and project.agents.calls["evaluator"] == 0
+    assert project.remote_head() == project.head() and project.history()[-1].outcome == "error"
+
+
+def test_a_failing_build_gets_the_fixed_strategy_without_a_planner(project: Project) -> None:
+    project.commit_files({"Book/B.lean": B_BROKEN}, "a human breaks the build")
+    fix = {"path": "Book/B.lean", "old_string": "Book.missing", "new_string": "Book.easy"}
+    project.agents.work([("edit_file", fix)], [("finish", {"report": "restored the reference"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert project.agents.calls["planner"] == 0
+    assert record.scope == ["Book/B.lean"] and record.outcome == "accepted"
+    assert "fix the build" in (project.repo / ".prover-state/strategy.md").read_text()
+
+
+B_BROKEN = B.replace("Book.easy", "Book.missing")
+
+
+def test_skip_planner_reuses_a_hand_edited_strategy(project: Project) -> None:
+    project.commit_files({".prover-state/strategy.md": strategy("Book/B.lean", target="Close `Book.other`.")})
+    project.agents.work([("edit_file", {"path": "Book/B.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle(skip_planner=True)
+
+    assert project.agents.calls["planner"] == 0
+    assert record.outcome == "accepted" and record.scope == ["Book/B.lean"]
+    assert "Close `Book.other`" in user_text(project.agents.requests["worker"][0])
+
+
+def test_the_planner_is_told_to_pivot_after_stuck_cap_cycles_on_one_blocker(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(loop={"stuck_cap": 2, "heartbeat_s": 1})})
+    _commit_config(project)
+    for _ in range(3):
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.work("stuck")
+        project.agents.evaluate(evaluation(0, stuck_on="the successor case"))
+
+    records = [project.cycle()[0] for _ in range(3)]
+
+    assert [r.pivot for r in records] == [None, None, "the successor case"]
+    assert "Pivot required" in user_text(project.agents.requests["planner"][2])
+
+
+def test_a_worker_at_its_turn_cap_is_gated_like_any_other(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(agents={"worker": {"max_turns": 1}})})
+    _commit_config(project)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.worker_stop == "turns" and record.outcome == "accepted"
+    assert project.show("HEAD", "Book/A.lean") == PROVED
+
+
+def test_a_dirty_checkout_is_refused(project: Project) -> None:
+    (project.repo / "Book/A.lean").write_text(A + "-- my edit\n")
+    with pytest.raises(UsageError, match=r"uncommitted changes in Book/A\.lean"):
+        project.cycle()
+    assert project.server.requests == []
+
+
+def test_the_remote_moving_during_the_cycle_is_fetched_and_the_gates_rerun(project: Project, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+
+    def evaluate_while_someone_pushes(request: RecordedRequest) -> Reply:
+        write(other, {"plan.md": PLAN + "\nA human note.\n"})
+        git(other, "commit", "-qam", "human edits the plan")
+        git(other, "push", "-q", "origin", "main")
+        return text_reply(evaluation(1))
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.add("evaluator", evaluate_while_someone_pushes)
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "accepted"
+    assert project.remote_head() == project.head() == cycle.commit
+    assert "A human note." in project.show("HEAD", "plan.md") and project.show("HEAD", "Book/A.lean") == PROVED
+    assert git(project.repo, "log", "--format=%s", "-3").splitlines()[1] == "human edits the plan"
+
+
+def test_a_local_repository_without_a_remote_works(tmp_path: Path, server: AnthropicStandin) -> None:
+    project = make_project(tmp_path, server)
+    git(project.repo, "remote", "remove", "origin")
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "accepted" and project.head() == cycle.commit
