@@ -17,5 +17,8 @@ git -C "$demo" -c user.name=demo -c user.email=demo@example.invalid commit --qui
 
 run() { echo; echo "\$ autoformalize $*"; .venv/bin/autoformalize "$@"; }
 run init "$demo"
+git -C "$demo" add -A
+git -C "$demo" -c user.name=demo -c user.email=demo@example.invalid commit --quiet -m "autoformalize init"
 run sorries --repo "$demo"
 run status --repo "$demo"
+run cycle --dry-run --repo "$demo"

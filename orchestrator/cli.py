@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from orchestrator.logs import configure as configure_logs
 from state.errors import AutoformalizeError
 
 _REPO_HELP = "The repository to work on (default: the one containing the current directory)."
@@ -71,6 +72,7 @@ def status(as_json: bool, repo: Path | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every error to the exit codes of SPEC §4."""
+    configure_logs()
     try:
         result = cli.main(args=argv, prog_name="autoformalize", standalone_mode=False)
     except click.exceptions.Exit as e:

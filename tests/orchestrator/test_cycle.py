@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from state.errors import UsageError
+from state.heartbeat import Heartbeat, read_heartbeat
 from tests.conftest import git, write
 from tests.orchestrator.harness import (
     PLAN,
@@ -319,3 +322,29 @@ def test_a_local_repository_without_a_remote_works(tmp_path: Path, server: Anthr
     record, cycle = project.cycle()
 
     assert record.outcome == "accepted" and project.head() == cycle.commit
+
+
+def test_the_heartbeat_names_the_phase_and_keeps_beating(project: Project) -> None:
+    beats: list[Heartbeat] = []
+    path = project.repo / ".prover-state/heartbeat.json"
+
+    def work_slowly(request: RecordedRequest) -> Reply:
+        beats.append(read_heartbeat(path)[0])  # type: ignore[arg-type]
+        time.sleep(2.3)  # heartbeat_s is 1 in these projects
+        beats.append(read_heartbeat(path)[0])  # type: ignore[arg-type]
+        return text_reply("nothing to do")
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker", work_slowly)
+    project.agents.evaluate(evaluation(0))
+
+    project.cycle()
+
+    first, later = beats
+    assert (first.pid, first.cycle, first.phase) == (os.getpid(), 1, "work")
+    assert first.phase_deadline is not None and first.phase_started_at is not None
+    assert later.phase == "work" and later.phase_started_at == first.phase_started_at
+    assert (later.updated_at - first.updated_at).total_seconds() >= 1.5
+    final = read_heartbeat(path)[0]
+    assert final is not None and final.phase == "done"
+    assert project.clean()  # the heartbeat is ignored by git

@@ -1,0 +1,193 @@
+"""The orchestrator's own time per cycle, and the Planner's prompt size as a run grows.
+
+    python benchmarks/cycle.py                      # 60k lines in 60 files, and 1M lines
+    python benchmarks/cycle.py --lines 60000        # one size
+
+Each cycle runs against the scripted model endpoint of the tests (answers in
+about a millisecond) and a compiler that does nothing (`true`), on a generated
+Lean tree committed to a git repository with a bare remote. Model and compiler
+time are measured around each call and subtracted; what is left is the
+orchestrator's: git, the census, the gates, context assembly, bookkeeping,
+commit and push. The first cycle also creates the working copy; the second is
+the steady state. The Planner's prompt is then assembled for a synthetic run
+of 10 and of 1,000 cycles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from leangen import write_tree
+
+from agents import briefs
+from agents.backends.anthropic import AnthropicModel
+from agents.model import Message, Model, Reply, System, ToolSpec
+from agents.prompts import render
+from gates.base import Compiler
+from gates.build import LakeCompiler
+from gates.census import Census
+from gates.diagnostics import CheckResult
+from gates.index import index_source
+from orchestrator.config import load_config
+from orchestrator.cycle import Options, run_cycle
+from orchestrator.deps import Deps, SystemClock
+from orchestrator.logs import configure as configure_logs
+from state.history import HistoryRecord, Outcome
+from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, text_reply, tool_use_reply
+from tests.standin.anthropic_server import Reply as Answer
+
+KEY = "sk-ant-benchmark"
+FILE_LINES = 1_000
+
+
+class Timed:
+    """Wraps a model or a compiler and adds up the seconds spent inside it."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def model(self, inner: Model) -> Model:
+        timer = self
+
+        class Wrapped:
+            name = inner.name
+
+            def send(self, system: System, messages: list[Message], tools: list[ToolSpec] | None = None, *,
+                     max_tokens: int = 8192) -> Reply:
+                start = time.perf_counter()
+                try:
+                    return inner.send(system, messages, tools, max_tokens=max_tokens)
+                finally:
+                    timer.seconds += time.perf_counter() - start
+
+        return Wrapped()
+
+    def compiler(self, inner: Compiler) -> Compiler:
+        timer = self
+
+        class Wrapped:
+            def check(self, path: str, module: str) -> CheckResult:
+                start = time.perf_counter()
+                try:
+                    return inner.check(path, module)
+                finally:
+                    timer.seconds += time.perf_counter() - start
+
+            def build_all(self) -> CheckResult:
+                start = time.perf_counter()
+                try:
+                    return inner.build_all()
+                finally:
+                    timer.seconds += time.perf_counter() - start
+
+        return Wrapped()
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@example.com"}
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def project(root: Path, lines: int) -> tuple[Path, str]:
+    repo = root / "book"
+    repo.mkdir()
+    probe = write_tree(root / "probe", files=1, decls_per_file=78)
+    tally = write_tree(repo, files=max(1, round(lines / probe.lines)), decls_per_file=78)
+    (repo / "lakefile.toml").write_text('name = "book"\n[[lean_lib]]\nname = "Book"\n')
+    (repo / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
+    (repo / "plan.md").write_text("# Plan\n## Current Target\nChapter 0\n")
+    (repo / ".gitignore").write_text(".prover-state/heartbeat.json\n.prover-state/run.lock\n")
+    (repo / "autoformalize.toml").write_text(
+        '[project]\nlean_roots = ["Book"]\n[build]\ncheck_file = "true {file}"\nbuild_all = "true"\n')
+    target = next(p for p in sorted((repo / "Book").rglob("*.lean")) if "  sorry\n" in p.read_text())
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "initial")
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(root / "remote.git")], check=True)
+    git(repo, "remote", "add", "origin", str(root / "remote.git"))
+    print(f"# tree: {tally.lines:,} lines in {tally.files} files, {tally.sorries:,} sorries")
+    return repo, target.relative_to(repo).as_posix()
+
+
+def script(server: AnthropicStandin, repo: Path, target: str) -> None:
+    scope = f"# Strategy\n\n## Target\nOne sorry.\n\n## Scope\n- {target}\n"
+    evaluation = json.dumps({"progress_score": 1, "summary": "closed one", "stuck_on": "",
+                             "strategy_recommendation": "more", "attempts_update": "closed one"})
+
+    def close_first_sorry(_: RecordedRequest) -> Answer:
+        text = (repo / ".git/autoformalize/work/worker-0" / target).read_text()
+        return tool_use_reply([("write_file", {"path": target, "content": text.replace("  sorry\n", "  simp\n", 1)})])
+
+    server.enqueue(text_reply(scope))
+    server.enqueue(close_first_sorry)
+    server.enqueue(tool_use_reply([("finish", {"report": "closed one sorry"})]))
+    server.enqueue(text_reply(evaluation))
+
+
+def one_cycle(repo: Path, target: str, server: AnthropicStandin) -> tuple[float, float, float]:
+    script(server, repo, target)
+    timer_model, timer_compiler = Timed(), Timed()
+    config = load_config(repo)
+
+    def model(role: str) -> Model:
+        return timer_model.model(AnthropicModel(getattr(config.agents, role).model, 30, api_key=KEY,
+                                                base_url=server.base_url))
+
+    def compiler(root: Path) -> Compiler:
+        return timer_compiler.compiler(LakeCompiler(root, config.build))
+
+    start = time.perf_counter()
+    record, _ = run_cycle(repo, config, Deps(model, compiler, SystemClock()), Options())
+    total = time.perf_counter() - start
+    assert record.outcome == "accepted", record.gates
+    return total, timer_model.seconds, timer_compiler.seconds
+
+
+def planner_prompt(cycles: int) -> int:
+    records = [HistoryRecord(cycle=i, outcome=Outcome.ACCEPTED, progress_score=i % 3 - 1,
+                             summary=f"closed lemma_{i} of Chapter {i % 12} by induction on n " * 2,
+                             stuck_on="the successor case" if i % 4 == 0 else "") for i in range(1, cycles + 1)]
+    attempts = "".join(f"\n### Cycle {i}\ntried induction on n, variant {i}; stuck at the successor case\n"
+                       for i in range(1, cycles + 1))
+    issues = [briefs.IssueText(f"blocker-{i}", f"# Blocker {i}\n" + "why it is blocked " * 60)
+              for i in range(cycles // 10 + 1)]
+    census = Census({"Book/A.lean": index_source("Book/A.lean", "theorem a : True := sorry\n" * 40)})
+    context = briefs.planner(plan="# Plan\n## Current Target\nChapter 3\n" + "Chapters and notes. " * 300,
+                             plan_name="plan.md", census=census, history=records, attempts=attempts,
+                             last_result="## Worked on\n" + "details " * 800, issues=issues, advice=None, pivot=None,
+                             build="builds")
+    system = render("planner", rules="(standing rules) " * 100, lean_roots="Book")
+    return len(system) + len(context.render())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, nargs="+", default=[60_000, 1_000_000])
+    args = parser.parse_args()
+    configure_logs(level=logging.WARNING)
+    print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15}")
+    for lines in args.lines:
+        with tempfile.TemporaryDirectory() as tmp, AnthropicStandin() as server:
+            repo, target = project(Path(tmp), lines)
+            for n in (1, 2):
+                total, model, compiler = one_cycle(repo, target, server)
+                print(f"{lines:>10,} {n:>6} {total:>8.2f} {model:>8.2f} {compiler:>11.2f} "
+                      f"{total - model - compiler:>15.2f}")
+    for cycles in (10, 100, 1_000, 5_000):
+        chars = planner_prompt(cycles)
+        print(f"planner prompt at cycle {cycles:>5,}: {chars:>7,} characters (~{chars // 4:,} tokens)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Prompts are bounded: a run's length does not grow them, and every cut is said."""
+
+from __future__ import annotations
+
+from agents import briefs
+from agents.context import Context, Keep, Section
+from gates.census import Census
+from gates.index import index_source
+from state.history import HistoryRecord, Outcome
+
+
+def synthetic_run(cycles: int) -> dict[str, object]:
+    records = [HistoryRecord(cycle=i, outcome=Outcome.ACCEPTED, progress_score=i % 3 - 1, summary=f"cycle {i} " * 8,
+                             stuck_on="the successor case" if i % 2 else "") for i in range(1, cycles + 1)]
+    attempts = "".join(f"\n### Cycle {i}\ntried induction on n, variant {i}\n" for i in range(1, cycles + 1))
+    issues = [briefs.IssueText(f"issue-{i}", f"# Issue {i}\n" + "why " * 300) for i in range(cycles // 10 + 1)]
+    census = Census({"Book/A.lean": index_source("Book/A.lean", "theorem a : True := sorry\n")})
+    return {"plan": "# Plan\n## Current Target\nChapter 3\n", "plan_name": "plan.md", "census": census,
+            "history": records, "attempts": attempts, "last_result": "done " * 5000, "issues": issues,
+            "advice": None, "pivot": None, "build": "builds"}
+
+
+def test_planner_prompt_does_not_grow_with_the_run() -> None:
+    short = briefs.planner(**synthetic_run(10)).render()  # type: ignore[arg-type]
+    long_context = briefs.planner(**synthetic_run(1000))  # type: ignore[arg-type]
+    long = long_context.render()
+    assert len(long) < 70_000
+    assert len(long) - len(short) < 25_000  # the windows fill up, then stop growing
+    assert len(briefs.planner(**synthetic_run(5000)).render()) - len(long) < 1_000  # type: ignore[arg-type]
+    assert "cycle 1000" in long and "cycle 980 " not in long  # the newest records, not the oldest
+    assert any("988 older cycles not shown" in d for d in long_context.dropped)
+    assert any(d.startswith("Attempts (attempts.md):") for d in long_context.dropped)
+    assert any("more open issues not shown" in d for d in long_context.dropped)
+    assert "(988 older cycles not shown)" in long
+
+
+def test_sections_keep_the_head_or_the_tail_and_say_so() -> None:
+    context = Context([Section("Plan", "a" * 50 + "END", 20), Section("Log", "START" + "b" * 50, 20, Keep.TAIL)])
+    text = context.render()
+    assert "## Plan\n\n" + "a" * 20 + "\n[… 33 more characters omitted]" in text
+    assert "[… 35 earlier characters omitted]\n" + "b" * 20 in text
+    assert context.dropped == ["Plan: 33 characters cut (head kept)", "Log: 35 characters cut (tail kept)"]
+
+
+def test_issues_touching_the_target_come_first() -> None:
+    issues = [briefs.IssueText("new", "unrelated"), briefs.IssueText("old", "blocked on Book/Chapter3/RK.lean")]
+    text, _ = briefs.ranked_issues(issues, "Close the sorry in Book/Chapter3/RK.lean")
+    assert text.index("### old") < text.index("### new")
