@@ -24,7 +24,7 @@ from gates.build import LakeCompiler
 from orchestrator.config import Config, load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.cyclestate import Cycle
-from orchestrator.deps import Deps, SystemClock
+from orchestrator.deps import CIStatus, Deps, SystemClock
 from state.history import HistoryRecord, read_history
 from tests.conftest import git, write
 from tests.standin.anthropic_server import (
@@ -173,7 +173,7 @@ class Project:
     def config(self) -> Config:
         return load_config(self.repo)
 
-    def deps(self) -> Deps:
+    def deps(self, ci: CIStatus | None = None) -> Deps:
         def model(role: str) -> Model:
             agent = getattr(self.config.agents, role)
             return AnthropicModel(model=agent.model, timeout_s=30, backoff_base_s=0.01, backoff_max_s=0.05)
@@ -181,10 +181,10 @@ class Project:
         def compiler(root: Path) -> Compiler:
             return LakeCompiler(root, self.config.build)
 
-        return Deps(model=model, compiler=compiler, clock=SystemClock())
+        return Deps(model=model, compiler=compiler, clock=SystemClock(), ci=ci)
 
-    def cycle(self, **options: Any) -> tuple[HistoryRecord, Cycle]:
-        return run_cycle(self.repo, self.config, self.deps(), Options(**options))
+    def cycle(self, ci: CIStatus | None = None, **options: Any) -> tuple[HistoryRecord, Cycle]:
+        return run_cycle(self.repo, self.config, self.deps(ci), Options(**options))
 
     def head(self) -> str:
         return git(self.repo, "rev-parse", "HEAD").strip()

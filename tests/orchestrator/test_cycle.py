@@ -348,3 +348,91 @@ def test_the_heartbeat_names_the_phase_and_keeps_beating(project: Project) -> No
     final = read_heartbeat(path)[0]
     assert final is not None and final.phase == "done"
     assert project.clean()  # the heartbeat is ignored by git
+
+
+def test_lean_packages_are_shared_with_the_working_copy(project: Project) -> None:
+    packages = project.repo / ".lake/packages/mathlib"
+    packages.mkdir(parents=True)
+    (packages / "Mathlib.olean").write_bytes(b"big")
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+
+    project.cycle()
+
+    shared = project.repo / ".git/autoformalize/work/worker-0/.lake/packages"
+    assert shared.is_symlink() and shared.resolve() == (project.repo / ".lake/packages").resolve()
+
+
+class FailingCI:
+    def conclusion(self, commit: str) -> str | None:
+        return "failure"
+
+
+def test_a_ci_failure_builds_everything_and_a_broken_file_gets_the_fix_strategy(project: Project) -> None:
+    # The loop's last verified commit would only recheck changed files; CI says the branch fails, so all is built.
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+    project.cycle()
+    (project.repo / "Book/B.lean").write_text(B_BROKEN)
+    git(project.repo, "commit", "-qam", "broken, and CI saw it")
+    git(project.repo, "push", "-q", "origin", "main")
+    project.agents.work("could not fix it")
+    project.agents.evaluate(evaluation(0))
+
+    record, _ = project.cycle(ci=FailingCI())
+
+    assert project.agents.calls["planner"] == 1  # only the first cycle's
+    assert record.scope == ["Book/B.lean"]
+
+
+def test_an_unknown_models_cost_is_null_not_zero(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(agents={"evaluator": {"model": "local-llama"}})})
+    _commit_config(project)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+
+    record, _ = project.cycle()
+
+    assert record.cost_usd is None and record.usage["evaluator"].input == 10
+
+
+def test_a_change_that_breaks_on_the_remotes_new_commits_is_rejected_there(project: Project, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+
+    def evaluate_while_someone_adds_a_user_of_easy(request: RecordedRequest) -> Reply:
+        c = "import Book.A\n\nnamespace Book\n\ntheorem more : True := Book.easy\n\nend Book\n"
+        write(other, {"Book/C.lean": c, "Book.lean": "import Book.A\nimport Book.B\nimport Book.C\n"})
+        git(other, "add", "-A")
+        git(other, "commit", "-qm", "a human uses Book.easy")
+        git(other, "push", "-q", "origin", "main")
+        return text_reply(evaluation(1))
+
+    project.agents.plan(strategy("Book/A.lean", "Book/B.lean"))
+    rename = {"path": "Book/A.lean", "old_string": "theorem easy", "new_string": "theorem easy'"}
+    follow = {"path": "Book/B.lean", "old_string": "Book.easy", "new_string": "Book.easy'"}
+    project.agents.work([("edit_file", rename), ("edit_file", follow)], [("finish", {"report": "renamed easy"})])
+    project.agents.add("evaluator", evaluate_while_someone_adds_a_user_of_easy)
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "rejected" and record.progress_score == 0
+    assert "Book/C.lean:5:23: error: unknown identifier 'Book.easy'" in record.gates[-1].detail
+    assert project.remote_head() == project.head() == cycle.commit
+    assert "theorem easy :" in project.show("HEAD", "Book/A.lean") and "Book/C.lean" in project.changed("HEAD~2")
+
+
+def test_the_consultant_is_not_called_again_until_as_many_cycles_have_passed(project: Project) -> None:
+    for _ in range(8):
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.work("stuck")
+        project.agents.evaluate(evaluation(-1, stuck_on="x"))
+    project.agents.consult("advice one")
+    project.agents.consult("advice two")
+
+    records = [project.cycle()[0] for _ in range(8)]
+
+    assert [r.cycle for r in records if r.consultant] == [4, 8]
