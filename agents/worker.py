@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ class Stop(StrEnum):
     TURNS = "turns"  # hit max_turns
     TIME = "time"  # hit timeout_s
     TOKENS = "tokens"  # hit the token budget
+    STOPPED = "stopped"  # the process was asked to stop
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class WorkerSession:
     rules: str
     limits: Limits
     clock: Callable[[], float] = time.monotonic
+    stop: threading.Event = field(default_factory=threading.Event)
     messages: list[Message] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
@@ -92,6 +95,8 @@ class WorkerSession:
             self.messages.append(Message("user", text))
 
     def _limit(self) -> Stop | None:
+        if self.stop.is_set():
+            return Stop.STOPPED
         if self.turns >= self.limits.max_turns:
             return Stop.TURNS
         if self.clock() >= self.deadline:

@@ -85,3 +85,35 @@ def kill_group(pgid: int, grace_s: float = KILL_GRACE_S, reap: Callable[[], obje
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def kill_tree(pid: int, grace_s: float = KILL_GRACE_S, reap: Callable[[], object] | None = None) -> None:
+    """`kill_group` for `pid`'s group and for the groups its descendants started (a compiler run has its own)."""
+    groups = {pid}
+    for d in descendants(pid):
+        with contextlib.suppress(ProcessLookupError):
+            groups.add(os.getpgid(d))
+    for group in sorted(groups - {pid}):
+        kill_group(group, grace_s)
+    kill_group(pid, grace_s, reap)

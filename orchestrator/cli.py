@@ -50,6 +50,38 @@ def cycle(dry_run: bool, skip_planner: bool, no_push: bool, repo: Path | None) -
 
 
 @cli.command()
+@click.option("--max-cycles", type=click.IntRange(min=1), default=None, help="Stop after this many cycles.")
+@click.option("--cooldown", type=click.FloatRange(min=0), default=None, metavar="S",
+              help="Seconds between cycles (default: [loop] cooldown_s).")
+@_repo_option
+def run(max_cycles: int | None, cooldown: float | None, repo: Path | None) -> int:
+    """Cycle until stopped (SIGTERM/SIGINT stop at the next safe point) or a stop condition is met."""
+    from orchestrator.commands import run as command
+
+    return command.run(repo, max_cycles, cooldown)
+
+
+@cli.command()
+@click.option("--stale-after", type=click.FloatRange(min=1), default=None, metavar="S",
+              help="Restart `run` when its heartbeat is older than this (default: 5 × heartbeat_s).")
+@click.option("--max-restarts", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Give up after this many restarts within an hour.")
+@click.option("--log", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where `run`'s output goes (default: .git/autoformalize/run.log).")
+@click.option("--max-cycles", type=click.IntRange(min=1), default=None, help="Passed to `run`.")
+@click.option("--cooldown", type=click.FloatRange(min=0), default=None, metavar="S", help="Passed to `run`.")
+@_repo_option
+def watchdog(stale_after: float | None, max_restarts: int, log: Path | None, max_cycles: int | None,
+             cooldown: float | None, repo: Path | None) -> int:
+    """Supervise `run`: restart it when it dies or hangs, kill a hung one's whole process group first."""
+    from orchestrator.commands import watchdog as command
+
+    args = [*(["--max-cycles", str(max_cycles)] if max_cycles else []),
+            *(["--cooldown", str(cooldown)] if cooldown is not None else [])]
+    return command.run(repo, stale_after, max_restarts, log, args)
+
+
+@cli.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_repo_option

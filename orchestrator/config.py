@@ -40,6 +40,23 @@ class LoopConfig(BaseModel):
     """Consecutive non-positive scores before the Consultant is called."""
     stuck_cap: int = Field(default=8, ge=1)
     """Cycles on the same blocker before the Planner is told to pivot."""
+    backoff_s: float = Field(default=60.0, gt=0)
+    """After a cycle ends in an infrastructure error, `run` waits this long, doubling on each further one."""
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    """`run` stops before a cycle once the recorded spend reaches this; no cap when unset."""
+    max_total_cycles: int | None = Field(default=None, ge=1)
+    """`run` stops once the history reaches this cycle number; no cap when unset."""
+    stop_when_done: bool = True
+    """`run` stops when no sorry is left and every `- [ ]` target of the plan is checked off."""
+
+
+class NotifyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    webhook_env: str = "AUTOFORMALIZE_WEBHOOK_URL"
+    """The environment variable holding the webhook URL (a URL is a credential, so never in this file)."""
+    every_cycle: bool = False
+    """Send a line per cycle too, not only on watchdog restarts and give-ups."""
 
 
 class GitConfig(BaseModel):
@@ -62,6 +79,7 @@ class Config(BaseModel):
     agents: AgentsConfig = Field(default_factory=AgentsConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
     git: GitConfig = Field(default_factory=GitConfig)
+    notify: NotifyConfig = Field(default_factory=NotifyConfig)
 
     def state(self, repo: Path) -> StatePaths:
         return StatePaths(repo, self.project.state_dir)

@@ -10,6 +10,7 @@ directory lets the next cycle recover from a process killed at any point.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ from orchestrator import cyclestate as cs
 from orchestrator import workcopy
 from orchestrator.buildcheck import check as check_build
 from orchestrator.config import Config
-from orchestrator.cyclestate import Cycle, Options
+from orchestrator.cyclestate import Cycle, Interrupted, Options
 from orchestrator.deps import Deps
 from orchestrator.git import Git, GitTree
 from orchestrator.journal import Entry, Journal
@@ -42,35 +43,53 @@ from state.lock import RunLock
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
 
-__all__ = ["Options", "run_cycle"]
+__all__ = ["Interrupted", "Options", "run_cycle"]
 
 
-def run_cycle(repo: Path, config: Config, deps: Deps, options: Options) -> tuple[HistoryRecord, Cycle]:
-    """Run one cycle under the run lock; its record, whatever the outcome."""
+def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat: Beat | None = None
+              ) -> tuple[HistoryRecord, Cycle]:
+    """Run one cycle; its record, whatever the outcome.
+
+    Alone, it takes the run lock and beats its own heartbeat; under the daemon, which holds the lock for its
+    whole life, it beats the daemon's. A stop request abandons it at the next safe point (`Interrupted`).
+    """
     paths = config.state(repo)
-    git = Git(repo)
-    with RunLock(paths.lock):
+    with contextlib.ExitStack() as stack:
+        if beat is None:
+            stack.enter_context(RunLock(paths.lock))
+            beat = stack.enter_context(Beat(paths.heartbeat, config.loop.heartbeat_s, deps.clock))
+        git = Git(repo)
         c = Cycle(repo, config, deps, options, git, paths, Journal(workcopy.git_dir(git)), deps.clock.now())
+        beat.phase("sync")
         sync(c)
+        beat.phase("baseline", config.build.timeout_s)
         baseline(c)
         agents = config.agents
-        with Beat(paths.heartbeat, c.number, config.loop.heartbeat_s, deps.clock) as beat:
-            for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
-                                 (evaluate, agents.evaluator.timeout_s), (escalate, agents.consultant.timeout_s)):
-                if c.outcome is Outcome.ERROR:
-                    break
-                beat.phase(phase.__name__, limit)
-                try:
-                    phase(c)
-                except InfraError as e:
-                    log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
-                    c.fail(f"{phase.__name__}: {e}", infra=True)
-            beat.phase("bookkeeping")
-            bookkeeping(c)
-            beat.phase("land")
-            land(c)
+        for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
+                             (evaluate, agents.evaluator.timeout_s), (escalate, agents.consultant.timeout_s)):
+            if c.outcome is Outcome.ERROR:
+                break
+            _checkpoint(c)
+            beat.phase(phase.__name__, limit, cycle=c.number)
+            try:
+                phase(c)
+            except InfraError as e:
+                log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
+                c.fail(f"{phase.__name__}: {e}", infra=True)
+        _checkpoint(c)
+        # From here to the end the cycle runs to completion: its writes and its commit are the transaction.
+        beat.phase("bookkeeping", cycle=c.number)
+        bookkeeping(c)
+        beat.phase("land", cycle=c.number)
+        land(c)
         assert c.record is not None
         return c.record, c
+
+
+def _checkpoint(c: Cycle) -> None:
+    if c.options.stop.is_set():
+        log.warning("cycle.stopping", cycle=c.number)
+        raise Interrupted(f"cycle {c.number} was stopped before it landed")
 
 
 # -- phases ------------------------------------------------------------------
@@ -92,7 +111,11 @@ def sync(c: Cycle) -> None:
                          "commit or stash them first, so a cycle never mixes your work with its own")
     remote, name = c.config.git.remote, c.config.git.branch
     if c.git.has_remote(remote):
-        remote_head = c.git.fetch(remote, name)
+        try:
+            remote_head = c.git.fetch(remote, name)
+        except InfraError as e:  # work on; this cycle's push (or a later one's) carries the commits
+            log.warning("sync.remote_unreachable", remote=remote, error=str(e)[:300])
+            remote_head = None
         head = c.git.head()
         if remote_head is not None and remote_head != head:
             if c.git.is_ancestor(head, remote_head):
@@ -164,18 +187,21 @@ def work(c: Cycle) -> None:
                           cfg.project.lean_roots, compiler)
     w = cfg.agents.worker
     c.session = WorkerSession(c.deps.model("worker"), workspace, cs.rules(c.repo),
-                              Limits(w.max_turns, w.timeout_s, w.token_budget), c.deps.clock.monotonic)
+                              Limits(w.max_turns, w.timeout_s, w.token_budget), c.deps.clock.monotonic,
+                              c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files, issues=cs.issues(c.paths))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
+            _checkpoint(c)
             if gate(c):
                 break
             if attempt == cfg.gates.repair_rounds:
                 c.outcome = Outcome.REJECTED
                 break
             c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
+        _checkpoint(c)
     finally:
         c.charge("worker", c.session.usage)
         if c.work.dirty():

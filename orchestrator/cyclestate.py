@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
@@ -29,6 +30,11 @@ from state.paths import StatePaths
 class Options:
     skip_planner: bool = False
     push: bool = True
+    stop: threading.Event = field(default_factory=threading.Event)  # set by SIGTERM/SIGINT: stop at a safe point
+
+
+class Interrupted(Exception):
+    """A stop was requested: the cycle was abandoned at a safe point; the next one records it as interrupted."""
 
 
 @dataclass

@@ -18,7 +18,7 @@ log = structlog.get_logger()
 
 
 class Beat:
-    def __init__(self, path: Path, cycle: int, every_s: float, clock: Clock) -> None:
+    def __init__(self, path: Path, every_s: float, clock: Clock, cycle: int | None = None) -> None:
         self.path = path
         self.every_s = every_s
         self.clock = clock
@@ -40,13 +40,15 @@ class Beat:
         self._thread.join(timeout=5)
         self.phase("done" if kind is None else "stopped")
 
-    def phase(self, name: str, limit_s: float | None = None) -> None:
-        """Enter phase `name`, expected to end within `limit_s` seconds."""
+    def phase(self, name: str, limit_s: float | None = None, *, cycle: int | None = None) -> None:
+        """Enter phase `name` (of `cycle`, if it changes), expected to end within `limit_s` seconds."""
         now = self.clock.now()
         with self._lock:
             deadline = now + timedelta(seconds=limit_s) if limit_s else None
-            self.state = self.state.model_copy(update={"phase": name, "phase_started_at": now,
-                                                       "phase_deadline": deadline})
+            update: dict[str, object] = {"phase": name, "phase_started_at": now, "phase_deadline": deadline}
+            if cycle is not None:
+                update["cycle"] = cycle
+            self.state = self.state.model_copy(update=update)
         log.info("phase", cycle=self.state.cycle, phase=name)
         self._write()
 

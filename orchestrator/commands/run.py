@@ -1,0 +1,27 @@
+"""`autoformalize run`: the long-running daemon."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from orchestrator.config import load_config
+from orchestrator.cycle import Options
+from orchestrator.daemon import Limits, run_daemon, stop_on_signals
+from orchestrator.notify import Notifier
+from orchestrator.repo import find_repo
+from orchestrator.wiring import check_credentials, real_deps
+
+
+def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> int:
+    root = find_repo(repo)
+    config = load_config(root)
+    check_credentials(config)
+    options = Options()
+    notify = Notifier.from_env(config.notify.webhook_env, every_cycle=config.notify.every_cycle)
+    with stop_on_signals(options.stop, on_second=lambda: os._exit(130)):
+        reason = run_daemon(root, config, real_deps(config, root), Limits(max_cycles, cooldown), options, notify)
+    click.echo(f"autoformalize run stopped: {reason}")
+    return 0

@@ -1,0 +1,120 @@
+"""`autoformalize run`: cycles until stopped, holding the run lock and the heartbeat the whole time.
+
+A stop request (SIGTERM, SIGINT) abandons the current cycle at its next safe
+point — between phases, between Worker turns, never inside the bookkeeping and
+landing of a cycle — so it exits within one model call or compiler run. A
+second request exits at once; the journal makes either safe.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import structlog
+
+from gates.census import census
+from orchestrator.config import Config
+from orchestrator.cycle import Interrupted, Options, run_cycle
+from orchestrator.deps import Deps
+from orchestrator.git import Git, GitTree
+from orchestrator.liveness import Beat
+from orchestrator.notify import Notifier
+from state.errors import InfraError
+from state.files import read_text
+from state.history import Outcome, read_history
+from state.lock import RunLock
+
+log = structlog.get_logger()
+_TARGET = re.compile(r"^\s*[-*]\s+\[( |x|X)\]", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_cycles: int | None = None  # this run only; [loop] max_total_cycles caps the whole history
+    cooldown_s: float | None = None  # None: [loop] cooldown_s
+
+
+def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: Options,
+               notify: Notifier | None = None) -> str:
+    """Run cycles until a stop condition or a stop request; returns why it stopped."""
+    paths = config.state(repo)
+    loop = config.loop
+    failures = 0
+    done = 0
+    with RunLock(paths.lock), Beat(paths.heartbeat, loop.heartbeat_s, deps.clock) as beat:
+        while True:
+            reason = _stop_reason(repo, config, limits, done, options.stop)
+            if reason is not None:
+                log.info("daemon.stop", reason=reason, cycles=done)
+                return reason
+            try:
+                record, cycle = run_cycle(repo, config, deps, options, beat=beat)
+                infra = record.outcome is Outcome.ERROR and cycle.infra
+                if notify is not None:
+                    notify.cycle(record)
+            except Interrupted:
+                return "stopped on request; the unfinished cycle will be recorded as interrupted"
+            except InfraError as e:  # before the cycle could record anything (git, the disk)
+                log.error("daemon.cycle_failed", error=str(e))
+                infra = True
+            except OSError as e:
+                log.error("daemon.cycle_failed", error=f"{type(e).__name__}: {e}")
+                infra = True
+            done += 1
+            failures = failures + 1 if infra else 0
+            cooldown = loop.cooldown_s if limits.cooldown_s is None else limits.cooldown_s
+            wait = min(3600.0, loop.backoff_s * 2 ** (failures - 1)) if failures else cooldown
+            if _stop_reason(repo, config, limits, done, options.stop) is not None:
+                continue  # no cooldown before stopping
+            if failures:
+                log.warning("daemon.backoff", failures=failures, wait_s=wait)
+            beat.phase("backoff" if failures else "cooldown", wait)
+            options.stop.wait(wait)
+
+
+def _stop_reason(repo: Path, config: Config, limits: Limits, done: int, stop: threading.Event) -> str | None:
+    if stop.is_set():
+        return "stopped on request"
+    if limits.max_cycles is not None and done >= limits.max_cycles:
+        return f"ran the {limits.max_cycles} cycle(s) asked for"
+    loop = config.loop
+    history = read_history(config.state(repo).history).records
+    if loop.max_cost_usd is not None:
+        spent = sum(r.cost_usd or 0.0 for r in history)
+        if spent >= loop.max_cost_usd:
+            return f"spent ${spent:.2f}, at or over the cap of ${loop.max_cost_usd:.2f} ([loop] max_cost_usd)"
+    if loop.max_total_cycles is not None and history and history[-1].cycle >= loop.max_total_cycles:
+        return f"reached cycle {history[-1].cycle}, the cap set by [loop] max_total_cycles"
+    if loop.stop_when_done:
+        git = Git(repo)
+        holes = census(GitTree(git, git.head()), config.project.lean_roots).holes
+        targets = _TARGET.findall(read_text(repo / config.project.plan) or "")
+        if holes == 0 and targets and " " not in targets:
+            return "done: no sorry left and every target in the plan is checked off"
+    return None
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event, on_second: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM/SIGINT set `stop`; a second one calls `on_second` (an immediate exit)."""
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            on_second()
+        log.warning("daemon.signal", signal=signal.Signals(signum).name,
+                    action="finishing at the next safe point; send it again to exit at once")
+        stop.set()
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

@@ -1,0 +1,163 @@
+"""The watchdog: restarts on death and on a stale heartbeat (killing the whole group), gives up, stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from orchestrator.notify import Notifier
+from orchestrator.watchdog import Policy, run_command, watch
+from state.heartbeat import read_heartbeat
+from state.lock import LockStatus, inspect_lock
+from tests.conftest import git, write
+from tests.orchestrator.harness import Project, config_text, evaluation, strategy
+from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply
+
+# A stand-in for `run`: beats for a while, then does what its first argument says.
+CHILD = r"""
+import json, os, socket, subprocess, sys, time
+from datetime import datetime, timezone
+heartbeat, mode, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = int(open(marker).read()) + 1 if os.path.exists(marker) else 1
+open(marker, "w").write(str(runs))
+def beat():
+    now = datetime.now(timezone.utc).isoformat()
+    tmp = heartbeat + ".tmp"
+    json.dump({"pid": os.getpid(), "host": socket.gethostname(), "cycle": runs, "phase": "work",
+               "updated_at": now}, open(tmp, "w"))
+    os.replace(tmp, heartbeat)
+for _ in range(3):
+    beat(); time.sleep(0.2)
+if mode == "crash":
+    sys.exit(1)
+if mode == "crash-once" and runs == 1:
+    sys.exit(1)
+if mode == "hang" and runs == 1:
+    grandchild = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    open(marker + ".grandchild", "w").write(str(grandchild.pid))
+    time.sleep(600)
+if mode == "exit3":
+    sys.exit(3)
+if mode == "forever":
+    import signal
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    while True:
+        beat(); time.sleep(0.2)
+sys.exit(0)
+"""
+
+
+def policy(**kw: float) -> Policy:
+    values = {"stale_after_s": 2.0, "max_restarts": 3, "window_s": 60.0, "check_every_s": 0.2, "stop_grace_s": 10.0,
+              "kill_grace_s": 1.0, **kw}
+    return Policy(**values)  # type: ignore[arg-type]
+
+
+class Recorder(Notifier):
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.messages: list[str] = []
+
+    def send(self, text: str) -> bool:
+        self.messages.append(text)
+        return True
+
+
+def child(tmp_path: Path, mode: str) -> list[str]:
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    return [sys.executable, str(script), str(tmp_path / "heartbeat.json"), mode, str(tmp_path / "runs")]
+
+
+def runs(tmp_path: Path) -> int:
+    return int((tmp_path / "runs").read_text())
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+
+
+def test_a_dead_child_is_restarted(tmp_path: Path) -> None:
+    notify = Recorder()
+    code = watch(child(tmp_path, "crash-once"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(), notify)
+    assert code == 0 and runs(tmp_path) == 2
+    assert len(notify.messages) == 1 and "exited with code 1; restarting" in notify.messages[0]
+    assert str(tmp_path / "run.log") in notify.messages[0]
+
+
+def test_it_gives_up_after_max_restarts(tmp_path: Path) -> None:
+    notify = Recorder()
+    code = watch(child(tmp_path, "crash"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(max_restarts=2),
+                 notify)
+    assert code == 1 and runs(tmp_path) == 3
+    assert notify.messages[-1].startswith("autoformalize watchdog: giving up after 2 restarts")
+
+
+def test_a_hung_child_is_killed_with_its_group_and_restarted(tmp_path: Path) -> None:
+    start = time.monotonic()
+    code = watch(child(tmp_path, "hang"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(), Recorder())
+    assert code == 0 and runs(tmp_path) == 2
+    assert time.monotonic() - start < 30
+    grandchild = int((tmp_path / "runs.grandchild").read_text())
+    assert not alive(grandchild)
+
+
+def test_exit_3_is_not_restarted(tmp_path: Path) -> None:
+    assert watch(child(tmp_path, "exit3"), tmp_path / "heartbeat.json", tmp_path / "log", policy(), Recorder()) == 3
+    assert runs(tmp_path) == 1
+
+
+def test_sigterm_stops_the_child_cleanly_then_the_watchdog(tmp_path: Path) -> None:
+    threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+    code = watch(child(tmp_path, "forever"), tmp_path / "heartbeat.json", tmp_path / "log", policy(), Recorder())
+    assert code == 0 and runs(tmp_path) == 1
+    beat, _ = read_heartbeat(tmp_path / "heartbeat.json")
+    assert beat is not None and not alive(beat.pid)
+
+
+def test_a_frozen_daemon_is_killed_restarted_and_loses_nothing(project: Project, tmp_path: Path) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "cooldown_s": 0})})
+    git(project.repo, "commit", "-qam", "config")
+    git(project.repo, "push", "-q", "origin", "main")
+    inside, release = threading.Event(), threading.Event()
+
+    def frozen_worker(request: RecordedRequest) -> Reply:
+        inside.set()
+        release.wait(60)
+        return text_reply("late")
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker", frozen_worker)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "closed it"})])
+    project.agents.evaluate(evaluation(1))
+    heartbeat = project.repo / ".prover-state/heartbeat.json"
+
+    def freeze() -> None:
+        assert inside.wait(60)
+        beat, _ = read_heartbeat(heartbeat)
+        assert beat is not None
+        os.kill(beat.pid, signal.SIGSTOP)
+
+    threading.Thread(target=freeze, daemon=True).start()
+    try:
+        code = watch(run_command(project.repo, ["--max-cycles", "1"]), heartbeat, tmp_path / "run.log",
+                     policy(stale_after_s=4.0), Recorder())
+    finally:
+        release.set()
+    log = (tmp_path / "run.log").read_text()
+    assert code == 0, log
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "accepted")]
+    assert project.clean() and project.head() == project.remote_head()
+    assert inspect_lock(project.repo / ".prover-state/run.lock").status is LockStatus.FREE
+
+
