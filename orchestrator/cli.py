@@ -30,11 +30,12 @@ def cli() -> None:
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--lean-root", "lean_roots", multiple=True, metavar="NAME",
               help="A directory of formalization sources (repeatable); detected from the lakefile by default.")
-def init(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
+@click.option("--github", is_flag=True, help="Also write the scheduled GitHub Actions workflow.")
+def init(directory: Path | None, lean_roots: tuple[str, ...], github: bool) -> int:
     """Add configuration, state files and agent rules to an existing Lean repository."""
     from orchestrator.commands import init as command
 
-    return command.run(directory, lean_roots)
+    return command.run(directory, lean_roots, github)
 
 
 @cli.command()

@@ -50,6 +50,17 @@ class LoopConfig(BaseModel):
     """`run` stops when no sorry is left and every `- [ ]` target of the plan is checked off."""
 
 
+class GitHubConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    schedule: str = "0 */3 * * *"
+    """When the workflow `init --github` writes runs a cycle (cron, UTC)."""
+    install: str = "autoformalize"
+    """What the workflow installs with pip: a version, a git URL, or a path."""
+    python: str = "3.11"
+    """The Python version of the workflow."""
+
+
 class NotifyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -80,6 +91,7 @@ class Config(BaseModel):
     loop: LoopConfig = Field(default_factory=LoopConfig)
     git: GitConfig = Field(default_factory=GitConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
 
     def state(self, repo: Path) -> StatePaths:
         return StatePaths(repo, self.project.state_dir)

@@ -7,21 +7,30 @@ from pathlib import Path
 
 import click
 
-from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, render_config
+from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, render_config
 from orchestrator.repo import detect_lean_project, find_repo
 from state.atomic import write_atomic
 from state.errors import UsageError
 from state.paths import StatePaths
 
+WORKFLOW = ".github/workflows/autoformalize.yml"
+MAX_JOB_MINUTES = 360  # GitHub-hosted runners stop a job after six hours
 
-def run(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
+
+def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = False) -> int:
     repo = find_repo(directory)
     project = detect_lean_project(repo)
     if project is None:
         raise UsageError(f"{repo} holds no Lean project (no lakefile.lean, lakefile.toml or lean-toolchain); "
                          "create one with `lake new` or `lake init` first")
-    roots = list(lean_roots) or project.roots
-    config = Config(project=ProjectConfig(lean_roots=roots))
+    if (repo / CONFIG_FILE).exists():  # kept as it is; the rest follows it
+        config = load_config(repo)
+        roots = config.project.lean_roots
+        if lean_roots:
+            click.echo(f"note: {CONFIG_FILE} exists, so its lean_roots are kept and --lean-root is ignored")
+    else:
+        roots = list(lean_roots) or project.roots
+        config = Config(project=ProjectConfig(lean_roots=roots))
     paths = StatePaths(repo, config.project.state_dir)
     rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
     rules = rules.replace("{state_dir}", config.project.state_dir)
@@ -38,6 +47,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
         paths.relative(paths.issues / ".gitkeep"): "",
         paths.relative(paths.task_results / ".gitkeep"): "",
     }
+    if github:
+        files[WORKFLOW] = workflow(config)
     written, skipped = [], []
     for rel, content in files.items():
         target = repo / rel
@@ -60,7 +71,23 @@ def run(directory: Path | None, lean_roots: tuple[str, ...]) -> int:
         click.echo(f"  ignored  {', '.join(ignored)} (added to .gitignore)")
     click.echo("Next: describe the book in plan.md, review autoformalize.toml, commit, "
                "then `autoformalize status`.")
+    if github:
+        click.echo(f"GitHub Actions: add the repository secret ANTHROPIC_API_KEY; {WORKFLOW} runs a cycle on "
+                   f"the schedule \"{config.github.schedule}\" and on demand (Actions → autoformalize → Run workflow).")
     return 0
+
+
+def workflow(config: Config) -> str:
+    """The scheduled GitHub Actions workflow, its job timeout above one whole cycle's."""
+    a = config.agents
+    cycle_s = (a.planner.timeout_s + a.worker.timeout_s + a.evaluator.timeout_s + a.consultant.timeout_s
+               + 2 * config.build.timeout_s)
+    minutes = min(MAX_JOB_MINUTES, cycle_s // 60 + 15)
+    text = resources.files("orchestrator.templates").joinpath("autoformalize.yml").read_text(encoding="utf-8")
+    for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),
+                       "@PYTHON@": config.github.python, "@INSTALL@": config.github.install}.items():
+        text = text.replace(key, value)
+    return text
 
 
 def _ignore(repo: Path, entries: list[str]) -> list[str]:

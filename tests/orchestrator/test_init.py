@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -74,3 +77,46 @@ def test_init_without_a_lean_project_exits_2(tmp_path: Path, capsys: pytest.Capt
     assert main(["init", str(tmp_path)]) == 2
     assert "holds no Lean project" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == [tmp_path / ".git"]
+
+
+def actionlint(path: Path) -> subprocess.CompletedProcess[str]:
+    binary = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")
+    assert binary is not None, "actionlint is installed with the test extras"
+    return subprocess.run([binary, "-no-color", str(path)], capture_output=True, text=True)
+
+
+def test_init_github_writes_a_workflow_actionlint_accepts(make_repo: Callable[..., Path],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo), "--github"]) == 0
+    path = repo / ".github/workflows/autoformalize.yml"
+    text = path.read_text()
+    done = actionlint(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for needle in ('cron: "0 */3 * * *"', "workflow_dispatch:", "concurrency:", "cancel-in-progress: false",
+                   "timeout-minutes: 200", "path: .lake", 'python -m pip install "autoformalize"',
+                   "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}", "autoformalize cycle"):
+        assert needle in text, needle
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
+
+
+def test_the_workflow_timeout_follows_the_config_and_its_cap(make_repo: Callable[..., Path]) -> None:
+    from orchestrator.commands.init import workflow
+    from orchestrator.config import Config
+
+    short = Config.model_validate({"agents": {"worker": {"model": "m", "timeout_s": 600}}})
+    assert "timeout-minutes: 90\n" in workflow(short)
+    long = Config.model_validate({"agents": {"worker": {"model": "m", "timeout_s": 86_400}}})
+    assert "timeout-minutes: 360\n" in workflow(long)
+
+
+def test_the_projects_own_ci_workflow_passes_actionlint() -> None:
+    done = actionlint(Path(__file__).parents[2] / ".github/workflows/ci.yml")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_bad_schedule_is_caught_by_actionlint(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo({"autoformalize.toml": '[github]\nschedule = "every hour"\n'})
+    assert main(["init", str(repo), "--github"]) == 0
+    done = actionlint(repo / ".github/workflows/autoformalize.yml")
+    assert done.returncode != 0 and "cron" in done.stdout

@@ -12,7 +12,9 @@ with logic of its own (it shares no code with autoformalize):
 - `exact absurd_marker` stands for a proof Lean rejects (`type mismatch`);
 - a declaration containing `sorry` gets the sorry warning;
 - `-- standin: sleep N` sleeps N seconds first (for timeouts), after starting a
-  grandchild that sleeps too (to prove the whole process group is killed).
+  grandchild that sleeps too (to prove the whole process group is killed);
+- with $STANDIN_PAUSE_ON set to `check` or `build`, the first run of that mode
+  creates the file $STANDIN_PAUSE_MARKER and sleeps a minute (a test kills it then).
 
 Usage: lean_checker.py check FILE | lean_checker.py build
 Every invocation appends its arguments to $STANDIN_LOG when that is set.
@@ -110,6 +112,10 @@ def main() -> int:
     if log := os.environ.get("STANDIN_LOG"):
         with open(log, "a", encoding="utf-8") as f:
             f.write(" ".join(sys.argv[1:]) + "\n")
+    marker = os.environ.get("STANDIN_PAUSE_MARKER")
+    if os.environ.get("STANDIN_PAUSE_ON") == sys.argv[1] and marker and not os.path.exists(marker):
+        Path(marker).touch()
+        time.sleep(60)
     if sys.argv[1] == "check":
         files = [sys.argv[2]]
     else:
