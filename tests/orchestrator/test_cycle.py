@@ -344,7 +344,7 @@ def test_the_heartbeat_names_the_phase_and_keeps_beating(project: Project) -> No
     assert (first.pid, first.cycle, first.phase) == (os.getpid(), 1, "work")
     assert first.phase_deadline is not None and first.phase_started_at is not None
     assert later.phase == "work" and later.phase_started_at == first.phase_started_at
-    assert (later.updated_at - first.updated_at).total_seconds() >= 1.5
+    assert (later.updated_at - first.updated_at).total_seconds() >= 1.0  # a beat at least every second
     final = read_heartbeat(path)[0]
     assert final is not None and final.phase == "done"
     assert project.clean()  # the heartbeat is ignored by git
