@@ -124,6 +124,8 @@ class Workspace:
             for name in {path.removeprefix("./"), rel}:
                 if matches(name, self.protected):
                     raise Refused(f"{name} is protected")
+                if name.startswith(f"{self.state_dir}/") and not matches(name, [f"{self.state_dir}/issues/*.md"]):
+                    raise Refused(f"{name} belongs to the orchestrator; blockers go to open_issue")
                 if not matches(name, self._writable()):
                     raise Refused(f"{name} is outside the Scope ({', '.join(self.scope)}); blockers go to "
                                   f"open_issue")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from gates.tree import ChangeKind
 
 NAME = "build"
 MAX_REPORTED = 12
+_SORRY_WARNING = re.compile(r"declaration uses ['`]?sorry|declaration uses `")
 
 
 @dataclass
@@ -47,24 +49,47 @@ def check(inp: GateInput) -> GateResult:
     targets = graph.dependents({c.path for c in lean}) | present
     if not targets:
         return GateResult(NAME, True, "only deleted files, imported by no project file")
-    if len(targets) > inp.build.max_check_files:
-        result = inp.compiler.build_all()
-        return _verdict([result], f"{len(targets)} affected files, so the whole project was built")
     results: list[CheckResult] = []
-    for path in graph.order(targets):
-        result = inp.compiler.check(path, module_name(path))
-        results.append(result)
-        if not result.ok:
-            break  # its importers would only repeat the failure
-    checked = ", ".join(path for path in graph.order(targets))
-    return _verdict(results, f"checked {len(results)} of {len(targets)} file(s) in import order: {checked}")
+    if len(targets) > inp.build.max_check_files:
+        results.append(inp.compiler.build_all())
+        # `build_all` builds what the library imports; a new file nothing imports is checked on its own.
+        orphans = sorted(p for p in present if not graph.importers.get(p))
+        results += [inp.compiler.check(p, module_name(p)) for p in orphans]
+        what = f"{len(targets)} affected files, so the whole project was built"
+    else:
+        for path in graph.order(targets):
+            result = inp.compiler.check(path, module_name(path))
+            results.append(result)
+            if not result.ok:
+                break  # its importers would only repeat the failure
+        checked = ", ".join(path for path in graph.order(targets))
+        what = f"checked {len(results)} of {len(targets)} file(s) in import order: {checked}"
+    return _verdict(results, what, _hidden_sorries(results, inp, present))
 
 
-def _verdict(results: list[CheckResult], what: str) -> GateResult:
+def _hidden_sorries(results: list[CheckResult], inp: GateInput, changed: set[str]) -> list[str]:
+    """Declarations of the changed files that Lean says use `sorry` though their text has none: a tactic such
+    as `stop` or `apply?` admitted a goal, a macro hides one, or `sorryAx` is spelled another way."""
+    out = []
+    for r in results:
+        for d in r.diagnostics:
+            if d.file not in changed or not _SORRY_WARNING.match(d.message):
+                continue
+            index = inp.after.files.get(d.file)
+            decl = next((x for x in index.decls if x.line <= d.line <= x.last_line), None) if index else None
+            if decl is None or not decl.holes:
+                name = "a declaration" if decl is None else decl.name or f"the {decl.kind} at line {decl.line}"
+                out.append(f"{d.file}:{d.line}: {name} has no `sorry` in its text, yet Lean says it uses one "
+                           "(a tactic such as `stop` or `apply?` left a goal admitted, a macro hides a sorry, or "
+                           "`sorryAx` is spelled another way); it is not proved")
+    return sorted(set(out))
+
+
+def _verdict(results: list[CheckResult], what: str, hidden: list[str]) -> GateResult:
     failed = [r for r in results if not r.ok]
-    if not failed:
+    if not failed and not hidden:
         return GateResult(NAME, True, what)
-    lines = [what]
+    lines = [what, *hidden]
     for r in failed:
         if r.exit_code is None:
             lines.append(f"`{r.command}` timed out after {r.seconds:.0f}s")

@@ -36,3 +36,6 @@ class GatesConfig(BaseModel):
     """Globs of files no Worker change may touch."""
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
     """Axioms a change may declare or rely on; any other new `axiom` is rejected."""
+    allow_build_time_code: bool = False
+    """Let changes add `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code that runs
+    while the file is built, with your user's rights."""

@@ -36,11 +36,19 @@ COMMANDS = frozenset(
 )
 COLUMN0_COMMANDS = frozenset({"open", "set_option"})
 HOLES = frozenset({"sorry", "admit"})
-# Terms that trust the compiler or the kernel-free path: `native_decide` and
+# Terms that trust the compiler rather than the kernel: `native_decide` and
 # `bv_decide` add axioms (`Lean.ofReduceBool`, or `…._native…` ones).
-MARKERS = frozenset({"sorryAx", "native_decide", "bv_decide"})
+MARKERS = frozenset({"native_decide", "bv_decide"})
+# Code run while the file is built: it can write files, or add axioms behind the kernel's back.
+BUILD_TIME_CODE = frozenset({"run_cmd", "run_elab", "run_meta", "include_str", "#eval", "initialize",
+                             "builtin_initialize"})
+# Commands that change what the declarations after them mean: their text is part of those statements.
+CONTEXT = frozenset({"variable", "include", "omit", "attribute", "set_option"}) | MACRO_KINDS
+# Named anywhere, even qualified (`_root_.sorryAx`) or escaped (`«sorryAx»`), these skip or trust around the kernel.
+SUSPECT_NAMES = frozenset({"sorryAx", "ofReduceBool", "ofReduceNat", "trustCompiler"})
 
-_WORDS = DECL_KINDS | MACRO_KINDS | MODIFIERS | SCOPES | COMMANDS | COLUMN0_COMMANDS | HOLES | MARKERS
+_WORDS = (DECL_KINDS | MACRO_KINDS | MODIFIERS | SCOPES | COMMANDS | COLUMN0_COMMANDS | HOLES | MARKERS
+          | {"run_cmd", "run_elab", "run_meta", "include_str"})
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -65,13 +73,17 @@ def _events_regex() -> re.Pattern[str]:
         f"{re.escape(head)}(?<![{ID_REST}.]{re.escape(head)}){_alternation(tails)}(?![{ID_REST}.])"
         for head, tails in sorted(groups.items())
     ]
-    return re.compile("|".join(branches) + r"|@\[|^#[a-z_]+", re.MULTILINE)
+    # `#command` after blank space only (`#[1, 2]` is an array); the lookbehind follows the literal `#`.
+    return re.compile("|".join(branches) + r"|@\[|#(?<!\S#)[a-z_]+")
 
 
 _EVENTS = _events_regex()
 _IDENT = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
 _NAME = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
 _SPACE = re.compile(r"\s*")
+_SUSPECT = re.compile(
+    rf"(?<![{ID_REST}.])(?:[{ID_REST}]+\.)*(?P<name>{'|'.join(sorted(SUSPECT_NAMES))})(?![{ID_REST}])"
+    rf"|(?P<native>\+\s*native(?![{ID_REST}])|(?<![{ID_REST}.])native\s*:=\s*true(?![{ID_REST}]))")
 _BRACKETS = re.compile(r"[\[\]]")
 _LAST_WORD = re.compile(rf"[{ID_REST}]+$")
 _PREFIXABLE = DECL_KINDS | MACRO_KINDS | MODIFIERS
@@ -111,6 +123,7 @@ class Decl:
     end: int = 0  # offset after its last code
     header: int = 0  # offset where its signature begins, after the name
     shape: str = ""  # how its statement ends: `class inductive` is a class shaped like an inductive
+    context: int = 0  # how many context commands (variables, notations, …) of the file precede it
     source: Source | None = field(default=None, repr=False)
     _statement: Statement | None = field(default=None, repr=False)
 
@@ -138,8 +151,30 @@ class Decl:
         # Computed on first use: the census never needs it, the integrity gate does.
         if self._statement is None:
             assert self.source is not None
-            self._statement = self.source.statement(self.shape, self.kind, self.header, self.end, self.line)
+            self._statement = self.source.statement(self.shape, self.kind, self.header, self.end, self.line,
+                                                    self.context)
         return self._statement
+
+    @property
+    def statement_text(self) -> str:
+        """The signature, comments dropped and whitespace collapsed."""
+        return self._analyse().text
+
+    @property
+    def body_code(self) -> str:
+        """The value or proof as code (comments and strings blanked)."""
+        assert self.source is not None
+        return self.source.code[self._analyse().body_start:self.end]
+
+    @property
+    def text_hash(self) -> str:
+        """Hash of the whole declaration, signature and body, comments dropped and whitespace collapsed."""
+        return self._analyse().whole
+
+    @property
+    def last_line(self) -> int:
+        assert self.source is not None
+        return self.source.line(max(self.end - 1, self.start))
 
 
 @dataclass(slots=True)
@@ -184,6 +219,7 @@ class _Indexer:
         self.docs = [s for s in lexed.spans if s.kind is SpanKind.DOC]
         self.doc_ends = [s.end for s in self.docs]
         self.open: Decl | None = None  # the declaration whose end is not yet known
+        self.context_start: int | None = None  # the context command whose end is not yet known
 
     def run(self) -> FileIndex:
         code = self.code
@@ -213,11 +249,12 @@ class _Indexer:
             if word in HOLES:
                 self._hole(word, start, current, in_macro)
                 continue
-            if word in MARKERS:
+            if word in MARKERS or (word in BUILD_TIME_CODE and word not in COMMANDS):
                 self._marker(word, word, start, current)
                 continue
             if word == "set_option":
-                self._marker(word, self._next_name(m.end()) or "", start, current)
+                self._marker(word, (self._next_name(m.end()) or "").replace("«", "").replace("»", ""), start,
+                             current)
             if word in COLUMN0_COMMANDS and self.src.column(start) != 0:
                 continue
             if word in ("inductive", "abbrev") and self._prev_word(start) == "class":
@@ -230,6 +267,10 @@ class _Indexer:
             boundary = self._doc_before(prefix[0] if adjoined and prefix else start)
             self._finish(boundary)
             current, in_macro = None, False
+            if word in CONTEXT:
+                self.context_start = prefix[0] if adjoined and prefix else start
+            if word in BUILD_TIME_CODE:
+                self._marker(word, word, start, None)
             if word in DECL_KINDS:
                 current = self._open(word, boundary, m.end(), modifiers if adjoined else [],
                                      attributes if adjoined else [])
@@ -244,9 +285,35 @@ class _Indexer:
                 self._marker(word, word, start, None)
             elif word == "attribute" and (bracket := code.find("[", m.end(), m.end() + 80)) >= 0:
                 skip_to = self._close_bracket(bracket + 1)
+                inside = self.text[bracket + 1:skip_to - 1]
+                if any(w in inside for w in ("implemented_by", "extern")):
+                    self._marker("attribute", " ".join(self.text[start:self._line_end(skip_to)].split()), start,
+                                 None)
             prefix, modifiers, attributes = None, [], []
         self._finish(len(code))
+        self._suspects()
         return self.out
+
+    def _suspects(self) -> None:
+        """Names that skip or trust around the kernel, however they are spelled."""
+        code, text = self.code, self.text
+        if any(n in code for n in ("sorryAx", "ofReduce", "trustCompiler", "native")):
+            for m in _SUSPECT.finditer(code):
+                kind = m.group("name") or "native_decide"
+                self._marker(kind, " ".join(m.group().split()), m.start(), self._enclosing(m.start()))
+        for a, b in self.src.escaped:  # `«sorryAx»` is masked in the code; its text is the name
+            if text[a:b] in SUSPECT_NAMES:
+                self._marker(text[a:b], f"«{text[a:b]}»", a, self._enclosing(a))
+
+    def _enclosing(self, offset: int) -> Decl | None:
+        for d in reversed(self.out.decls):
+            if d.start <= offset <= max(d.end, d.header):
+                return d
+        return None
+
+    def _line_end(self, offset: int) -> int:
+        end = self.text.find("\n", offset)
+        return len(self.text) if end < 0 else end
 
     def _is_modifier(self, word: str | None, after: int) -> bool:
         if word not in MODIFIERS:
@@ -272,16 +339,20 @@ class _Indexer:
             name = self._qualify(m.group())
             pos = m.end()
         decl = Decl(kind=kind, name=name, line=line, modifiers=tuple(modifiers), attributes=tuple(attributes),
-                    start=start, end=pos, header=pos, shape=shape, source=self.src)
+                    start=start, end=pos, header=pos, shape=shape, source=self.src, context=len(self.src.contexts))
         self.open = decl
         self.out.decls.append(decl)
         return decl
 
     def _finish(self, limit: int) -> None:
-        """The open declaration, if any, ends at the last code before `limit`."""
+        """The open declaration or context command, if any, ends at the last code before `limit`."""
         if self.open is not None:
             self.open.end = max(self.src.rstrip(self.open.header, limit), self.open.header)
             self.open = None
+        if self.context_start is not None:
+            end = self.src.rstrip(self.context_start, limit)
+            self.src.contexts.append(" ".join(self.code[self.context_start:end].split()))
+            self.context_start = None
 
     # -- scopes -----------------------------------------------------------
 

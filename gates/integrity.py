@@ -1,36 +1,49 @@
 """The integrity gate: no change may weaken what a proof means.
 
-It rejects a new axiom (unless allowed), a new `admit` or `sorryAx`, a new
-`native_decide`/`bv_decide`, options that skip or hide checking, `#exit`,
-`@[implemented_by]`/`@[extern]` on a theorem, a macro that hides a `sorry`,
-edits to protected files, and closing a sorry by deleting, renaming or
-restating its declaration.
+It rejects, in the changed files: a new axiom (unless allowed), a new `admit`,
+`sorryAx` (however it is spelled), `native_decide`/`bv_decide`/`decide +native`,
+an option that skips or hides checking, `#exit`, `@[implemented_by]`/`@[extern]`
+on a theorem, a macro that hides a `sorry`, code run at build time (unless
+allowed); edits to protected files or to the orchestrator's state files; and
+closing a sorry by deleting, renaming or restating its declaration, by changing
+what its statement depends on (the variables, notations and options before it,
+or a definition it names), or a proof traded for a sorry without a declared
+restructuring.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from gates.base import GateInput, GateResult
-from gates.census import Census
-from gates.index import THEOREM_KINDS, Decl, FileIndex
+from gates.index import BUILD_TIME_CODE, SUSPECT_NAMES, THEOREM_KINDS, Decl, FileIndex
+from gates.lexer import ID_REST
 from gates.scope import matches
+from gates.sorry import restructuring
 
 NAME = "integrity"
 
 WEAKENING_OPTIONS = frozenset({"debug.skipKernelTC", "debug.byAsSorry", "warn.sorry", "suppressSorry"})
 _TRUSTING_ATTRIBUTES = ("implemented_by", "extern")
+_DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 
 
 def check(inp: GateInput) -> GateResult:
-    problems = _protected(inp) + _new_constructs(inp) + _vanished(inp.before, inp.after, inp)
+    problems = _protected(inp) + _new_constructs(inp) + _vanished(inp) + _weakened(inp)
     if problems:
         return GateResult(NAME, False, "; ".join(problems))
-    return GateResult(NAME, True, "no new axiom, admit, sorryAx or checking option; no sorry closed by removal")
+    return GateResult(NAME, True, "no new axiom, admit, sorryAx or checking option; no sorry closed by removal "
+                                  "or restatement")
 
 
 def _protected(inp: GateInput) -> list[str]:
-    return [f"{c.path} is protected and was {c.kind}" for c in inp.changes if matches(c.path, inp.gates.protected)]
+    state = inp.state_dir.strip("/")
+    out = [f"{c.path} is protected and was {c.kind}" for c in inp.changes if matches(c.path, inp.gates.protected)]
+    if state:
+        out += [f"{c.path} belongs to the orchestrator and was {c.kind}" for c in inp.changes
+                if c.path.startswith(f"{state}/") and not matches(c.path, [f"{state}/issues/*.md"])]
+    return out
 
 
 def _new_constructs(inp: GateInput) -> list[str]:
@@ -47,32 +60,59 @@ def _new_constructs(inp: GateInput) -> list[str]:
                 out.append(f"{where}:{d.line}: new axiom {d.name} (allowed: {', '.join(inp.gates.allowed_axioms)})")
         out += _rises(where, "admit", _admits(before), _admits(after))
         out += _rises(where, "sorry inside a macro/notation", _macro_holes(before), _macro_holes(after))
-        out += _rises(where, "", _markers(before), _markers(after))
+        out += _rises(where, "", _markers(before, inp), _markers(after, inp))
         base_trusting = {d.key for d in before.decls if _trusting(d)}
         out += [f"{where}:{d.line}: @[{', '.join(d.attributes)}] on {d.kind} {d.name}"
                 for d in after.decls if _trusting(d) and d.key not in base_trusting]
     return out
 
 
-def _vanished(before: Census, after: Census, inp: GateInput) -> list[str]:
+def _vanished(inp: GateInput) -> list[str]:
     """Sorry-holding declarations of the base that were deleted, renamed, or restated while closed."""
     touched = {c.path for c in inp.lean_changes()}
-    now: dict[str, Decl] = {d.key: d for _, d in after.decls()}
-    added = [d for path, d in after.decls() if path in touched]
+    now: dict[str, Decl] = {d.key: d for _, d in inp.after.decls()}
+    old_keys = {d.key for _, d in inp.before.decls()}
+    added = [d for path, d in inp.after.decls() if path in touched and d.key not in old_keys]
     out: list[str] = []
-    for path, d in before.decls():
+    for path, d in inp.before.decls():
         if path not in touched or not d.holes:
             continue
         label = d.name or f"{d.kind} at {path}:{d.line}"
         successor = now.get(d.key)
         if successor is None:
-            twin = next((a for a in added if a.statement_hash == d.statement_hash and a.key not in
-                         {b.key for _, b in before.decls()}), None)
+            twin = next((a for a in added if a.statement_hash == d.statement_hash), None)
             verb = f"renamed to {twin.name}" if twin and twin.name else "deleted"
             out.append(f"{label} held {d.holes} sorry/admit in {path} and was {verb}; close the sorry instead")
         elif successor.statement_hash != d.statement_hash and successor.holes < d.holes:
-            out.append(f"{label}: its statement changed in the same change that closed its sorry; "
-                       "change a statement in one cycle and prove it in another")
+            what = ("its statement" if successor.statement_text != d.statement_text
+                    else "what its statement means (the variables, includes, notations, attributes or options "
+                         "declared before it)")
+            out.append(f"{label}: {what} changed in the same change that closed its sorry; change a statement in "
+                       "one cycle and prove it in another")
+    return out
+
+
+def _weakened(inp: GateInput) -> list[str]:
+    """A definition a closed theorem's statement names was changed; a proof was traded for a sorry."""
+    before = {d.key: d for _, d in inp.before.decls()}
+    after = {d.key: d for _, d in inp.after.decls()}
+    changed = {d.name.rsplit(".", 1)[-1]: d.name for key, d in before.items()
+               if d.kind in _DEFINING and d.name and (key not in after or after[key].text_hash != d.text_hash)}
+    out: list[str] = []
+    declared = restructuring(inp.report) is not None
+    for key, old in before.items():
+        new = after.get(key)
+        if new is None:
+            continue
+        if old.holes and new.holes < old.holes and changed:
+            used = [full for short, full in changed.items()
+                    if re.search(rf"(?<![{ID_REST}]){re.escape(short)}(?![{ID_REST}])", new.statement_text)]
+            if used:
+                out.append(f"{old.name}: {', '.join(used)}, which its statement uses, changed in the same change "
+                           "that closed its sorry; change definitions in one cycle and prove in another")
+        if not old.holes and new.holes and not declared:
+            out.append(f"{old.name} was proved and now holds a sorry; if that is a deliberate restructuring, "
+                       "declare it with `RESTRUCTURING: <rationale>`")
     return out
 
 
@@ -89,7 +129,7 @@ def _macro_holes(f: FileIndex) -> Counter[str]:
     return Counter("the file" for h in f.holes if h.in_macro)
 
 
-def _markers(f: FileIndex) -> Counter[str]:
+def _markers(f: FileIndex, inp: GateInput) -> Counter[str]:
     out: Counter[str] = Counter()
     for m in f.markers:
         if m.kind == "set_option":
@@ -97,8 +137,15 @@ def _markers(f: FileIndex) -> Counter[str]:
                 out[f"set_option {m.detail}"] += 1
         elif m.kind == "#exit":
             out["#exit (nothing after it is checked)"] += 1
+        elif m.kind in BUILD_TIME_CODE:
+            if not inp.gates.allow_build_time_code:
+                out[f"{m.kind} (code run at build time; set [gates] allow_build_time_code to permit it)"] += 1
+        elif m.kind == "attribute":
+            out[f"`{m.detail}`"] += 1
+        elif m.kind in SUSPECT_NAMES:
+            out[f"{m.kind} (as `{m.detail}`)" if m.detail != m.kind else m.kind] += 1
         else:
-            out[m.kind] += 1
+            out[m.kind if m.detail == m.kind else f"{m.kind} (as `{m.detail}`)"] += 1
     return out
 
 

@@ -67,6 +67,7 @@ class Lexed:
     code: str
     spans: list[Span]
     problems: list[str] = field(default_factory=list)
+    escaped: list[tuple[int, int]] = field(default_factory=list)  # the insides of `«…»` names (masked in `code`)
 
 
 # Every alternative opens with a literal, so the regex engine skips in C to the
@@ -91,7 +92,7 @@ class _Masker:
 
     def run(self) -> Lexed:
         self._code(0, in_braces=False)
-        return Lexed(self.text, self._masked(), self.spans, self.problems)
+        return Lexed(self.text, self._masked(), self.spans, self.problems, self.guillemets)
 
     def _code(self, pos: int, *, in_braces: bool) -> int:
         """Lex code from `pos`; inside interpolation braces, stop after the closing `}`."""

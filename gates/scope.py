@@ -56,14 +56,22 @@ def _check_entry(entry: str) -> str:
         raise InvalidStrategy(f"scope entry {entry!r} is absolute; give paths relative to the repository root")
     if ".." in entry.split("/"):
         raise InvalidStrategy(f"scope entry {entry!r} leaves the repository")
+    try:
+        glob_regex(entry)
+    except re.error as e:
+        raise InvalidStrategy(f"scope entry {entry!r} is not a valid glob ({e})") from None
     return entry
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 @lru_cache(maxsize=512)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """`*` within a path segment, `**` across segments, `?`, `[...]`; a trailing `/` matches below."""
-    if pattern.endswith("/"):
-        pattern += "**"
+    """`*` within a path segment, `**` across segments, `?`, `[...]`; a plain path (no glob characters)
+    matches itself and everything below it, as does anything ending in `/`."""
+    below = pattern.endswith("/") or not _GLOB_CHARS.search(pattern)
+    pattern = pattern.rstrip("/")
     out = []
     i = 0
     while i < len(pattern):
@@ -88,7 +96,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"(?:/.*)?\Z")
+    return re.compile("".join(out) + (r"(?:/.*)?\Z" if below else r"\Z"))
 
 
 def matches(path: str, patterns: list[str]) -> bool:

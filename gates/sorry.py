@@ -1,14 +1,23 @@
-"""The sorry gate: sorries plus admits may not rise, except by a declared, rate-limited restructuring."""
+"""The sorry gate: sorries plus admits may not rise, except by a declared, rate-limited restructuring.
+
+The count is of `sorry` and `admit` in code, as SPEC §5 defines it. A sorry
+closed by appeal to a declaration that still holds one (a sorried helper
+lemma) is legitimate top-down work, but not a proof: the verdict names every
+such declaration, so the Evaluator and the record see it.
+"""
 
 from __future__ import annotations
 
 import re
 
 from gates.base import GateInput, GateResult
+from gates.census import Census
+from gates.lexer import ID_FIRST, ID_REST
 
 NAME = "sorry"
 
 _DECLARATION = re.compile(r"^\s*RESTRUCTURING:[ \t]*(\S.*)$", re.MULTILINE)
+_NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 
 
 def restructuring(report: str) -> str | None:
@@ -17,26 +26,47 @@ def restructuring(report: str) -> str | None:
     return m.group(1).strip() if m else None
 
 
+def leaning(before: Census, after: Census) -> list[str]:
+    """Declarations whose sorries this change closed by naming a declaration that still holds one."""
+    holding: dict[str, str] = {}
+    for _, d in after.decls():
+        if d.holes and d.name:
+            holding[d.name] = d.name
+            holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
+    if not holding:
+        return []
+    after_decls = {d.key: d for _, d in after.decls()}
+    out = []
+    for _, old in before.decls():
+        new = after_decls.get(old.key)
+        if old.holes and new is not None and not new.holes:
+            used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {new.name}
+            if used:
+                out.append(f"{new.name} (uses {', '.join(sorted(used))})")
+    return out
+
+
 def check(inp: GateInput) -> GateResult:
     before, after = inp.before.holes, inp.after.holes
+    leaned = leaning(inp.before, inp.after)
+    note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
     if after <= before:
-        return GateResult(NAME, True, f"sorries+admits {before} → {after}")
+        return GateResult(NAME, True, f"sorries+admits {before} → {after}{note}")
     rise = after - before
     rationale = restructuring(inp.report)
     if rationale is None:
         return GateResult(NAME, False, f"sorries+admits rose {before} → {after} (+{rise}) and the report declares "
-                          "no `RESTRUCTURING: <rationale>`; close sorries, or declare why the split is needed")
+                          f"no `RESTRUCTURING: <rationale>`; close sorries, or declare why the split is needed{note}")
     limit = inp.gates.max_sorry_increase
     if rise > limit:
         return GateResult(NAME, False, f"sorries+admits rose {before} → {after} (+{rise}), more than the "
-                          f"{limit} one restructuring may add")
+                          f"{limit} one restructuring may add{note}")
     window = inp.gates.restructure_window
-    used = [r.cycle for r in inp.history if r.cycle > inp.cycle - window and r.cycle < inp.cycle
-            and r.was_restructuring]
+    used = [r.cycle for r in inp.history if inp.cycle - window < r.cycle < inp.cycle and r.was_restructuring]
     budget = inp.gates.restructure_budget
     if len(used) >= budget:
         cycles = ", ".join(str(c) for c in used)
         return GateResult(NAME, False, f"sorries+admits rose {before} → {after}: the restructuring budget is spent "
-                          f"({len(used)} of {budget} in the last {window} cycles: {cycles})")
+                          f"({len(used)} of {budget} in the last {window} cycles: {cycles}){note}")
     return GateResult(NAME, True, f"sorries+admits {before} → {after}: restructuring {len(used) + 1} of {budget} "
-                      f"in {window} cycles allowed ({rationale})")
+                      f"in {window} cycles allowed ({rationale}){note}")

@@ -21,7 +21,10 @@ _HEADER = re.compile(
 class Statement:
     lines: tuple[int, int]  # first and last line of the signature
     body: tuple[int, int] | None  # first and last line of the value or proof
-    hash: str  # of the signature, comments dropped and whitespace collapsed
+    hash: str  # of the signature and the context commands before it
+    text: str  # the signature, comments dropped and whitespace collapsed
+    body_start: int  # offset where the value or proof starts (the end, when there is none)
+    whole: str  # hash of signature and body
 
 
 class Source:
@@ -33,6 +36,9 @@ class Source:
         self.spans = lexed.spans
         self.span_starts = [s.start for s in lexed.spans]
         self.line_starts = [0, *itertools.accumulate(len(line) + 1 for line in self.text.split("\n"))]
+        self.escaped = lexed.escaped
+        # The normalised text of each context command (variable, include, notation, …), in file order.
+        self.contexts: list[str] = []
 
     def line(self, offset: int) -> int:
         """1-based line of `offset`."""
@@ -52,13 +58,18 @@ class Source:
             end = window
         return start
 
-    def statement(self, shape: str, kind: str, header: int, end: int, line: int) -> Statement:
-        """The statement of a declaration whose signature starts at `header` and which ends at `end`."""
+    def statement(self, shape: str, kind: str, header: int, end: int, line: int, context: int) -> Statement:
+        """The statement of a declaration whose signature starts at `header` and which ends at `end`,
+        after the first `context` context commands of the file."""
         stmt_end, body_start = self._statement_end(shape, header, end)
         last = self.rstrip(header, stmt_end)
         lines = (line, max(line, self.line(max(last - 1, header))))
         body = (self.line(body_start), self.line(end - 1)) if body_start is not None and body_start < end else None
-        return Statement(lines, body, self._hash(kind, header, stmt_end))
+        text = self._normal(header, stmt_end)
+        setting = "\n".join(self.contexts[:context])
+        return Statement(lines, body, _digest(f"{kind} {text}\n{setting}"), text,
+                         body_start if body_start is not None else end,
+                         _digest(f"{kind} {text} {self._normal(stmt_end, end)}"))
 
     def _statement_end(self, shape: str, pos: int, limit: int) -> tuple[int, int | None]:
         """Where the signature ends, and where the body starts (None: no body)."""
@@ -93,7 +104,8 @@ class Source:
                 return m.start(), m.start()
         return limit, None
 
-    def _hash(self, kind: str, start: int, end: int) -> str:
+    def _normal(self, start: int, end: int) -> str:
+        """The text between offsets with comments dropped and whitespace collapsed."""
         pieces: list[str] = []
         pos = start
         first = max(0, bisect.bisect_left(self.span_starts, start) - 1)
@@ -106,5 +118,8 @@ class Source:
             pos = max(pos, span.end)
         if pos < end:
             pieces.append(self.text[pos:end])
-        normal = " ".join(" ".join(pieces).split())
-        return hashlib.sha256(f"{kind} {normal}".encode()).hexdigest()[:16]
+        return " ".join(" ".join(pieces).split())
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,166 @@
+"""Ways a Worker could make a change look like progress without proving anything, each closed and named.
+
+The compiler here prints what Lean prints for these inputs: for a proof that elaborates to `sorryAx` without
+the word `sorry` (`stop` is `repeat sorry` in Lean core; `apply?` admits goals it cannot close), a warning
+"declaration uses 'sorry'" at the declaration, and exit code 0.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gates import integrity, scope
+from gates.diagnostics import CheckResult, parse_diagnostics
+from gates.registry import run_gates
+from gates.scope import InvalidStrategy, parse_scope
+from tests.gates.helpers import gate_input
+
+A = """\
+import Mathlib.Tactic
+
+namespace Book
+
+def double (n : ℕ) : ℕ := 2 * n
+
+theorem easy : True := trivial
+
+theorem proved (n : ℕ) : n + 0 = n := by
+  simp
+
+theorem hard (n : ℕ) : 0 < double (n + 1) := by
+  sorry
+
+theorem hard2 (n : ℕ) : n * 1 = n := by
+  sorry
+
+end Book
+"""
+BASE = {"Book/A.lean": A, "Book.lean": "import Book.A\n"}
+
+
+class SorryWarnings:
+    """Lean's verdict on a file whose `hard` (line 13) elaborates to sorryAx."""
+
+    def __init__(self, line: int = 13) -> None:
+        self.line = line
+
+    def check(self, path: str, module: str) -> CheckResult:
+        out = f"{path}:{self.line}:8: warning: declaration uses 'sorry'\n" if path == "Book/A.lean" else ""
+        return CheckResult(f"lake lean {path}", 0, out, 0.1, parse_diagnostics(out))
+
+    def build_all(self) -> CheckResult:
+        return self.check("Book/A.lean", "Book.A")
+
+
+def verdicts(new_a: str, report: str = "", line: int = 13) -> dict[str, tuple[bool, str]]:
+    inp = gate_input(BASE, {"Book/A.lean": new_a}, report=report)
+    inp.compiler = SorryWarnings(line)
+    return {g.name: (g.passed, g.detail) for g in run_gates(inp)}
+
+
+HIDDEN = {
+    "stop": "  stop\n  simp",
+    "apply?": "  apply?",
+    "a macro defined elsewhere": "  cheat",
+}
+
+
+@pytest.mark.parametrize("name", list(HIDDEN))
+def test_a_proof_that_lean_says_uses_sorry_is_not_a_proof(name: str) -> None:
+    v = verdicts(A.replace("  sorry\n\ntheorem hard2", HIDDEN[name] + "\n\ntheorem hard2"))
+    assert not v["build"][0]
+    assert "Book/A.lean:13: Book.hard has no `sorry` in its text, yet Lean says it uses one" in v["build"][1]
+
+
+@pytest.mark.parametrize(("spelling", "named"), [
+    ("exact _root_.sorryAx _ false", "sorryAx (as `_root_.sorryAx`)"),
+    ("exact «sorryAx» _ false", "sorryAx (as `«sorryAx»`)"),
+    ("exact Lean.ofReduceBool _ _ rfl", "ofReduceBool (as `Lean.ofReduceBool`)"),
+    ("decide +native", "native_decide (as `+native`)"),
+    ("decide (config := { native := true })", "native_decide (as `native := true`)"),
+])
+def test_kernel_bypasses_are_named_however_they_are_spelled(spelling: str, named: str) -> None:
+    v = verdicts(A.replace("n * 1 = n := by\n  sorry", f"n * 1 = n := by\n  {spelling}"), line=99)
+    assert not v["integrity"][0] and named in v["integrity"][1], v["integrity"]
+
+
+def test_an_escaped_option_name_is_still_the_option() -> None:
+    new = A.replace("theorem hard (n", "set_option «debug».byAsSorry true in\ntheorem hard (n")
+    v = verdicts(new, line=99)
+    assert not v["integrity"][0] and "set_option debug.byAsSorry" in v["integrity"][1]
+
+
+@pytest.mark.parametrize("code", ['#eval IO.FS.writeFile "../../x" ""', "run_cmd pure ()",
+                                  'def leak : String := include_str "/etc/passwd"', "initialize pure ()"])
+def test_code_run_at_build_time_is_refused_unless_allowed(code: str) -> None:
+    new = A.replace("end Book", f"{code}\n\nend Book")
+    v = verdicts(new, line=99)
+    assert not v["integrity"][0] and "code run at build time" in v["integrity"][1]
+    from gates.config import GatesConfig
+
+    inp = gate_input(BASE, {"Book/A.lean": new}, gates=GatesConfig(allow_build_time_code=True))
+    assert integrity.check(inp).passed
+
+
+@pytest.mark.parametrize("exit_line", ["  #exit\n", "theorem stop_here : True := trivial #exit\n"])
+def test_exit_anywhere_is_seen(exit_line: str) -> None:
+    v = verdicts(A.replace("theorem hard (n", exit_line + "\ntheorem hard (n"), line=99)
+    assert not v["integrity"][0] and "#exit" in v["integrity"][1]
+
+
+def test_a_hypothesis_added_through_variable_and_include_is_a_statement_change() -> None:
+    new = (A.replace("theorem hard (n", "variable (cheat : False)\ninclude cheat\n\ntheorem hard (n")
+           .replace("0 < double (n + 1) := by\n  sorry", "0 < double (n + 1) := by\n  exact cheat.elim"))
+    v = verdicts(new, line=99)
+    assert not v["integrity"][0]
+    assert "Book.hard: what its statement means (the variables, includes" in v["integrity"][1]
+
+
+def test_redefining_notation_before_a_statement_is_a_statement_change() -> None:
+    new = (A.replace("theorem hard (n", "local macro_rules | `($_ < $_) => `(True)\n\ntheorem hard (n")
+           .replace("0 < double (n + 1) := by\n  sorry", "0 < double (n + 1) := by\n  trivial"))
+    v = verdicts(new, line=99)
+    assert not v["integrity"][0] and "what its statement means" in v["integrity"][1]
+
+
+def test_changing_a_definition_a_statement_uses_while_closing_it_is_refused() -> None:
+    new = (A.replace("def double (n : ℕ) : ℕ := 2 * n", "def double (n : ℕ) : ℕ := n")
+           .replace("0 < double (n + 1) := by\n  sorry", "0 < double (n + 1) := by\n  simp [double]"))
+    v = verdicts(new, line=99)
+    assert not v["integrity"][0]
+    assert "Book.hard: Book.double, which its statement uses, changed" in v["integrity"][1]
+
+
+def test_trading_a_proof_for_a_sorry_needs_a_declared_restructuring() -> None:
+    new = (A.replace("  simp\n\ntheorem hard (n", "  sorry\n\ntheorem hard (n")
+           .replace("n * 1 = n := by\n  sorry", "n * 1 = n := by\n  simp"))
+    v = verdicts(new, line=99)
+    assert not v["integrity"][0] and "Book.proved was proved and now holds a sorry" in v["integrity"][1]
+    assert verdicts(new, report="RESTRUCTURING: proved breaks after the Mathlib bump", line=99)["integrity"][0]
+
+
+def test_closing_by_appeal_to_a_sorried_lemma_is_named() -> None:
+    new = (A.replace("theorem hard (n", "theorem key {p : Prop} : p := by\n  sorry\n\ntheorem hard (n")
+           .replace("  sorry\n\ntheorem hard2", "  exact key\n\ntheorem hard2")
+           .replace("n * 1 = n := by\n  sorry", "n * 1 = n := by\n  exact key"))
+    v = verdicts(new, line=99)
+    assert "closed only by appeal to a sorried declaration: Book.hard (uses Book.key), Book.hard2 (uses Book.key)" \
+        in v["sorry"][1]
+
+
+def test_the_attribute_command_form_of_implemented_by_is_seen() -> None:
+    v = verdicts(A.replace("end Book", "attribute [implemented_by easy] proved\n\nend Book"), line=99)
+    assert not v["integrity"][0] and "attribute [implemented_by easy] proved" in v["integrity"][1]
+
+
+def test_the_worker_may_not_write_the_orchestrators_state() -> None:
+    inp = gate_input(BASE, {".prover-state/history.jsonl": '{"cycle": 99}\n'}, scope=["**"])
+    result = integrity.check(inp)
+    assert not result.passed and ".prover-state/history.jsonl belongs to the orchestrator" in result.detail
+
+
+def test_glob_entries_match_whole_files_and_bad_globs_are_invalid() -> None:
+    assert not scope.matches("Book/A.lean/x", ["Book/*.lean"])
+    assert scope.matches("Book/Sub/A.lean", ["Book/Sub"])
+    with pytest.raises(InvalidStrategy, match="not a valid glob"):
+        parse_scope("## Scope\n- Book/[z-a].lean\n")
