@@ -11,7 +11,7 @@ from gates.base import GateInput, GateResult
 from gates.config import BuildConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
 from gates.imports import ImportGraph, module_name
-from gates.process import run
+from gates.process import run, scrubbed_environment
 from gates.tree import ChangeKind
 
 NAME = "build"
@@ -34,7 +34,8 @@ class LakeCompiler:
 
     def _run(self, template: str, path: str, module: str) -> CheckResult:
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
-        done = run(args, self.root, self.config.timeout_s)
+        # The Worker's Lean code runs here: it gets no credential to read.
+        done = run(args, self.root, self.config.timeout_s, env=scrubbed_environment())
         return CheckResult(" ".join(args), done.exit_code, done.output, done.seconds, parse_diagnostics(done.output))
 
 

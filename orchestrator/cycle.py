@@ -11,6 +11,7 @@ directory lets the next cycle recover from a process killed at any point.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from datetime import datetime
 from pathlib import Path
@@ -21,19 +22,20 @@ from agents import briefs, consultant, evaluator, planner
 from agents.planner import Plan, PlanFailed
 from agents.tools import Workspace
 from agents.worker import Limits, WorkerSession
-from gates.base import GateInput
+from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.registry import run_gates
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
 from orchestrator import cyclestate as cs
 from orchestrator import workcopy
+from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
 from orchestrator.config import Config
 from orchestrator.cyclestate import Cycle, Interrupted, Options
 from orchestrator.deps import Deps
-from orchestrator.git import Git, GitTree
-from orchestrator.journal import Entry, Journal
+from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
+from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from state import files
 from state.errors import InfraError, UsageError
@@ -60,9 +62,10 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             beat = stack.enter_context(Beat(paths.heartbeat, config.loop.heartbeat_s, deps.clock))
         git = Git(repo)
         c = Cycle(repo, config, deps, options, git, paths, Journal(workcopy.git_dir(git)), deps.clock.now())
-        beat.phase("sync")
+        git_s = float(NETWORK_TIMEOUT_S)
+        beat.phase("sync", 2 * git_s)
         sync(c)
-        beat.phase("baseline", config.build.timeout_s)
+        beat.phase("baseline", 2 * config.build.timeout_s + git_s)
         baseline(c)
         agents = config.agents
         for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
@@ -70,17 +73,22 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             if c.outcome is Outcome.ERROR:
                 break
             _checkpoint(c)
+            if phase is work:  # the gates and their repair rounds run inside this phase
+                limit += (config.gates.repair_rounds + 1) * 2 * config.build.timeout_s
             beat.phase(phase.__name__, limit, cycle=c.number)
             try:
                 phase(c)
             except InfraError as e:
                 log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
-                c.fail(f"{phase.__name__}: {e}", infra=True)
+                if phase in (plan, work):
+                    c.fail(f"{phase.__name__}: {e}", infra=True)
+                else:  # the Evaluator and the Consultant advise: a change that passed the gates still lands
+                    c.error, c.infra = f"{phase.__name__}: {e}", True
         _checkpoint(c)
         # From here to the end the cycle runs to completion: its writes and its commit are the transaction.
-        beat.phase("bookkeeping", cycle=c.number)
+        beat.phase("bookkeeping", git_s, cycle=c.number)
         bookkeeping(c)
-        beat.phase("land", cycle=c.number)
+        beat.phase("land", PUSH_ATTEMPTS * (2 * git_s + 2 * config.build.timeout_s), cycle=c.number)
         land(c)
         assert c.record is not None
         return c.record, c
@@ -101,6 +109,9 @@ def sync(c: Cycle) -> None:
     if branch != c.config.git.branch:
         raise UsageError(f"the checkout is on {branch or 'a detached HEAD'}, not {c.config.git.branch}; "
                          f"check out {c.config.git.branch} (or set [git] branch)")
+    if (workcopy.git_dir(c.git) / "index.lock").exists():
+        raise UsageError("the git index is locked (.git/index.lock): another git command is running, or one was "
+                         "killed; if none is running, delete .git/index.lock")
     entry = c.journal.read()
     if entry is not None and entry.commit is not None and c.git.head() == entry.base:
         _undo_partial_merge(c, entry)
@@ -121,15 +132,25 @@ def sync(c: Cycle) -> None:
             if c.git.is_ancestor(head, remote_head):
                 c.git.merge_ff(remote_head)
             elif not c.git.is_ancestor(remote_head, head):
-                raise UsageError(f"{name} and {remote}/{name} have diverged; reconcile them "
-                                 "(the loop never forces a push)")
+                raise UsageError(f"{name} and {remote}/{name} have diverged; reconcile them (for instance "
+                                 f"`git pull --rebase`; the loop never forces a push)")
+    elif entry is not None and entry.commit and c.git.is_ancestor(c.git.head(), entry.commit):
+        c.git.merge_ff(entry.commit)  # no remote: the finished commit lands as it is
     c.base = c.git.head()
-    if entry is not None and not (entry.commit and c.git.is_ancestor(entry.commit, c.base)):
+    if entry is None:
+        return
+    unfinished = list(entry.unfinished)
+    if not (entry.commit and c.git.is_ancestor(entry.commit, c.base)):
+        unfinished.append(entry)
+    recorded = {r.cycle for r in read_history(c.paths.history).records}
+    for u in unfinished:
+        if u.cycle in recorded:  # a journal older than what the branch holds
+            continue
         c.interrupted.append(HistoryRecord(
-            cycle=entry.cycle, started_at=datetime.fromisoformat(entry.started_at), finished_at=c.started_at,
-            outcome=Outcome.INTERRUPTED, base=entry.base,
-            summary=f"interrupted: process {entry.pid} stopped before the cycle landed; its changes were discarded"))
-        log.warning("cycle.recovered", interrupted=entry.cycle)
+            cycle=u.cycle, started_at=datetime.fromisoformat(u.started_at), finished_at=c.started_at,
+            outcome=Outcome.INTERRUPTED, base=u.base,
+            summary=f"interrupted: process {u.pid} stopped before the cycle landed; its changes were discarded"))
+        log.warning("cycle.recovered", interrupted=u.cycle)
 
 
 def baseline(c: Cycle) -> None:
@@ -137,7 +158,11 @@ def baseline(c: Cycle) -> None:
     c.history = read_history(c.paths.history)
     c.number = 1 + max([files.read_cycle(c.paths), *(r.cycle for r in c.history.records),
                         *(r.cycle for r in c.interrupted)])
-    c.journal.write(Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat()))
+    c.entry = Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat(),
+                    unfinished=[Unfinished(cycle=r.cycle, base=r.base or "", pid=0,
+                                           started_at=(r.started_at or c.started_at).isoformat())
+                                for r in c.interrupted])
+    c.journal.write(c.entry)
     c.work = workcopy.prepare(c.git, c.base)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
@@ -217,8 +242,13 @@ def gate(c: Cycle) -> bool:
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=c.work.status_paths())
+    gated = _fingerprint(c.work)
     c.gates = run_gates(inp)
     c.changed = [ch.path for ch in inp.changes]
+    written = _changed_since(gated, _fingerprint(c.work))
+    if written:  # code of the change ran in the build and wrote files the other gates never saw
+        c.gates.append(GateResult("build", False, f"files changed while the build ran: {', '.join(written[:20])}; "
+                                                  "a change may not write files when it is compiled"))
     if not all(g.passed for g in c.gates):
         return False
     lean = any(is_lean_source(p, cfg.project.lean_roots) for p in c.changed)
@@ -287,19 +317,19 @@ def bookkeeping(c: Cycle) -> None:
 
 def land(c: Cycle) -> None:
     """Commit in the working copy, push (re-applying onto a remote that moved), fast-forward the branch."""
-    assert c.work is not None
-    entry = Entry(cycle=c.number, base=c.git.head(), pid=os.getpid(), started_at=c.started_at.isoformat())
+    assert c.work is not None and c.entry is not None
     remote, name = c.config.git.remote, c.config.git.branch
     for _ in range(PUSH_ATTEMPTS):
         c.commit = c.work.commit_all(cs.commit_message(c))
-        c.journal.write(entry.model_copy(update={"commit": c.commit}))
+        c.entry = c.entry.model_copy(update={"commit": c.commit})
+        c.journal.write(c.entry)
         if not (c.options.push and c.config.git.push and c.git.has_remote(remote)):
             break
         pushed = c.work.push(remote, c.commit, name)
         if pushed.pushed:
             break
         if not pushed.rejected:
-            log.warning("cycle.push_failed", error=pushed.message)  # the next cycle's sync pushes it
+            log.warning("cycle.push_failed", error=pushed.message[:300])  # a later cycle's push carries it
             break
         new_base = c.git.fetch(remote, name)
         if new_base is None:
@@ -308,6 +338,13 @@ def land(c: Cycle) -> None:
     else:
         raise InfraError(f"{remote}/{name} kept moving; the cycle's commit {c.commit} was not pushed")
     assert c.commit is not None
+    runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
+    edited = [p for p in c.git.dirty() if p not in runtime]
+    if edited:  # the user edited the checkout during the cycle: never overwrite that
+        raise UsageError(f"cycle {c.number} is committed as {c.commit[:12]}, but your checkout has uncommitted "
+                         f"changes ({', '.join(edited[:10])}); `git stash` them, run the next cycle (it "
+                         "fast-forwards to this one first), then `git stash pop`")
+    c.journal.write(c.entry.model_copy(update={"merging": True}))
     c.git.merge_ff(c.commit)
     c.journal.clear()
     log.info("cycle.landed", cycle=c.number, outcome=str(c.outcome), commit=c.commit[:12])
@@ -321,6 +358,7 @@ def _rebase(c: Cycle, new_base: str) -> None:
     assert c.work is not None
     log.info("cycle.rebase", onto=new_base[:12])
     c.base = new_base
+    c.build = BuildStatus(False, "the remote moved during the cycle; its new commits were not built here")
     history_path = c.paths.relative(c.paths.history)
     tree = GitTree(c.git, new_base)
     c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
@@ -343,11 +381,36 @@ def _rebase(c: Cycle, new_base: str) -> None:
 
 
 def _undo_partial_merge(c: Cycle, entry: Entry) -> None:
-    """A fast-forward to the cycle's commit was cut short: put the touched paths back as they were."""
+    """A fast-forward to the cycle's commit was cut short: put back what it wrote, and nothing else.
+
+    Only a path whose content is the commit's version was written by the merge; anything else is the user's
+    and stays (the dirty check then refuses to start)."""
     assert entry.commit is not None
-    base_files = set(GitTree(c.git, entry.base).files())
+    if not entry.merging:
+        return
+    base = GitTree(c.git, entry.base)
+    target = GitTree(c.git, entry.commit)
+    base_files, target_files = set(base.files()), set(target.files())
     for path in c.git.changed_between(entry.base, entry.commit):
+        here = c.repo / path
+        current = here.read_bytes() if here.is_file() else None
+        wanted = target.read(path) if path in target_files else None
+        if current != wanted:
+            continue
         if path in base_files:
             c.git.run("checkout", entry.base, "--", path)
         else:
-            (c.repo / path).unlink(missing_ok=True)
+            here.unlink(missing_ok=True)
+
+
+def _fingerprint(work: Git) -> dict[str, str | None]:
+    """Every path git would see as changed in the working copy, with a hash of its content."""
+    out: dict[str, str | None] = {}
+    for path in work.status_paths():
+        file = work.root / path
+        out[path] = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
+    return out
+
+
+def _changed_since(before: dict[str, str | None], after: dict[str, str | None]) -> list[str]:
+    return sorted(p for p in before.keys() | after.keys() if before.get(p, "-") != after.get(p, "-"))

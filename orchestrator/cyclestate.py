@@ -20,7 +20,7 @@ from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
 from orchestrator.deps import Deps
 from orchestrator.git import Git
-from orchestrator.journal import Journal
+from orchestrator.journal import Entry, Journal
 from state import files
 from state.history import GateVerdict, History, HistoryRecord, Outcome, Usage
 from state.paths import StatePaths
@@ -49,6 +49,7 @@ class Cycle:
     paths: StatePaths
     journal: Journal
     started_at: datetime
+    entry: Entry | None = None  # this cycle's journal entry
     number: int = 0
     base: str = ""  # the branch commit the cycle builds on
     interrupted: list[HistoryRecord] = field(default_factory=list)
@@ -165,7 +166,7 @@ def rules(repo: Path) -> str:
 
 def commit_message(c: Cycle) -> str:
     assert c.record is not None
-    builds = "yes" if c.build is not None and c.build.ok else "no"
+    builds = "yes" if c.build is not None and c.build.ok and c.outcome is not None else "no"
     return (f"autoformalize: cycle {c.number} {c.record.outcome}: {c.record.summary[:100]}\n\n"
             f"Autoformalize-Cycle: {c.number}\nAutoformalize-Outcome: {c.record.outcome}\n"
             f"Autoformalize-Builds: {builds}\n")

@@ -7,16 +7,24 @@ the command and git's own message.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
+import structlog
 from git.exc import GitCommandError
 
 from gates.tree import IGNORED_DIRS
 from state.errors import InfraError
 
 FALLBACK_AUTHOR = ("autoformalize", "autoformalize@localhost")
+NETWORK_TIMEOUT_S = 300  # a fetch or push that has not finished by then is killed: the watchdog must not wait forever
+# English messages (parsed below) and no credential prompt that would wait for a human.
+_ENVIRONMENT = {"LC_ALL": "C", "LANG": "C", "GIT_TERMINAL_PROMPT": "0"}
+
+
+log = structlog.get_logger()
 
 
 class GitError(InfraError):
@@ -39,12 +47,14 @@ class Git:
             self.repo = git.Repo(root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
             raise GitError(f"{root} is not a git checkout ({e})") from None
+        self.repo.git.update_environment(**_ENVIRONMENT)
 
-    def run(self, *args: str) -> str:
+    def run(self, *args: str, timeout_s: float | None = None) -> str:
         try:
             # The executable GitPython was configured with (GIT_PYTHON_GIT_EXECUTABLE), not whatever is on PATH.
             command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", *args]
-            return str(self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True))
+            return str(self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True,
+                                             kill_after_timeout=timeout_s))
         except GitCommandError as e:
             raise GitError(f"`git {' '.join(args)}` failed in {self.root}: {(e.stderr or e.stdout or '').strip()}"
                            ) from None
@@ -70,7 +80,8 @@ class Git:
     def fetch(self, remote: str, branch: str) -> str | None:
         """The remote branch's commit after fetching it; None when the remote has no such branch."""
         try:
-            self.run("fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+            self.run("fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}",
+                     timeout_s=NETWORK_TIMEOUT_S)
         except GitError as e:
             if "couldn't find remote ref" in str(e):
                 return None
@@ -112,7 +123,8 @@ class Git:
 
     def push(self, remote: str, commit: str, branch: str) -> PushResult:
         try:
-            self.repo.git.push(remote, f"{commit}:refs/heads/{branch}", porcelain=True)
+            self.repo.git.push(remote, f"{commit}:refs/heads/{branch}", porcelain=True,
+                               kill_after_timeout=NETWORK_TIMEOUT_S)
         except GitCommandError as e:
             text = f"{e.stdout or ''}\n{e.stderr or ''}".strip()
             rejected = any(w in text for w in ("[rejected]", "Updates were rejected", "non-fast-forward",
@@ -131,18 +143,30 @@ class Git:
             self.repo.git.cherry_pick("--abort")
 
     def worktree(self, path: Path, commit: str) -> Git:
-        """A detached worktree at `commit`, created or reset; its ignored files (build outputs) are kept."""
+        """A detached worktree at `commit`, created or reset; its ignored files (build outputs) are kept.
+
+        It is ours alone (the run lock is held), so a lock file a killed git left in it is removed, and a
+        worktree that cannot be reused (the repository moved, its metadata broke) is made anew.
+        """
         if (path / ".git").exists():
-            tree = Git(path)
-            tree.abort_cherry_pick()
-            tree.run("checkout", "--quiet", "--detach", "--force", commit)
-            tree.reset_hard(commit)
-            tree.clean()
-            return tree
+            try:
+                return self._reset_worktree(path, commit)
+            except GitError as e:
+                log.warning("git.worktree_recreated", path=str(path), error=str(e)[:300])
+                shutil.rmtree(path, ignore_errors=True)
         self.run("worktree", "prune")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.run("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
         return Git(path)
+
+    def _reset_worktree(self, path: Path, commit: str) -> Git:
+        tree = Git(path)
+        Path(tree.run("rev-parse", "--absolute-git-dir"), "index.lock").unlink(missing_ok=True)
+        tree.abort_cherry_pick()
+        tree.run("checkout", "--quiet", "--detach", "--force", commit)
+        tree.reset_hard(commit)
+        tree.clean()
+        return tree
 
     def _identity(self) -> tuple[str, str]:
         reader = self.repo.config_reader()

@@ -2,24 +2,30 @@
 
 It lives in the git directory (never in the working tree, never committed).
 Written when a cycle starts and again when its commit exists; removed when
-the branch holds the cycle.
+the branch holds the cycle. Cycles that were interrupted and not yet recorded
+travel with it, so two interruptions in a row lose neither record.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from state.atomic import write_atomic
 
 
-class Entry(BaseModel):
+class Unfinished(BaseModel):
     cycle: int
-    base: str  # the branch commit the cycle started from
-    commit: str | None = None  # the cycle's commit, once made
+    base: str
     pid: int
     started_at: str
+
+
+class Entry(Unfinished):
+    commit: str | None = None  # the cycle's commit, once made
+    merging: bool = False  # the user's checkout is being fast-forwarded to `commit`
+    unfinished: list[Unfinished] = Field(default_factory=list)  # earlier interrupted cycles, not yet recorded
 
 
 class Journal:
@@ -31,7 +37,7 @@ class Journal:
             return Entry.model_validate_json(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
-        except ValueError:  # cut short by a crash while being written: atomic writes make this unlikely
+        except ValueError:  # unreadable: written atomically, so only a foreign or older file
             return None
 
     def write(self, entry: Entry) -> None:

@@ -104,7 +104,8 @@ def _supervise(child: subprocess.Popen[bytes], heartbeat: Path, policy: Policy, 
             return None
         age = _heartbeat_age(heartbeat, child.pid, started)
         if age > policy.stale_after_s:
-            why = f"`run` (pid {child.pid}) stopped beating for {age:.0f}s (stale after {policy.stale_after_s:.0f}s)"
+            why = (f"`run` (pid {child.pid}) is stale: no beat, or its phase past its deadline, for {age:.0f}s "
+                   f"(stale after {policy.stale_after_s:.0f}s)")
             log.error("watchdog.hung", pid=child.pid, heartbeat_age_s=round(age))
             kill_tree(child.pid, policy.kill_grace_s, reap=child.poll)
             child.wait()
@@ -113,13 +114,22 @@ def _supervise(child: subprocess.Popen[bytes], heartbeat: Path, policy: Policy, 
 
 
 def _heartbeat_age(path: Path, pid: int, started: float) -> float:
-    """Seconds since the child's last beat; since its start if it has not beaten yet (or the file is corrupt)."""
+    """How stale the child is: seconds since its last beat (since its start if it has not beaten yet, or the
+    file is corrupt), or, when its phase has outrun its deadline, seconds past that deadline — the heartbeat
+    thread keeps beating while a phase hangs, so the deadline is what shows a hang."""
     beat, _ = read_heartbeat(path)
     since_start = time.monotonic() - started
     if beat is None or beat.pid != pid:
         return since_start
-    updated = beat.updated_at if beat.updated_at.tzinfo else beat.updated_at.replace(tzinfo=UTC)
-    return min(since_start, (datetime.now(UTC) - updated).total_seconds())
+    now = datetime.now(UTC)
+    age = min(since_start, (now - _utc(beat.updated_at)).total_seconds())
+    if beat.phase_deadline is not None:
+        age = max(age, (now - _utc(beat.phase_deadline)).total_seconds())
+    return age
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _stop(child: subprocess.Popen[bytes], policy: Policy) -> None:

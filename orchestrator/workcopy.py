@@ -25,7 +25,13 @@ def share_packages(main: Path, work: Path) -> None:
     """Point the working copy's `.lake/packages` (Mathlib and other dependencies) at the main checkout's."""
     source = main / ".lake" / "packages"
     target = work / ".lake" / "packages"
-    if not source.is_dir() or target.exists() or target.is_symlink():
+    if not source.is_dir():
         return
+    if target.is_symlink():
+        if target.resolve() == source.resolve():
+            return
+        target.unlink()  # left pointing elsewhere: the repository moved
+    elif target.exists():
+        return  # a real directory of its own: leave it
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(source, target_is_directory=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.cli import main
+from state.errors import UsageError
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git
 from tests.orchestrator.harness import FAKE_KEY, Project, evaluation, strategy
@@ -122,7 +123,7 @@ def test_a_fast_forward_cut_short_is_rolled_back(project: Project) -> None:
     commit = git(work, "rev-parse", "HEAD").strip()
     git(project.repo, "fetch", "-q", str(work), "main")
     (project.repo / "Book/A.lean").write_text("-- half written\n")  # the merge had written this file
-    Journal(project.repo / ".git").write(Entry(cycle=1, base=base, commit=commit, pid=1,
+    Journal(project.repo / ".git").write(Entry(cycle=1, base=base, commit=commit, pid=1, merging=True,
                                                started_at="2026-11-21T00:00:00+00:00"))
     script_a_good_cycle(project)
 
@@ -130,6 +131,26 @@ def test_a_fast_forward_cut_short_is_rolled_back(project: Project) -> None:
 
     assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "accepted")]
     assert project.show("HEAD", "Book/A.lean").startswith("import Mathlib") and project.clean()
+
+
+def test_the_users_own_edits_are_never_rolled_back(project: Project) -> None:
+    """Killed while pushing, and the user edits a file the cycle's commit touches: the edit stays, and the
+    next cycle refuses to start until it is committed."""
+    from orchestrator.journal import Entry, Journal
+
+    base = project.head()
+    work = project.repo.parent / "elsewhere"
+    subprocess.run(["git", "clone", "-q", str(project.repo), str(work)], check=True)
+    (work / "Book/A.lean").write_text("-- the cycle's version\n")
+    git(work, "commit", "-qam", "a cycle's commit")
+    commit = git(work, "rev-parse", "HEAD").strip()
+    git(project.repo, "fetch", "-q", str(work), "main")
+    (project.repo / "Book/A.lean").write_text("-- my own edit\n")
+    Journal(project.repo / ".git").write(Entry(cycle=1, base=base, commit=commit, pid=1, merging=True,
+                                               started_at="2026-11-21T00:00:00+00:00"))
+    with pytest.raises(UsageError, match=r"uncommitted changes in Book/A\.lean"):
+        project.cycle()
+    assert (project.repo / "Book/A.lean").read_text() == "-- my own edit\n"
 
 
 def test_cli_exit_codes_and_messages(project: Project, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from state.errors import UsageError
 from state.heartbeat import Heartbeat, read_heartbeat
 from tests.conftest import git, write
 from tests.orchestrator.harness import (
+    FAKE_KEY,
     PLAN,
+    STANDIN,
     A,
     B,
     Project,
@@ -436,3 +439,118 @@ def test_the_consultant_is_not_called_again_until_as_many_cycles_have_passed(pro
     records = [project.cycle()[0] for _ in range(8)]
 
     assert [r.cycle for r in records if r.consultant] == [4, 8]
+
+
+def test_files_written_while_the_build_runs_fail_the_gate(project: Project, tmp_path: Path) -> None:
+    """Code in the change (an `#eval` writing files, say) runs when the build gate compiles it."""
+    writer = tmp_path / "writer.py"
+    writer.write_text(f"import pathlib, subprocess, sys\n"
+                      f"pathlib.Path('lakefile.toml').write_text('name = \"pwned\"\\n')\n"
+                      f"sys.exit(subprocess.call([sys.executable, {str(STANDIN)!r}, 'check', sys.argv[1]]))\n")
+    check = f"{sys.executable} {writer} {{file}}"
+    write(project.repo, {"autoformalize.toml": config_text(build={"check_file": check}, gates={"repair_rounds": 0})})
+    _commit_config(project)
+    base = project.head()
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "rejected"
+    assert "files changed while the build ran: lakefile.toml" in record.gates[-1].detail
+    assert project.show("HEAD", "lakefile.toml") == project.show(base, "lakefile.toml")
+
+
+def test_the_compiler_never_sees_a_credential(project: Project, tmp_path: Path) -> None:
+    spy = tmp_path / "spy.py"
+    spy.write_text("import os, sys\nprint('\\n'.join(f'{k}={v}' for k, v in os.environ.items()))\n")
+    write(project.repo, {"autoformalize.toml": config_text(build={"check_file": f"{sys.executable} {spy} {{file}}"})})
+    _commit_config(project)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("lean_check", {"path": "Book/A.lean"})], "done")
+    project.agents.evaluate(evaluation(0))
+
+    project.cycle()
+
+    seen = user_text(project.agents.requests["worker"][1])
+    assert "PATH=" in seen and "ANTHROPIC" not in seen and FAKE_KEY not in seen
+
+
+def test_an_edit_made_during_the_cycle_is_kept_and_the_cycle_lands_after_a_stash(project: Project) -> None:
+    def evaluate_while_the_user_edits(request: RecordedRequest) -> Reply:
+        (project.repo / "plan.md").write_text(PLAN + "\nMy note.\n")
+        return text_reply(evaluation(1))
+
+    base = project.head()
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.add("evaluator", evaluate_while_the_user_edits)
+    with pytest.raises(UsageError, match="`git stash` them"):
+        project.cycle()
+    assert project.head() == base and (project.repo / "plan.md").read_text().endswith("My note.\n")
+    assert project.show(project.remote_head(), "Book/A.lean") == PROVED  # pushed before the refusal
+
+    git(project.repo, "stash")
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing left")
+    project.agents.evaluate(evaluation(0))
+    project.cycle()
+    git(project.repo, "stash", "pop")
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "accepted"), (2, "no_change")]
+    assert (project.repo / "plan.md").read_text().endswith("My note.\n")
+
+
+def test_an_evaluator_outage_does_not_discard_a_change_that_passed_the_gates(project: Project) -> None:
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "done"})])
+    project.agents.add("evaluator", *[error_reply(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})
+                                      for _ in range(6)])
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "accepted" and record.progress_score == 0 and cycle.infra
+    assert "evaluate:" in (record.error or "") and project.show("HEAD", "Book/A.lean") == PROVED
+
+
+def test_two_interrupted_cycles_in_a_row_are_both_recorded(project: Project) -> None:
+    from orchestrator.journal import Entry, Journal, Unfinished
+
+    journal = Journal(project.repo / ".git")
+    earlier = Unfinished(cycle=1, base=project.head(), pid=11, started_at="2026-11-21T00:00:00+00:00")
+    journal.write(Entry(cycle=2, base=project.head(), pid=12, started_at="2026-11-21T01:00:00+00:00",
+                        unfinished=[earlier]))
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+
+    project.cycle()
+
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "interrupted"),
+                                                                 (3, "no_change")]
+
+
+def test_git_leftovers_and_a_moved_repository_do_not_block_the_loop(project: Project, tmp_path: Path) -> None:
+    idle = (strategy("Book/A.lean"), "nothing", evaluation(0))
+    project.agents.plan(idle[0])
+    project.agents.work(idle[1])
+    project.agents.evaluate(idle[2])
+    project.cycle()
+    (project.repo / ".git/worktrees/worker-0/index.lock").write_text("")  # a git killed in the working copy
+    moved = tmp_path / "moved"
+    project.repo.rename(moved)
+    project.repo = moved
+    for _ in range(2):
+        project.agents.plan(idle[0])
+        project.agents.work(idle[1])
+        project.agents.evaluate(idle[2])
+    project.cycle()
+    (project.repo / ".git/index.lock").write_text("")  # the user's own checkout: their git may be running
+    with pytest.raises(UsageError, match=r"\.git/index\.lock"):
+        project.cycle()
+    (project.repo / ".git/index.lock").unlink()
+    project.cycle()
+    assert [r.cycle for r in project.history()] == [1, 2, 3]

@@ -123,3 +123,20 @@ def test_a_corrupt_heartbeat_counts_as_no_beat_since_the_start(tmp_path: Path) -
     path.write_text('{"pid": 12, "phase": "wo')
     started = time.monotonic() - 42
     assert 41 < _heartbeat_age(path, 12, started) < 60
+
+
+def test_a_phase_past_its_deadline_is_stale_though_the_heartbeat_is_fresh(tmp_path: Path) -> None:
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    from state.heartbeat import Heartbeat, write_heartbeat
+
+    now = datetime.now(UTC)
+    path = tmp_path / "heartbeat.json"
+    write_heartbeat(path, Heartbeat(pid=7, host="h", cycle=1, phase="land", updated_at=now,
+                                    phase_started_at=now - timedelta(hours=2),
+                                    phase_deadline=now - timedelta(minutes=5)))
+    assert 299 < _heartbeat_age(path, 7, time.monotonic() - 10_000) < 400
+    write_heartbeat(path, Heartbeat(pid=7, host="h", cycle=1, phase="work", updated_at=now,
+                                    phase_started_at=now, phase_deadline=now + timedelta(hours=2)))
+    assert _heartbeat_age(path, 7, time.monotonic() - 10_000) < 5
