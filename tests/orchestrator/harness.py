@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,6 +135,18 @@ class Agents:
 
     def consult(self, text: str) -> None:
         self.add("consultant", text_reply(text))
+
+
+def blocking(inside: threading.Event, release: threading.Event, answer: str = "too late"
+             ) -> Callable[[RecordedRequest], Reply]:
+    """A reply that signals `inside` when its request arrives, then waits for `release` (a model call in flight)."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        inside.set()
+        release.wait(60)
+        return text_reply(answer)
+
+    return respond
 
 
 def role_of(request: RecordedRequest) -> str:

@@ -17,8 +17,8 @@ from orchestrator.cli import main
 from state.errors import UsageError
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git
-from tests.orchestrator.harness import FAKE_KEY, Project, evaluation, strategy
-from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply
+from tests.orchestrator.harness import FAKE_KEY, Project, blocking, evaluation, strategy
+from tests.standin.anthropic_server import Reply
 
 EDIT = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
 
@@ -47,14 +47,8 @@ def script_a_good_cycle(project: Project) -> None:
 def test_killed_during_the_worker_then_a_clean_next_cycle(project: Project) -> None:
     base = project.head()
     inside, release = threading.Event(), threading.Event()
-
-    def hang(request: RecordedRequest) -> Reply:
-        inside.set()
-        release.wait(30)
-        return text_reply("too late")
-
     project.agents.plan(strategy("Book/A.lean"))
-    project.agents.add("worker", hang)
+    project.agents.add("worker", blocking(inside, release))
     child = start_cycle(project)
     wait_for(inside)
     os.kill(child.pid, signal.SIGKILL)
@@ -111,20 +105,25 @@ def test_killed_while_landing_then_a_clean_next_cycle(project: Project, tmp_path
     assert "simp" in project.show("HEAD", "Book/A.lean")
 
 
-def test_a_fast_forward_cut_short_is_rolled_back(project: Project) -> None:
-    """The state a kill in the middle of `git merge` leaves: the journal names the commit, files half moved."""
+def interrupted_merge(project: Project, cycle_version: str, checkout: str) -> None:
+    """The state a kill inside `git merge --ff-only` leaves: the journal names the cycle's commit and says it
+    was merging, and `Book/A.lean` in the checkout holds `checkout`."""
     from orchestrator.journal import Entry, Journal
 
     base = project.head()
     work = project.repo.parent / "elsewhere"
     subprocess.run(["git", "clone", "-q", str(project.repo), str(work)], check=True)
-    (work / "Book/A.lean").write_text("-- half written\n")
+    (work / "Book/A.lean").write_text(cycle_version)
     git(work, "commit", "-qam", "a cycle's commit that never landed")
     commit = git(work, "rev-parse", "HEAD").strip()
     git(project.repo, "fetch", "-q", str(work), "main")
-    (project.repo / "Book/A.lean").write_text("-- half written\n")  # the merge had written this file
+    (project.repo / "Book/A.lean").write_text(checkout)
     Journal(project.repo / ".git").write(Entry(cycle=1, base=base, commit=commit, pid=1, merging=True,
                                                started_at="2026-11-21T00:00:00+00:00"))
+
+
+def test_a_fast_forward_cut_short_is_rolled_back(project: Project) -> None:
+    interrupted_merge(project, "-- half written\n", "-- half written\n")  # the merge had written the file
     script_a_good_cycle(project)
 
     project.cycle()
@@ -134,20 +133,9 @@ def test_a_fast_forward_cut_short_is_rolled_back(project: Project) -> None:
 
 
 def test_the_users_own_edits_are_never_rolled_back(project: Project) -> None:
-    """Killed while pushing, and the user edits a file the cycle's commit touches: the edit stays, and the
-    next cycle refuses to start until it is committed."""
-    from orchestrator.journal import Entry, Journal
-
-    base = project.head()
-    work = project.repo.parent / "elsewhere"
-    subprocess.run(["git", "clone", "-q", str(project.repo), str(work)], check=True)
-    (work / "Book/A.lean").write_text("-- the cycle's version\n")
-    git(work, "commit", "-qam", "a cycle's commit")
-    commit = git(work, "rev-parse", "HEAD").strip()
-    git(project.repo, "fetch", "-q", str(work), "main")
-    (project.repo / "Book/A.lean").write_text("-- my own edit\n")
-    Journal(project.repo / ".git").write(Entry(cycle=1, base=base, commit=commit, pid=1, merging=True,
-                                               started_at="2026-11-21T00:00:00+00:00"))
+    """The user edited a file the interrupted cycle's commit touches: the edit stays, and the next cycle refuses
+    to start until it is committed."""
+    interrupted_merge(project, "-- the cycle's version\n", "-- my own edit\n")
     with pytest.raises(UsageError, match=r"uncommitted changes in Book/A\.lean"):
         project.cycle()
     assert (project.repo / "Book/A.lean").read_text() == "-- my own edit\n"

@@ -13,7 +13,7 @@ from orchestrator.daemon import Limits, run_daemon
 from orchestrator.notify import Notifier
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git, write
-from tests.orchestrator.harness import PLAN, Project, config_text, evaluation, strategy
+from tests.orchestrator.harness import PLAN, Project, blocking, config_text, evaluation, strategy
 from tests.standin.anthropic_server import RecordedRequest, Reply, error_reply, text_reply
 
 EDIT = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
@@ -143,13 +143,7 @@ def test_notifications_go_to_the_webhook_from_the_environment(project: Project) 
 def test_two_runs_at_once_the_second_exits_3_naming_the_first(project: Project) -> None:
     configure(project)
     inside, release = threading.Event(), threading.Event()
-
-    def hold(request: RecordedRequest) -> Reply:
-        inside.set()
-        release.wait(30)
-        return text_reply(strategy("Book/A.lean"))
-
-    project.agents.add("planner", hold)
+    project.agents.add("planner", blocking(inside, release, strategy("Book/A.lean")))
     first = subprocess.Popen([sys.executable, "-m", "orchestrator", "run", "--max-cycles", "1", "--repo",
                               str(project.repo)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

@@ -17,9 +17,9 @@ import pytest
 from orchestrator.watchdog import _heartbeat_age
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git, write
-from tests.orchestrator.harness import Project, config_text, evaluation, strategy
+from tests.orchestrator.harness import Project, blocking, config_text, evaluation, strategy
 from tests.orchestrator.test_crash import fake_git, start_cycle, wait_for
-from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply
+from tests.standin.anthropic_server import text_reply
 
 EDIT = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
 BLOCKING_ROLES = {"plan": "planner", "work": "worker", "evaluate": "evaluator", "escalate": "consultant"}
@@ -32,17 +32,13 @@ UNSTARTED = {"sync"}  # killed before the cycle took a number: nothing to record
 
 def script_first_cycle(project: Project, block: str | None, release: threading.Event, inside: threading.Event
                        ) -> None:
-    def blocking(request: RecordedRequest) -> Reply:
-        inside.set()
-        release.wait(60)
-        return text_reply("too late")
-
+    hang = blocking(inside, release)
     replies = {"planner": [text_reply(strategy("Book/A.lean"))], "evaluator": [text_reply(evaluation(0))],
                "consultant": [text_reply("## Diagnosis\nnone")]}
     for role, answers in replies.items():
-        project.agents.add(role, blocking if BLOCKING_ROLES.get(block or "") == role else answers[0])
+        project.agents.add(role, hang if BLOCKING_ROLES.get(block or "") == role else answers[0])
     if block == "work":
-        project.agents.add("worker", blocking)
+        project.agents.add("worker", hang)
     else:
         project.agents.work(EDIT, [("finish", {"report": "closed Book.hard"})])
 

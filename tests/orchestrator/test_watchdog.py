@@ -14,8 +14,7 @@ from orchestrator.watchdog import Policy, run_command, watch
 from state.heartbeat import read_heartbeat
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git, write
-from tests.orchestrator.harness import Project, config_text, evaluation, strategy
-from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply
+from tests.orchestrator.harness import Project, blocking, config_text, evaluation, strategy
 
 # A stand-in for `run`: beats for a while, then does what its first argument says.
 CHILD = r"""
@@ -128,14 +127,8 @@ def test_a_frozen_daemon_is_killed_restarted_and_loses_nothing(project: Project,
     git(project.repo, "commit", "-qam", "config")
     git(project.repo, "push", "-q", "origin", "main")
     inside, release = threading.Event(), threading.Event()
-
-    def frozen_worker(request: RecordedRequest) -> Reply:
-        inside.set()
-        release.wait(60)
-        return text_reply("late")
-
     project.agents.plan(strategy("Book/A.lean"))
-    project.agents.add("worker", frozen_worker)
+    project.agents.add("worker", blocking(inside, release))
     project.agents.plan(strategy("Book/A.lean"))
     project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
                         [("finish", {"report": "closed it"})])
