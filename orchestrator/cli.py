@@ -22,8 +22,11 @@ def _repo_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="autoformalize", prog_name="autoformalize")
-def cli() -> None:
+@click.option("--log-format", type=click.Choice(["auto", "json", "console"]), default="auto", show_default=True,
+              help="Logs on stderr: JSON lines, readable lines, or JSON unless stderr is a terminal.")
+def cli(log_format: str) -> None:
     """Formalize a textbook in Lean 4 with a loop of stateless agents and mechanical gates."""
+    configure_logs(json_lines=None if log_format == "auto" else log_format == "json")
 
 
 @cli.command()
@@ -105,7 +108,7 @@ def status(as_json: bool, repo: Path | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every error to the exit codes of SPEC §4."""
-    configure_logs()
+    configure_logs()  # before parsing, so even a usage error logs consistently
     try:
         result = cli.main(args=argv, prog_name="autoformalize", standalone_mode=False)
     except click.exceptions.Exit as e:
