@@ -1,0 +1,603 @@
+"""Claude Code as the Worker's `Session` and as a one-shot `Model`, through the claude-agent-sdk.
+
+The SDK starts the `claude` CLI (its `cli_path`, else the CLI bundled in the
+SDK's wheel, else `claude` on PATH) and talks stream-json to it over
+stdin/stdout.
+
+The Worker (`ClaudeCodeSession`) keeps ONE CLI process for the whole session:
+an event loop in a dedicated thread (an anyio blocking portal) holds a
+connected `ClaudeSDKClient`, and every round is one `query` + `receive_response`
+on it, so a repair round continues the same conversation. The alternative,
+a new process per round resumed by session id, would restart the MCP servers
+(lean-lsp-mcp keeps a Lean server warm) and make the cost accounting ambiguous:
+the CLI reports `total_cost_usd` as a running total of the process (and of a
+resumed transcript only sometimes). The price of one process is that it lives
+until `close()`: the session closes it itself when it cannot go on (a time,
+stop, turn or token limit, a failure), on garbage collection, and at exit; the
+orchestrator should call `close()` when the Worker is done.
+
+A round's report is the session's final assistant message (Claude Code has no
+`finish` tool); the prompt asks for it in the Worker's report format, with the
+`RESTRUCTURING:` line. If the allowed tools let the session commit (`git
+commit` is not among the defaults), its commits stay in the worktree for the
+orchestrator to squash into the cycle's one change.
+
+Confinement: file-writing tools (Write, Edit, MultiEdit, NotebookEdit) are never
+auto-approved; each call reaches the SDK's `can_use_tool` callback, which
+allows it only where `Workspace.resolve(path, write=True)` does (the Scope, not
+protected, inside the working copy) and otherwise denies it with the refusal,
+which the model receives as the tool's error. Read, Glob and Grep are
+auto-approved (reads are not confined, as Mathlib's sources under `.lake` are
+worth reading); Bash runs only the commands its rules name (`Bash(lake
+build:*)`, Claude Code's prefix syntax; every part of a compound command must
+match), anything else is denied. No settings file is loaded (`setting_sources
+=[]`): a project's or user's `.claude/settings.json` could auto-approve writes
+past the callback or run hooks, and the standing rules (what the repository's
+CLAUDE.md holds) are given explicitly instead, in the same Worker prompt the
+API Worker gets, appended to Claude Code's own system prompt. Only the MCP
+servers passed in are started (`--strict-mcp-config`); their tools are
+auto-approved.
+
+Limits map as in `WorkerSession`: `max_turns` counts model calls over the whole
+session (also passed to the CLI as `--max-turns`, which bounds one round),
+`timeout_s` runs from construction, and a stop request, the deadline or the
+turn limit interrupts the round (a control request; a CLI that does not end
+the turn within `interrupt_grace_s` is killed); `token_budget` and the ledger's
+budget guard are checked before each round.
+
+Cost: one `Charge` per result message, with the result's `usage` (per turn in
+a streaming session) and, as cost, the growth of its `total_cost_usd` (a
+running total). A round cut off without a result is charged with the usage its
+assistant messages reported and an unknown cost.
+
+A CLI that is missing, fails to start, exits or breaks the protocol raises
+`ModelUnavailable` (an infrastructure error) with what happened and the tail
+of its stderr; a result reporting an API error raises it too (`ModelRejected`
+when the API refused the key, HTTP 401/403).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import structlog
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from claude_agent_sdk import (
+    AssistantMessage,
+    CanUseTool,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    ClaudeSDKError,
+    CLIConnectionError,
+    CLINotFoundError,
+    McpServerConfig,
+    Message,
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    UserMessage,
+    query,
+)
+
+from agents.ledger import BudgetExceeded, Charge, Ledger
+from agents.model import Message as ChatMessage
+from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolSpec
+from agents.prompts import render
+from agents.tools import Refused, Workspace
+from agents.worker import Limits, Round, Stop
+from state.errors import InfraError
+from state.history import Usage
+
+BACKEND = "claude-code"
+DEFAULT_ALLOWED_TOOLS = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep",
+                         "Bash(lake build:*)", "Bash(lake env lean:*)", "Bash(lake lean:*)"]
+"""What the Worker may use, in Claude Code's permission-rule syntax."""
+WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+"""The file-writing tools, with the input field naming the file: always checked by the callback."""
+ENV = {"DISABLE_AUTOUPDATER": "1"}  # an update started mid-cycle can break the next start-up
+CONNECT_TIMEOUT_S = 60.0
+POLL_S = 0.05
+STDERR_LINES = 30
+
+log = structlog.get_logger()
+
+CLAUDE_CODE_NOTE = """
+## Working in Claude Code
+
+This session runs in Claude Code: the tools named above are replaced by Claude Code's own. Your tools, in
+Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`. Record a blocker by
+writing `$state_dir/issues/<slug>.md`. Do not commit; the loop commits for you. There is no `finish` tool: when
+you are done, end your turn with the report (the headings above, and the `RESTRUCTURING:` line if you raised the
+number of sorries) as your final message. That message is the report.
+"""
+
+
+class ClaudeCodeSession:
+    """The Worker as a Claude Code session in the working copy; see the module docstring."""
+
+    def __init__(self, model: str, workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, *,
+                 role: str = "worker", allowed_tools: list[str] | None = None,
+                 mcp_servers: dict[str, dict[str, Any]] | None = None, stop: threading.Event | None = None,
+                 cli_path: str | None = None, interrupt_grace_s: float = 10.0) -> None:
+        """`allowed_tools` defaults to `DEFAULT_ALLOWED_TOOLS`; `mcp_servers` are Claude Code `mcpServers`
+        entries; `cli_path` defaults to the SDK's search; `interrupt_grace_s` is how long an interrupted round
+        may take to end before its CLI is killed."""
+        self.model = model
+        self.workspace = workspace
+        self.limits = limits
+        self.ledger = ledger
+        self.role = role
+        self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if allowed_tools is None else allowed_tools)
+        self.mcp_servers = dict(mcp_servers or {})
+        self.stop = stop if stop is not None else threading.Event()
+        self.cli_path = cli_path
+        self.interrupt_grace_s = interrupt_grace_s
+        self.turns = 0
+        self.rounds: list[Round] = []
+        self.usage = Usage()
+        self.session_id: str | None = None
+        self.deadline = time.monotonic() + limits.timeout_s
+        note = render_note(self.allowed_tools, workspace.state_dir)
+        self.system_prompt = render("worker", rules=rules) + note
+        self._cli = _Cli("the Worker's session", cli_path)
+        self._finalizer = weakref.finalize(self, self._cli.close)
+
+    # -- the Session protocol -------------------------------------------------------------
+
+    def run(self, prompt: str) -> Round:
+        """The first round: the strategy and context as the opening message."""
+        return self._round(prompt)
+
+    def resume(self, feedback: str) -> Round:
+        """A repair round: the gates' report as the next message of the same conversation."""
+        return self._round(feedback)
+
+    def report(self) -> str:
+        """Every round's report, in order; the last round's is what the gates read."""
+        if len(self.rounds) <= 1:
+            return self.rounds[0].report if self.rounds else ""
+        return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
+
+    def close(self) -> None:
+        """End the CLI process (idempotent). Later rounds end at once."""
+        self._finalizer()
+
+    # -- rounds ---------------------------------------------------------------------------
+
+    def _round(self, text: str) -> Round:
+        stop = self._limit()
+        if stop is not None:
+            self.close()
+            return self._end(stop, self._placeholder(stop))
+        try:
+            self.ledger.admit(self.role, 0.0)  # a round's worst case is unknown: refuse only once over a limit
+        except BudgetExceeded as e:
+            self.close()
+            return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
+        try:
+            if not self._cli.open_:
+                self._cli.open(self._options(), min(CONNECT_TIMEOUT_S, max(1.0, self.deadline - time.monotonic())))
+            turn = self._cli.converse(text, self._live_limit, self.interrupt_grace_s)
+        except InfraError:
+            self.close()
+            raise
+        self._charge(turn)
+        self.turns += turn.calls
+        stop, report = self._outcome(turn)
+        if stop not in (Stop.FINISHED, Stop.ENDED) or turn.interrupted_for is not None:
+            self.close()  # a limit was reached: no round can follow
+        log.info("worker.round", backend=BACKEND, stop=str(stop), turns=self.turns, session=self.session_id,
+                 denials=len(turn.result.permission_denials or []) if turn.result else None)
+        return self._end(stop, report)
+
+    def _options(self) -> ClaudeAgentOptions:
+        return ClaudeAgentOptions(
+            model=self.model, cwd=str(self.workspace.root), cli_path=self.cli_path,
+            system_prompt={"type": "preset", "preset": "claude_code", "append": self.system_prompt},
+            tools=builtin_tools(self.allowed_tools),
+            allowed_tools=auto_approved(self.allowed_tools, self.mcp_servers),
+            can_use_tool=guard(self.workspace, self.allowed_tools),
+            permission_mode="default", setting_sources=[], max_turns=self.limits.max_turns,
+            mcp_servers=cast(dict[str, McpServerConfig], self.mcp_servers), strict_mcp_config=True,
+            env=dict(ENV), stderr=self._cli.stderr.append)
+
+    def _limit(self) -> Stop | None:
+        """Why no round may start now (like `WorkerSession`'s limits), or None."""
+        if self.stop.is_set():
+            return Stop.STOPPED
+        if self.turns >= self.limits.max_turns:
+            return Stop.TURNS
+        if time.monotonic() >= self.deadline:
+            return Stop.TIME
+        budget = self.limits.token_budget
+        if budget is not None and self.usage.input + self.usage.output + self.usage.cache_write >= budget:
+            return Stop.TOKENS
+        if self._cli.closed:
+            return Stop.STOPPED
+        return None
+
+    def _live_limit(self, turn: _Turn) -> Stop | None:
+        """Why a round under way must be interrupted, or None."""
+        if self.stop.is_set():
+            return Stop.STOPPED
+        if time.monotonic() >= self.deadline:
+            return Stop.TIME
+        if turn.awaiting_model and self.turns + turn.calls >= self.limits.max_turns:  # no call beyond the limit
+            return Stop.TURNS
+        return None
+
+    def _charge(self, turn: _Turn) -> None:
+        if turn.result is not None:
+            usage, cost = usage_of(turn.result.usage), turn.cost
+            self.session_id = turn.result.session_id
+        elif turn.step_usage != Usage():  # cut off without a result: what its steps reported, at an unknown cost
+            usage, cost = turn.step_usage, None
+        else:
+            return
+        self.usage += usage
+        self.ledger.add(Charge(self.role, BACKEND, turn.model or self.model, usage, cost))
+
+    def _outcome(self, turn: _Turn) -> tuple[Stop, str]:
+        result = turn.result
+        finished = result is not None and result.subtype == "success" and not result.is_error
+        if turn.interrupted_for is not None and not finished:  # a report that beat the interruption still counts
+            return turn.interrupted_for, self._placeholder(turn.interrupted_for)
+        assert result is not None  # a round ends with a result, an interruption or an error
+        if result.subtype == "error_max_turns":
+            return Stop.TURNS, self._placeholder(Stop.TURNS)
+        if result.subtype == "error_max_budget_usd":
+            return Stop.BUDGET, self._placeholder(Stop.BUDGET)
+        if result.is_error:
+            self.close()
+            raise result_failure(result, "the Worker's session")
+        report = (result.result or turn.last_text).strip()
+        return (Stop.FINISHED, report) if report else (Stop.ENDED, "(The Worker ended without a report.)")
+
+    def _placeholder(self, stop: Stop) -> str:
+        return f"(The session stopped at its {stop.value} limit without a report; {self.turns} model calls were made.)"
+
+    def _end(self, stop: Stop, report: str) -> Round:
+        done = Round(stop, report)
+        self.rounds.append(done)
+        return done
+
+
+class ClaudeCodeModel:
+    """A tool-less Claude Code call for the one-shot roles (Planner, Evaluator, Consultant).
+
+    Each `send` is one CLI process: the system prompt replaces Claude Code's, no
+    tool, setting or MCP server is loaded, and the conversation is sent as one
+    prompt. `Reply.usage` and `Reply.cost_usd` carry what the result reported.
+    Cost rule: `Metered` charges `Reply.cost_usd` to its ledger, so a model
+    wrapped in it (as the wiring does) must not be given a `ledger`; pass one
+    only to a bare model, and it is charged to `role` there instead.
+    """
+
+    def __init__(self, model: str, timeout_s: float = 900.0, *, cli_path: str | None = None,
+                 ledger: Ledger | None = None, role: str | None = None) -> None:
+        if ledger is not None and not role:
+            raise ValueError("a ClaudeCodeModel given a ledger needs the role its calls are charged to")
+        self.name = model
+        self.timeout_s = timeout_s
+        self.cli_path = cli_path
+        self.ledger = ledger
+        self.role = role or ""
+
+    def send(self, system: System, messages: list[ChatMessage], tools: list[ToolSpec] | None = None, *,
+             max_tokens: int = 8192) -> Reply:
+        if tools:
+            raise ValueError("the claude-code model serves tool-less roles; the Worker uses ClaudeCodeSession")
+        stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        options = ClaudeAgentOptions(
+            model=self.name, cli_path=self.cli_path, system_prompt="\n\n".join(p for p in (system.stable,
+                                                                                           system.volatile) if p),
+            tools=[], allowed_tools=[], setting_sources=[], strict_mcp_config=True, max_turns=1,
+            env={**ENV, "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(max_tokens)}, stderr=stderr.append)
+        turn = anyio.run(self._ask, conversation(messages), options, stderr)
+        result = turn.result
+        if result is None:
+            raise ModelUnavailable(f"the claude CLI ended without a result for model {self.name}: "
+                                   f"{tail(stderr)}; the cycle is recorded as an infrastructure error")
+        usage = usage_of(result.usage)
+        if self.ledger is not None:
+            self.ledger.add(Charge(self.role, BACKEND, turn.model or self.name, usage, result.total_cost_usd))
+        if result.is_error:
+            raise result_failure(result, f"a call of model {self.name}")
+        stop = StopReason.MAX_TOKENS if result.stop_reason == "max_tokens" else StopReason.END
+        log.info("model.call", backend=BACKEND, model=self.name, input_tokens=usage.input, output_tokens=usage.output,
+                 cache_read_tokens=usage.cache_read, cache_write_tokens=usage.cache_write,
+                 cost_usd=result.total_cost_usd)
+        return Reply(text=(result.result or turn.last_text).strip(), usage=usage, stop=stop,
+                     model=turn.model or self.name, cost_usd=result.total_cost_usd)
+
+    async def _ask(self, prompt: str, options: ClaudeAgentOptions, stderr: deque[str]) -> _Turn:
+        turn = _Turn()
+        try:
+            with anyio.fail_after(self.timeout_s):
+                async for message in query(prompt=prompt, options=options):
+                    turn.take(message)
+        except TimeoutError:
+            raise ModelUnavailable(f"the claude CLI did not answer within {self.timeout_s:.0f}s for model "
+                                   f"{self.name}; the cycle is recorded as an infrastructure error") from None
+        except Exception as e:  # the SDK's errors, and bare Exceptions for untyped ones: all are the CLI's
+            await anyio.sleep(POLL_S)  # let the last stderr lines arrive
+            raise cli_failure(e, stderr, self.cli_path, "a call of model " + self.name,
+                              started=turn.started) from e
+        return turn
+
+
+# --- one conversation with one CLI process -------------------------------------------------------------------------
+
+
+@dataclass
+class _Turn:
+    """What one round (one prompt) brought back."""
+
+    started: bool = False  # the CLI said `init`: it is past start-up
+    calls: int = 0  # model calls (distinct top-level assistant message ids)
+    awaiting_model: bool = False  # tool results went back: the next thing is a model call
+    last_text: str = ""
+    model: str = ""
+    result: ResultMessage | None = None
+    cost: float | None = None  # what this round added to the process's running total
+    step_usage: Usage = field(default_factory=Usage)
+    interrupted_for: Stop | None = None
+    abandoned: bool = False  # the CLI did not end an interrupted turn in time
+    error: Exception | None = None
+    _ids: set[str] = field(default_factory=set)
+
+    def take(self, message: Message) -> None:
+        if isinstance(message, SystemMessage) and message.subtype == "init":
+            self.started = True
+        elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+            self.awaiting_model = False
+            self.model = message.model or self.model
+            key = message.message_id or f"anonymous-{len(self._ids)}"
+            if key not in self._ids:
+                self._ids.add(key)
+                self.calls += 1
+                self.step_usage += usage_of(message.usage)
+            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            if text.strip():
+                self.last_text = text
+        elif isinstance(message, UserMessage) and message.parent_tool_use_id is None:
+            self.awaiting_model = True
+        elif isinstance(message, ResultMessage):
+            self.result = message
+            self.awaiting_model = False
+
+
+class _Cli:
+    """One claude CLI process and the event loop, in its own thread, that talks to it."""
+
+    def __init__(self, what: str, cli_path: str | None) -> None:
+        self.what = what
+        self.cli_path = cli_path
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.closed = False
+        self.cost_seen = 0.0  # the running total of the last result
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._client: ClaudeSDKClient | None = None
+
+    @property
+    def open_(self) -> bool:
+        return self._client is not None
+
+    def open(self, options: ClaudeAgentOptions, timeout_s: float) -> None:
+        self._portal_cm = start_blocking_portal(name="claude-code")
+        self._portal = self._portal_cm.__enter__()
+        try:
+            self._portal.call(self._connect, options, timeout_s)
+        except BaseException:
+            self.close()
+            raise
+
+    async def _connect(self, options: ClaudeAgentOptions, timeout_s: float) -> None:
+        client = ClaudeSDKClient(options)
+        try:
+            with anyio.fail_after(timeout_s):
+                await client.connect()
+        except TimeoutError:
+            raise ModelUnavailable(f"the claude CLI did not answer within {timeout_s:.0f}s at start-up: "
+                                   f"{tail(self.stderr)}; the cycle is recorded as an infrastructure error") from None
+        except Exception as e:  # the SDK's errors, and a bare Exception for an unanswered initialize
+            await anyio.sleep(POLL_S)  # let the last stderr lines arrive
+            raise cli_failure(e, self.stderr, self.cli_path, self.what, started=False) from e
+        self._client = client
+
+    def converse(self, text: str, limit: Callable[[_Turn], Stop | None], grace_s: float) -> _Turn:
+        """Send `text` and read until the round's result; `limit` is polled, and a reason it gives interrupts."""
+        assert self._portal is not None
+        turn = self._portal.call(self._converse, text, limit, grace_s)
+        if turn.error is not None:
+            raise cli_failure(turn.error, self.stderr, self.cli_path, self.what, started=True)
+        return turn
+
+    async def _converse(self, text: str, limit: Callable[[_Turn], Stop | None], grace_s: float) -> _Turn:
+        assert self._client is not None
+        turn = _Turn(started=True)
+        try:
+            await self._client.query(text)
+        except ClaudeSDKError as e:
+            turn.error = e
+            return turn
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._read, turn, tg.cancel_scope)
+            await self._watch(turn, limit, grace_s)
+            tg.cancel_scope.cancel()
+        if turn.error is not None:
+            await anyio.sleep(POLL_S)  # let the last stderr lines arrive
+        total = turn.result.total_cost_usd if turn.result is not None else None
+        if total is not None:
+            turn.cost = round(max(0.0, total - self.cost_seen), 9)
+            self.cost_seen = total
+        return turn
+
+    async def _read(self, turn: _Turn, scope: anyio.CancelScope) -> None:
+        assert self._client is not None
+        try:
+            async for message in self._client.receive_response():
+                turn.take(message)
+        except Exception as e:  # the SDK raises its errors, and bare Exceptions for untyped ones: all are the CLI's
+            turn.error = e
+        finally:
+            scope.cancel()
+
+    async def _watch(self, turn: _Turn, limit: Callable[[_Turn], Stop | None], grace_s: float) -> None:
+        """Return only to give up on the round; the reader cancels this when the round ends."""
+        while (reason := limit(turn)) is None:
+            await anyio.sleep(POLL_S)
+        turn.interrupted_for = reason
+        assert self._client is not None
+        with anyio.move_on_after(grace_s):
+            try:
+                await self._client.interrupt()
+            except Exception as e:  # a dead or deaf CLI: it is killed below
+                log.warning("claude_code.interrupt_failed", error=str(e)[:300])
+            await anyio.sleep(grace_s)  # the result that ends the interrupted turn cancels this wait
+        turn.abandoned = True
+
+    def close(self) -> None:
+        """Disconnect (the SDK closes stdin, then terminates the process) and stop the loop; idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        portal, portal_cm, client = self._portal, self._portal_cm, self._client
+        self._portal = self._portal_cm = self._client = None
+        try:
+            if portal is not None and client is not None:
+                portal.call(client.disconnect)
+        except Exception as e:  # closing must not fail; the SDK's atexit hook reaps its children
+            log.warning("claude_code.close_failed", error=str(e)[:300])
+        finally:
+            if portal_cm is not None:
+                portal_cm.__exit__(None, None, None)
+
+
+# --- options, permissions, messages --------------------------------------------------------------------------------
+
+
+def render_note(allowed_tools: list[str], state_dir: str) -> str:
+    from string import Template
+
+    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(allowed_tools) or "(none)", state_dir=state_dir)
+
+
+def builtin_tools(allowed_tools: list[str]) -> list[str]:
+    """The built-in tools to make available (`--tools`): the names the rules mention, MCP tools aside."""
+    names = [rule.partition("(")[0] for rule in allowed_tools if not rule.startswith("mcp__")]
+    return list(dict.fromkeys(names))
+
+
+def auto_approved(allowed_tools: list[str], mcp_servers: dict[str, Any]) -> list[str]:
+    """The rules the CLI approves without asking (`--allowedTools`): all but the file-writing tools, which must
+    reach the permission callback, plus every tool of the configured MCP servers."""
+    rules = [rule for rule in allowed_tools if rule.partition("(")[0] not in WRITE_TOOLS]
+    return list(dict.fromkeys([*rules, *(f"mcp__{name}" for name in mcp_servers)]))
+
+
+def guard(workspace: Workspace, allowed_tools: list[str]) -> CanUseTool:
+    """The `can_use_tool` callback: a file-writing tool where `workspace` allows a write; nothing else (what is
+    allowed otherwise was approved by a rule before the CLI asked). It holds no reference to the session."""
+    available = set(builtin_tools(allowed_tools))
+    bash = [rule for rule in allowed_tools if rule.startswith("Bash(")]
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> PermissionResult:
+        if name in WRITE_TOOLS and name in available:
+            path = tool_input.get(WRITE_TOOLS[name])
+            if not isinstance(path, str):
+                return PermissionResultDeny(message=f"refused: give {name} the file's path")
+            try:
+                workspace.resolve(relative(workspace.root, path), write=True)
+            except Refused as e:
+                log.info("claude_code.denied", tool=name, path=path, reason=str(e))
+                return PermissionResultDeny(message=f"refused: {e}")
+            return PermissionResultAllow()
+        if name == "Bash":
+            allowed = ", ".join(bash) or "none"
+            return PermissionResultDeny(message=f"refused: this session may only run these commands: {allowed}")
+        return PermissionResultDeny(message=f"refused: {name} is not allowed here; the tools are "
+                                            f"{', '.join(allowed_tools)}")
+
+    return can_use_tool
+
+
+def relative(root: Path, path: str) -> str:
+    """`path` relative to `root` when it lies under it (Claude Code passes absolute paths), else unchanged, so
+    `Workspace.resolve` checks the Scope on the repository-relative name and refuses what lies outside."""
+    p = Path(path)
+    if not p.is_absolute():
+        return path
+    for candidate in (p, p.parent.resolve() / p.name):  # the root may be spelled through a symlink
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return path
+
+
+def conversation(messages: list[ChatMessage]) -> str:
+    """A conversation as one prompt: a single message as it is, several as a transcript."""
+    for m in messages:
+        if m.tool_calls or m.tool_results:
+            raise ValueError("the claude-code model takes text messages only")
+    if len(messages) == 1:
+        return messages[0].text
+    names = {"user": "User", "assistant": "You (an earlier answer)"}
+    return "\n\n".join(f"[{names.get(m.role, m.role)}]\n{m.text}" for m in messages)
+
+
+def usage_of(raw: dict[str, Any] | None) -> Usage:
+    raw = raw or {}
+    return Usage(input=raw.get("input_tokens") or 0, output=raw.get("output_tokens") or 0,
+                 cache_read=raw.get("cache_read_input_tokens") or 0,
+                 cache_write=raw.get("cache_creation_input_tokens") or 0)
+
+
+def tail(stderr: deque[str]) -> str:
+    text = " | ".join(line.strip() for line in stderr if line.strip())
+    return (text[-1500:] if text else "(nothing on stderr)")
+
+
+def cli_failure(err: Exception, stderr: deque[str], cli_path: str | None, what: str, *,
+                started: bool) -> ModelUnavailable:
+    """The plain message for a CLI that could not be found, started or talked to."""
+    infra = "the cycle is recorded as an infrastructure error"
+    if isinstance(err, CLINotFoundError):
+        if cli_path:
+            return ModelUnavailable(f"the claude CLI was not found at {cli_path}; install Claude Code or fix "
+                                    f"cli_path — {infra}")
+        return ModelUnavailable(f"the claude CLI was not found on PATH (nor bundled with claude-agent-sdk); install "
+                                f"Claude Code or set cli_path — {infra}")
+    when = "during " + what if started else "at start-up"
+    if isinstance(err, ProcessError):
+        hint = "; it may be updating itself or not be logged in" if not started else ""
+        return ModelUnavailable(f"the claude CLI exited with code {err.exit_code} {when}: {tail(stderr)}{hint} — "
+                                f"{infra}")
+    if isinstance(err, CLIConnectionError):
+        return ModelUnavailable(f"the claude CLI stopped answering {when} ({err}): {tail(stderr)} — {infra}")
+    return ModelUnavailable(f"the claude CLI broke the protocol {when} ({type(err).__name__}: {err}) — {infra}")
+
+
+def result_failure(result: ResultMessage, what: str) -> InfraError:
+    """A result that reports an error the Worker did not cause (the API failed, the key was refused, …)."""
+    detail = "; ".join(result.errors or []) or (result.result or "").strip() or result.subtype
+    message = f"Claude Code ended {what} with an error ({result.subtype}): {detail[:1000]}"
+    if result.api_error_status in (401, 403):
+        return ModelRejected(f"{message}; check the claude CLI's login or key")
+    return ModelUnavailable(f"{message} — the cycle is recorded as an infrastructure error")
