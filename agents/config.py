@@ -1,27 +1,45 @@
-"""Configuration of the roles (`[agents.<role>]`)."""
+"""Configuration of the roles (`[agents.<role>]`) and their models."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 Backend = Literal["anthropic", "claude-code", "openai"]
 
 
-class AgentConfig(BaseModel):
+class Endpoint(BaseModel):
+    """One model behind one backend."""
+
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     backend: Backend = "anthropic"
-    """Which client talks to the model: anthropic, claude-code, or openai (any OpenAI-compatible server)."""
+    """Which client talks to the model: anthropic, claude-code (a Claude Code session), or openai (any
+    OpenAI-compatible server: vLLM, llama.cpp, DeepSeek, OpenRouter…)."""
     model: str
     """The model name as the backend knows it."""
+    base_url: str | None = None
+    """The server, when not the backend's default (ANTHROPIC_BASE_URL / OPENAI_BASE_URL are read otherwise)."""
+    api_key_env: str | None = None
+    """The environment variable holding this endpoint's key, when not the backend's usual one."""
+
+
+class AgentConfig(Endpoint):
     timeout_s: int = Field(default=900, gt=0)
     """Seconds the role's whole session may take."""
     max_turns: int = Field(default=40, ge=1)
     """Model calls one session may make."""
     token_budget: int | None = Field(default=None, ge=1)
     """Tokens one session may spend (uncached input, output and cache writes); none when unset."""
+    fallbacks: list[Endpoint] = Field(default_factory=list)
+    """Endpoints tried in order when this one stays rate-limited or overloaded after its retries."""
+    allowed_tools: list[str] | None = None
+    """claude-code only: the Claude Code tools the session may use (default: file tools and lake/lean commands)."""
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """claude-code only: MCP servers for the session, e.g. lean-lsp-mcp, as Claude Code's mcpServers entries."""
+    cli_path: str | None = None
+    """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
 
 
 class AgentsConfig(BaseModel):
@@ -36,3 +54,16 @@ class AgentsConfig(BaseModel):
     """Scores the cycle."""
     consultant: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
     """Advises after repeated stalls."""
+
+
+class BudgetConfig(BaseModel):
+    """Spending limits in USD; a model call that could cross one is refused, and `run` stops."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    per_cycle_usd: float | None = Field(default=None, gt=0)
+    """Most one cycle may spend."""
+    per_day_usd: float | None = Field(default=None, gt=0)
+    """Most all cycles finishing on one UTC day may spend."""
+    total_usd: float | None = Field(default=None, gt=0)
+    """Most the whole run may spend, as history.jsonl records it."""

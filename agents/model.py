@@ -69,6 +69,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     stop: StopReason = StopReason.END
     model: str = ""
+    cost_usd: float | None = None  # when the backend itself reports what the call cost (claude-code does)
 
     def as_message(self) -> Message:
         return Message("assistant", self.text, tuple(self.tool_calls))
@@ -77,7 +78,8 @@ class Reply:
 class Model(Protocol):
     """A model behind one backend, configured with its name and limits."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def send(self, system: System, messages: list[Message], tools: list[ToolSpec] | None = None, *,
              max_tokens: int = 8192) -> Reply: ...

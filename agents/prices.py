@@ -26,9 +26,9 @@ def price_table() -> dict[str, Price]:
     return {name: Price.model_validate(p) for name, p in raw["models"].items()}
 
 
-def cost(model: str, usage: Usage) -> float | None:
-    """The price of `usage` on `model`, or None when the model's price is unknown."""
-    price = price_table().get(model)
+def cost(model: str, usage: Usage, overrides: dict[str, Price] | None = None) -> float | None:
+    """The price of `usage` on `model` (a price in `overrides` wins), or None when it is unknown."""
+    price = (overrides or {}).get(model) or price_table().get(model)
     if price is None:
         return None
     return (usage.input * price.input + usage.output * price.output + usage.cache_read * price.cache_read

@@ -7,9 +7,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 import structlog
 
+from agents.ledger import BudgetExceeded
 from agents.model import Message, Model, System
 from agents.prompts import render
 from agents.tools import SPECS, Workspace
@@ -26,6 +28,7 @@ class Stop(StrEnum):
     TIME = "time"  # hit timeout_s
     TOKENS = "tokens"  # hit the token budget
     STOPPED = "stopped"  # the process was asked to stop
+    BUDGET = "budget"  # the next model call could cross a spending limit
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,29 @@ class Limits:
 class Round:
     stop: Stop
     report: str
+
+
+class Session(Protocol):
+    """A Worker session: an API tool loop (`WorkerSession`) or a coding-agent CLI (claude-code)."""
+
+    turns: int
+    rounds: list[Round]
+
+    def run(self, prompt: str) -> Round:
+        """The first round, from the strategy and context."""
+        ...
+
+    def resume(self, feedback: str) -> Round:
+        """A repair round: the gates' report as the next turn of the same session."""
+        ...
+
+    def report(self) -> str:
+        """Every round's report, in order."""
+        ...
+
+    def close(self) -> None:
+        """Release what the session holds (a CLI process, its MCP servers); nothing for an API session."""
+        ...
 
 
 @dataclass
@@ -74,7 +100,10 @@ class WorkerSession:
             if stop is not None:
                 return self._end(stop, f"(The session stopped at its {stop.value} limit without a report; "
                                        f"{self.turns} model calls were made.)")
-            reply = self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+            try:
+                reply = self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+            except BudgetExceeded as e:  # what it has done so far is still gated and can land
+                return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
             self.turns += 1
             self.usage += reply.usage
             self.messages.append(reply.as_message())
@@ -110,6 +139,9 @@ class WorkerSession:
         done = Round(stop, report)
         self.rounds.append(done)
         return done
+
+    def close(self) -> None:
+        pass  # an API session holds nothing between calls
 
     def report(self) -> str:
         """Every round's report, in order; the last round's is what the gates read."""

@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -30,18 +31,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from leangen import write_tree
 
 from agents import briefs
-from agents.backends.anthropic import AnthropicModel
+from agents.ledger import Ledger
 from agents.model import Message, Model, Reply, System, ToolSpec
 from agents.prompts import render
+from agents.tools import Workspace
+from agents.worker import Limits as WorkLimits
+from agents.worker import Session, WorkerSession
 from gates.base import Compiler
-from gates.build import LakeCompiler
 from gates.census import Census
 from gates.diagnostics import CheckResult
 from gates.index import index_source
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
-from orchestrator.deps import Deps, SystemClock
 from orchestrator.logs import configure as configure_logs
+from orchestrator.wiring import real_deps
 from state.history import HistoryRecord, Outcome
 from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, text_reply, tool_use_reply
 from tests.standin.anthropic_server import Reply as Answer
@@ -139,16 +142,22 @@ def one_cycle(repo: Path, target: str, server: AnthropicStandin) -> tuple[float,
     script(server, repo, target)
     timer_model, timer_compiler = Timed(), Timed()
     config = load_config(repo)
+    deps = real_deps(config, repo)  # the real wiring (metering, budgets), with the model and compiler timed
+    real_model, real_compiler = deps.model, deps.compiler
 
-    def model(role: str) -> Model:
-        return timer_model.model(AnthropicModel(getattr(config.agents, role).model, 30, api_key=KEY,
-                                                base_url=server.base_url))
+    def model(role: str, ledger: Ledger) -> Model:
+        return timer_model.model(real_model(role, ledger))
+
+    def session(workspace: Workspace, rules: str, limits: WorkLimits, ledger: Ledger, stop: threading.Event
+                ) -> Session:
+        return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
 
     def compiler(root: Path) -> Compiler:
-        return timer_compiler.compiler(LakeCompiler(root, config.build))
+        return timer_compiler.compiler(real_compiler(root))
 
+    deps.model, deps.compiler, deps.session = model, compiler, session
     start = time.perf_counter()
-    record, _ = run_cycle(repo, config, Deps(model, compiler, SystemClock()), Options())
+    record, _ = run_cycle(repo, config, deps, Options())
     total = time.perf_counter() - start
     assert record.outcome == "accepted", record.gates
     return total, timer_model.seconds, timer_compiler.seconds
@@ -179,6 +188,7 @@ def main() -> None:
     print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15}")
     for lines in args.lines:
         with tempfile.TemporaryDirectory() as tmp, AnthropicStandin() as server:
+            os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url)
             repo, target = project(Path(tmp), lines)
             for n in (1, 2):
                 total, model, compiler = one_cycle(repo, target, server)

@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.config import AgentsConfig
+from agents.config import AgentsConfig, BudgetConfig
+from agents.prices import Price
 from gates.config import BuildConfig, GatesConfig
 from state.errors import UsageError
 from state.paths import StatePaths
@@ -42,8 +43,6 @@ class LoopConfig(BaseModel):
     """Cycles on the same blocker before the Planner is told to pivot."""
     backoff_s: float = Field(default=60.0, gt=0)
     """After a cycle ends in an infrastructure error, `run` waits this long, doubling on each further one."""
-    max_cost_usd: float | None = Field(default=None, gt=0)
-    """`run` stops before a cycle once the recorded spend reaches this; no cap when unset."""
     max_total_cycles: int | None = Field(default=None, ge=1)
     """`run` stops once the history reaches this cycle number; no cap when unset."""
     stop_when_done: bool = True
@@ -92,6 +91,8 @@ class Config(BaseModel):
     git: GitConfig = Field(default_factory=GitConfig)
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     github: GitHubConfig = Field(default_factory=GitHubConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:
         return StatePaths(repo, self.project.state_dir)
@@ -137,13 +138,24 @@ def render_config(config: Config) -> str:
         if isinstance(model, AgentsConfig):
             for role, agent in model:
                 out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
-        else:
-            out.append(_table(section, model, None))
+        elif isinstance(model, BaseModel):
+            out.append(_table(section, model, model.__doc__ if section == "budget" else None))
+    out.append(_PRICES_EXAMPLE)
     return "\n".join(out)
 
 
+_PRICES_EXAMPLE = """\
+# Prices per model in USD per million tokens, overriding the built-in table (agents/prices.toml), e.g.:
+# [prices."my-local-model"]
+# input = 0.0
+# output = 0.0
+# cache_read = 0.0
+# cache_write = 0.0
+"""
+
+
 def _table(name: str, model: BaseModel, doc: str | None) -> str:
-    lines = [f"[{name}]" + (f"  # {doc}" if doc else "")]
+    lines = [f"[{name}]" + (f"  # {' '.join(doc.split())}" if doc else "")]
     for key, value in model:
         description = type(model).model_fields[key].description
         if description:
@@ -161,4 +173,8 @@ def _toml_value(value: object) -> str:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, BaseModel):
+        return _toml_value(value.model_dump(exclude_none=True))
     raise TypeError(f"no TOML form for {value!r}")

@@ -19,9 +19,10 @@ from pathlib import Path
 import structlog
 
 from agents import briefs, consultant, evaluator, planner
+from agents.ledger import BudgetExceeded
 from agents.planner import Plan, PlanFailed
 from agents.tools import Workspace
-from agents.worker import Limits, WorkerSession
+from agents.worker import Limits
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.registry import run_gates
@@ -32,7 +33,7 @@ from orchestrator import workcopy
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
 from orchestrator.config import Config
-from orchestrator.cyclestate import Cycle, Interrupted, Options
+from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_guard
 from orchestrator.deps import Deps
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
@@ -80,6 +81,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
                 phase(c)
             except InfraError as e:
                 log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
+                c.over_budget = c.over_budget or isinstance(e, BudgetExceeded)
                 if phase in (plan, work):
                     c.fail(f"{phase.__name__}: {e}", infra=True)
                 else:  # the Evaluator and the Consultant advise: a change that passed the gates still lands
@@ -156,6 +158,7 @@ def sync(c: Cycle) -> None:
 def baseline(c: Cycle) -> None:
     """Number the cycle, open the journal, prepare the working copy, count sorries, check the build."""
     c.history = read_history(c.paths.history)
+    c.ledger.guard = budget_guard(c.config.budget, c.history.records, c.started_at)
     c.number = 1 + max([files.read_cycle(c.paths), *(r.cycle for r in c.history.records),
                         *(r.cycle for r in c.interrupted)])
     c.entry = Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat(),
@@ -193,13 +196,11 @@ def plan(c: Cycle) -> None:
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
                 last_result=cs.last_task_result(c.paths), issues=cs.issues(c.paths), advice=cs.last_advice(c.paths),
                 pivot=c.pivot, build=c.build.detail)
-            c.plan = planner.plan(c.deps.model("planner"), rules=cs.rules(c.repo), context=context.render(),
-                                  lean_roots=roots)
-            c.charge("planner", c.plan.usage)
+            c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
+                                  context=context.render(), lean_roots=roots)
     except InvalidStrategy as e:
         c.fail(f"strategy.md cannot be used: {e}", infra=False)
     except PlanFailed as e:
-        c.charge("planner", e.usage)
         c.fail(str(e), infra=False)
 
 
@@ -211,9 +212,8 @@ def work(c: Cycle) -> None:
     workspace = Workspace(c.work.root, c.plan.scope, cfg.gates.protected, cfg.project.state_dir,
                           cfg.project.lean_roots, compiler)
     w = cfg.agents.worker
-    c.session = WorkerSession(c.deps.model("worker"), workspace, cs.rules(c.repo),
-                              Limits(w.max_turns, w.timeout_s, w.token_budget), c.deps.clock.monotonic,
-                              c.options.stop)
+    c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
+                               c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files, issues=cs.issues(c.paths))
     try:
@@ -228,7 +228,9 @@ def work(c: Cycle) -> None:
             c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
         _checkpoint(c)
     finally:
-        c.charge("worker", c.session.usage)
+        c.session.close()
+        if c.work.head() != c.base:  # a coding-agent session committed on its own: squash it into one change
+            c.work.run("reset", "--soft", c.base)
         if c.work.dirty():
             c.worker_commit = c.work.commit_all(f"autoformalize: worker changes of cycle {c.number} (scratch)")
 
@@ -241,7 +243,7 @@ def gate(c: Cycle) -> bool:
                     lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
-                    candidates=c.work.status_paths())
+                    candidates=_candidates(c.work, c.base))
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp)
     c.changed = [ch.path for ch in inp.changes]
@@ -264,8 +266,7 @@ def evaluate(c: Cycle) -> None:
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
                                attempts=files.read_text(c.paths.attempts))
-    verdict = evaluator.evaluate(c.deps.model("evaluator"), context.render())
-    c.charge("evaluator", verdict.usage)
+    verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render())
     c.evaluation = verdict.evaluation
     if c.outcome is not Outcome.ACCEPTED and c.evaluation.progress_score > 0:
         c.evaluation = c.evaluation.model_copy(update={"progress_score": 0})
@@ -283,8 +284,8 @@ def escalate(c: Cycle) -> None:
     context = briefs.consultant(blocker=c.evaluation.stuck_on if c.evaluation else "", history=c.history.records,
                                 attempts=files.read_text(c.paths.attempts), issues=cs.issues(c.paths),
                                 census=c.census)
-    advice = consultant.consult(c.deps.model("consultant"), rules=cs.rules(c.repo), context=context.render())
-    c.charge("consultant", advice.usage)
+    advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
+                                context=context.render())
     c.advice = advice.text
 
 
@@ -401,6 +402,12 @@ def _undo_partial_merge(c: Cycle, entry: Entry) -> None:
             c.git.run("checkout", entry.base, "--", path)
         else:
             here.unlink(missing_ok=True)
+
+
+def _candidates(work: Git, base: str) -> list[str]:
+    """Every path that may differ from `base`: uncommitted ones, and those a session committed itself."""
+    committed = work.changed_between(base, "HEAD") if work.head() != base else []
+    return sorted(set(work.status_paths()) | set(committed))
 
 
 def _fingerprint(work: Git) -> dict[str, str | None]:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
 from agents import briefs
+from agents.config import BudgetConfig
 from agents.evaluator import Evaluation
+from agents.ledger import Ledger
 from agents.planner import Plan
-from agents.prices import cost
-from agents.worker import WorkerSession
+from agents.worker import Session
 from gates.base import GateResult
 from gates.census import Census
 from gates.sorry import restructuring
@@ -22,7 +24,7 @@ from orchestrator.deps import Deps
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
 from state import files
-from state.history import GateVerdict, History, HistoryRecord, Outcome, Usage
+from state.history import GateVerdict, History, HistoryRecord, Outcome
 from state.paths import StatePaths
 
 
@@ -59,7 +61,7 @@ class Cycle:
     work: Git | None = None  # the Worker's working copy
     plan: Plan | None = None
     pivot: str | None = None
-    session: WorkerSession | None = None
+    session: Session | None = None
     gates: list[GateResult] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     after: Census | None = None  # the census with the Worker's change, when it passed
@@ -67,7 +69,8 @@ class Cycle:
     outcome: Outcome | None = None
     evaluation: Evaluation | None = None
     advice: str | None = None  # the Consultant's, when called
-    usage: dict[str, Usage] = field(default_factory=dict)
+    ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
+    over_budget: bool = False  # a model call was refused by a budget
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
     record: HistoryRecord | None = None
@@ -82,17 +85,14 @@ class Cycle:
     def advice_slug(self) -> str:
         return f"consultant_advice_cycle_{self.number:03d}"
 
-    def charge(self, role: str, usage: Usage) -> None:
-        self.usage[role] = self.usage.get(role, Usage()) + usage
-
     def fail(self, error: str, *, infra: bool) -> None:
         self.outcome, self.error, self.infra = Outcome.ERROR, error, infra
 
 
 def record(c: Cycle) -> HistoryRecord:
     e = c.evaluation
-    prices = {role: cost(str(getattr(c.config.agents, role).model), u) for role, u in c.usage.items()}
-    total = None if None in prices.values() else round(sum(v or 0.0 for v in prices.values()), 6)
+    costs = c.ledger.costs()
+    total = None if None in costs.values() else round(sum(v or 0.0 for v in costs.values()), 6)
     accepted = c.outcome is Outcome.ACCEPTED and c.after is not None
     return HistoryRecord(
         cycle=c.number, started_at=c.started_at, finished_at=c.deps.clock.now(), outcome=c.outcome or Outcome.ERROR,
@@ -101,10 +101,30 @@ def record(c: Cycle) -> HistoryRecord:
         progress_score=e.progress_score if e else 0, summary=e.summary if e else (c.error or ""),
         stuck_on=e.stuck_on if e else "", strategy_recommendation=e.strategy_recommendation if e else "",
         attempts_update=e.attempts_update if e else "", scope=c.plan.scope if c.plan else [],
-        changed_files=c.changed, usage=c.usage, cost_usd=total,
+        changed_files=c.changed, usage=c.ledger.usage(), cost_usd=total,
+        costs={role: None if v is None else round(v, 6) for role, v in costs.items()},
+        served_by=c.ledger.served_by(),
         consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
         restructuring=restructuring_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None)
+
+
+def budget_guard(budget: BudgetConfig, history: list[HistoryRecord], now: datetime) -> Callable[[float], str | None]:
+    """Why a cycle that would have spent `spend` crosses a limit, given what the history already spent."""
+    total = sum(r.cost_usd or 0.0 for r in history)
+    today = sum(r.cost_usd or 0.0 for r in history if r.finished_at and r.finished_at.date() == now.date())
+
+    def guard(spend: float) -> str | None:
+        if budget.per_cycle_usd is not None and spend > budget.per_cycle_usd:
+            return f"this cycle would spend ${spend:.2f}, over [budget] per_cycle_usd ${budget.per_cycle_usd:.2f}"
+        if budget.per_day_usd is not None and today + spend > budget.per_day_usd:
+            return (f"today's spend would reach ${today + spend:.2f}, over [budget] per_day_usd "
+                    f"${budget.per_day_usd:.2f}")
+        if budget.total_usd is not None and total + spend > budget.total_usd:
+            return f"the total would reach ${total + spend:.2f}, over [budget] total_usd ${budget.total_usd:.2f}"
+        return None
+
+    return guard
 
 
 def restructuring_of(c: Cycle) -> str | None:

@@ -59,6 +59,9 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                 infra = record.outcome is Outcome.ERROR and cycle.infra
                 if notify is not None:
                     notify.cycle(record)
+                if cycle.over_budget:
+                    log.info("daemon.stop", reason="budget", cycles=done + 1)
+                    return f"a budget stopped cycle {record.cycle}: {record.error}"
             except Interrupted:
                 return "stopped on request; the unfinished cycle will be recorded as interrupted"
             except InfraError as e:  # before the cycle could record anything (git, the disk)
@@ -86,10 +89,9 @@ def _stop_reason(repo: Path, config: Config, limits: Limits, done: int, stop: th
         return f"ran the {limits.max_cycles} cycle(s) asked for"
     loop = config.loop
     history = read_history(config.state(repo).history).records
-    if loop.max_cost_usd is not None:
-        spent = sum(r.cost_usd or 0.0 for r in history)
-        if spent >= loop.max_cost_usd:
-            return f"spent ${spent:.2f}, at or over the cap of ${loop.max_cost_usd:.2f} ([loop] max_cost_usd)"
+    spent = sum(r.cost_usd or 0.0 for r in history)
+    if config.budget.total_usd is not None and spent >= config.budget.total_usd:
+        return f"spent ${spent:.2f}, the whole budget ([budget] total_usd ${config.budget.total_usd:.2f})"
     if loop.max_total_cycles is not None and history and history[-1].cycle >= loop.max_total_cycles:
         return f"reached cycle {history[-1].cycle}, the cap set by [loop] max_total_cycles"
     if loop.stop_when_done:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,7 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from agents.ledger import Ledger
 from agents.model import Model
+from agents.tools import Workspace
+from agents.worker import Limits, Session
 from gates.base import Compiler
 
 
@@ -33,9 +37,17 @@ class CIStatus(Protocol):
     def conclusion(self, commit: str) -> str | None: ...
 
 
+class SessionFactory(Protocol):
+    """Opens the Worker's session in its workspace, charging the cycle's ledger."""
+
+    def __call__(self, workspace: Workspace, rules: str, limits: Limits, ledger: Ledger,
+                 stop: threading.Event) -> Session: ...
+
+
 @dataclass
 class Deps:
-    model: Callable[[str], Model]  # role name → its model
+    model: Callable[[str, Ledger], Model]  # role name, the cycle's ledger → its model, metered
     compiler: Callable[[Path], Compiler]  # working copy → its compiler
     clock: Clock
+    session: SessionFactory
     ci: CIStatus | None = None

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
-from agents.config import AgentConfig
+from agents.config import AgentConfig, Endpoint
+from agents.ledger import Ledger
+from agents.metered import Fallback, Metered
 from agents.model import Model
+from agents.tools import Workspace
+from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
 from gates.build import LakeCompiler
 from orchestrator.config import Config
@@ -15,36 +21,70 @@ from state.errors import UsageError
 
 # A single request never waits longer than this, whatever the role's session allows.
 REQUEST_TIMEOUT_S = 900.0
+KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
-def real_deps(config: Config, repo: Path) -> Deps:
-    """Models are created on first use, so a cycle that needs no model imports no SDK."""
-    cache: dict[str, Model] = {}
+def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
+    """Models are created per cycle and role, so a cycle that needs no model imports no SDK."""
 
-    def model(role: str) -> Model:
-        if role not in cache:
-            cache[role] = make_model(getattr(config.agents, role))
-        return cache[role]
+    def model(role: str, ledger: Ledger) -> Model:
+        return model_for(config, role, ledger, **backend_options)
 
     def compiler(root: Path) -> Compiler:
         return LakeCompiler(root, config.build)
 
+    def session(workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, stop: threading.Event
+                ) -> Session:
+        worker = config.agents.worker
+        if worker.backend == "claude-code":
+            from agents.backends.claude_code import ClaudeCodeSession
+
+            return ClaudeCodeSession(worker.model, workspace, rules, limits, ledger,
+                                     allowed_tools=worker.allowed_tools, mcp_servers=worker.mcp_servers, stop=stop,
+                                     cli_path=worker.cli_path)
+        return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
+
     from orchestrator.github import ci_status
 
-    return Deps(model=model, compiler=compiler, clock=SystemClock(), ci=ci_status(repo, config))
+    return Deps(model=model, compiler=compiler, clock=SystemClock(), session=session, ci=ci_status(repo, config))
 
 
-def make_model(agent: AgentConfig) -> Model:
-    if agent.backend == "anthropic":
+def model_for(config: Config, role: str, ledger: Ledger, **backend_options: Any) -> Model:
+    """The role's endpoint and its fallbacks, each metered into the ledger."""
+    agent: AgentConfig = getattr(config.agents, role)
+    timeout = min(float(agent.timeout_s), REQUEST_TIMEOUT_S)
+    chain: list[Model] = [Metered(make_model(e, timeout, cli_path=agent.cli_path, **backend_options), role, e.backend,
+                                  ledger, config.prices) for e in [agent, *agent.fallbacks]]
+    return chain[0] if len(chain) == 1 else Fallback(chain)
+
+
+def make_model(endpoint: Endpoint, timeout_s: float, *, cli_path: str | None = None, **backend_options: Any
+               ) -> Model:
+    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    if endpoint.backend == "anthropic":
         from agents.backends.anthropic import AnthropicModel
 
-        return AnthropicModel(model=agent.model, timeout_s=min(float(agent.timeout_s), REQUEST_TIMEOUT_S))
-    raise UsageError(f"backend {agent.backend!r} is not available in this version; use backend = \"anthropic\"")
+        return AnthropicModel(model=endpoint.model, timeout_s=timeout_s, api_key=key, base_url=endpoint.base_url,
+                              **backend_options)
+    if endpoint.backend == "openai":
+        from agents.backends.openai import OpenAIModel
+
+        return OpenAIModel(model=endpoint.model, timeout_s=timeout_s, api_key=key, base_url=endpoint.base_url,
+                           **backend_options)
+    from agents.backends.claude_code import ClaudeCodeModel
+
+    return ClaudeCodeModel(model=endpoint.model, timeout_s=timeout_s, cli_path=cli_path)
 
 
 def check_credentials(config: Config) -> None:
-    """Fail before the cycle starts, not in its middle, when a key the configured roles need is missing."""
-    roles = [r for r, a in config.agents if a.backend == "anthropic"]
-    if roles and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise UsageError(f"ANTHROPIC_API_KEY is not set, and the {', '.join(roles)} use the anthropic backend; "
-                         "export the key (it is read from the environment only)")
+    """Fail before the cycle starts, not in its middle, when a key a configured endpoint needs is missing."""
+    missing: dict[str, list[str]] = {}
+    for role, agent in config.agents:
+        for endpoint in [agent, *agent.fallbacks]:  # claude-code finds its own credentials
+            variable = endpoint.api_key_env or KEY_VARIABLES.get(endpoint.backend)
+            if variable and not os.environ.get(variable):
+                missing.setdefault(variable, []).append(role)
+    if missing:
+        needs = "; ".join(f"{v} (for the {', '.join(sorted(set(r)))})" for v, r in missing.items())
+        raise UsageError(f"not set: {needs}; export it (keys are read from the environment only; a local "
+                         "OpenAI-compatible server that takes any key still needs the variable set)")

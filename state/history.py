@@ -74,6 +74,8 @@ class HistoryRecord(BaseModel):
     commit: str | None = None
     usage: dict[str, Usage] = Field(default_factory=dict)
     cost_usd: float | None = None
+    costs: dict[str, float | None] = Field(default_factory=dict)  # USD per role; None where a price is unknown
+    served_by: dict[str, list[str]] = Field(default_factory=dict)  # per role, the backend:model pairs that answered
     consultant: str | None = None  # path of the advice written this cycle
     restructuring: str | None = None  # rationale of an allowed sorry-count rise
     pivot: str | None = None  # the blocker the Planner was told to leave

@@ -11,7 +11,8 @@ from orchestrator.cycle import Options, run_cycle
 from orchestrator.preview import preview
 from orchestrator.repo import find_repo
 from orchestrator.wiring import check_credentials, real_deps
-from state.history import Outcome
+from state.errors import InfraError
+from state.history import Outcome, read_history
 
 
 def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> int:
@@ -23,6 +24,12 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
             click.echo(f"  {line}")
         return 0
     check_credentials(config)
+    total = config.budget.total_usd
+    if total is not None:
+        spent = sum(r.cost_usd or 0.0 for r in read_history(config.state(root).history).records)
+        if spent >= total:
+            raise InfraError(f"the total budget is spent: ${spent:.2f} of [budget] total_usd ${total:.2f}; raise it "
+                             "in autoformalize.toml to continue")
     record, cycle = run_cycle(root, config, real_deps(config, root), Options(skip_planner=skip_planner,
                                                                            push=not no_push))
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"

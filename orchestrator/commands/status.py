@@ -49,6 +49,12 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     lock = inspect_lock(paths.lock)
     heartbeat, heartbeat_problem = read_heartbeat(paths.heartbeat)
     spend = Spend.of(history.records, now)
+    tokens: dict[str, dict[str, int]] = {}
+    for record in history.records:
+        for role, usage in record.usage.items():
+            into = tokens.setdefault(role, {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0})
+            for kind, value in usage.model_dump().items():
+                into[kind] += value
     problems = [*history.problems, *result.problems, *([heartbeat_problem] if heartbeat_problem else [])]
     if not (repo / config.project.plan).is_file():
         problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
@@ -69,6 +75,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "heartbeat_age_s": None if heartbeat is None else round(heartbeat.age(now), 1),
         "spend_usd": {"total": round(spend.total, 4), "today": round(spend.today, 4),
                       "week": round(spend.week, 4), "cycles_without_cost": spend.unpriced_cycles},
+        "tokens_by_role": tokens,
+        "budget": config.budget.model_dump(),
         "problems": problems,
     }
 
@@ -114,5 +122,15 @@ def render(s: dict[str, Any]) -> str:
     lines.append(f"  spend      ${spend['total']:.2f} total, ${spend['today']:.2f} today, "
                  f"${spend['week']:.2f} in 7 days"
                  + (f" ({spend['cycles_without_cost']} cycles without a cost)" if spend["cycles_without_cost"] else ""))
+    for role, t in s["tokens_by_role"].items():
+        lines.append(f"  tokens     {role}: {_k(t['input'])} in, {_k(t['cache_read'])} cached, {_k(t['output'])} out")
+    limits = {k: v for k, v in s["budget"].items() if v is not None}
+    if limits:
+        lines.append("  budget     " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} ${v:.2f}"
+                                               for k, v in limits.items()))
     lines += [f"  note       {p}" for p in s["problems"]]
     return "\n".join(lines)
+
+
+def _k(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e3 else str(n)

@@ -18,14 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.backends.anthropic import AnthropicModel
-from agents.model import Model
-from gates.base import Compiler
-from gates.build import LakeCompiler
 from orchestrator.config import Config, load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.cyclestate import Cycle
-from orchestrator.deps import CIStatus, Deps, SystemClock
+from orchestrator.deps import CIStatus, Deps
+from orchestrator.wiring import real_deps
 from state.history import HistoryRecord, read_history
 from tests.conftest import git, write
 from tests.standin.anthropic_server import (
@@ -82,11 +79,19 @@ def config_text(**sections: dict[str, Any]) -> str:
     for name, values in base.items():
         tables = {k: v for k, v in values.items() if isinstance(v, dict)}
         lines.append(f"[{name}]")
-        lines += [f"{k} = {json.dumps(v)}" for k, v in values.items() if k not in tables]
+        lines += [f"{k} = {toml(v)}" for k, v in values.items() if k not in tables]
         for sub, inner in tables.items():
-            lines.append(f"[{name}.{sub}]")
-            lines += [f"{k} = {json.dumps(v)}" for k, v in inner.items()]
+            lines.append(f'[{name}."{sub}"]')
+            lines += [f"{k} = {toml(v)}" for k, v in inner.items()]
     return "\n".join(lines) + "\n"
+
+
+def toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml(v) for v in value) + "]"
+    return json.dumps(value)
 
 
 def strategy(*scope: str, target: str = "Close `Book.hard`.") -> str:
@@ -187,14 +192,10 @@ class Project:
         return load_config(self.repo)
 
     def deps(self, ci: CIStatus | None = None) -> Deps:
-        def model(role: str) -> Model:
-            agent = getattr(self.config.agents, role)
-            return AnthropicModel(model=agent.model, timeout_s=30, backoff_base_s=0.01, backoff_max_s=0.05)
-
-        def compiler(root: Path) -> Compiler:
-            return LakeCompiler(root, self.config.build)
-
-        return Deps(model=model, compiler=compiler, clock=SystemClock(), ci=ci)
+        """The real wiring (metering, fallbacks, budgets), with retries that back off in milliseconds."""
+        deps = real_deps(self.config, self.repo, backoff_base_s=0.01, backoff_max_s=0.05)
+        deps.ci = ci
+        return deps
 
     def cycle(self, ci: CIStatus | None = None, **options: Any) -> tuple[HistoryRecord, Cycle]:
         return run_cycle(self.repo, self.config, self.deps(ci), Options(**options))

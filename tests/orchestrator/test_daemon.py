@@ -57,12 +57,17 @@ def test_an_infrastructure_error_is_recorded_backed_off_and_survived(project: Pr
     assert "overloaded" in (project.history()[0].error or "").lower()
 
 
-def test_the_spend_cap_stops_it(project: Project) -> None:
-    configure(project, max_cost_usd=0.0001)
-    idle_cycle(project)
+def test_the_total_budget_stops_it_before_the_next_cycle(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "cooldown_s": 0},
+                                                           budget={"total_usd": 0.0001})})
+    git(project.repo, "commit", "-qam", "budget")
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
     reason = daemon(project)
-    assert reason.startswith("spent $0.00") and "max_cost_usd" in reason
-    assert len(project.history()) == 1
+    assert "budget" in reason
+    # The Planner's first call could cross the limit, so it was refused: the cycle records an error and stops.
+    assert [r.outcome for r in project.history()] == ["error"] and project.agents.calls["planner"] == 0
 
 
 def test_it_stops_when_the_book_is_done(project: Project) -> None:

@@ -1,0 +1,229 @@
+"""Cost accounting, price overrides, budgets and fallback endpoints, through whole cycles."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from state.history import HistoryRecord, Outcome, append_record
+from tests.conftest import GIT_ENV, git, write
+from tests.orchestrator.harness import Project, config_text, evaluation, strategy
+from tests.standin.anthropic_server import error_reply, tool_use_reply
+from tests.standin.openai_server import OpenAIStandin
+
+EDIT = ("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})
+OPUS = {"input": 5.0, "output": 25.0, "cache_read": 0.5, "cache_write": 6.25}  # USD per million tokens
+SONNET = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
+
+
+def configure(project: Project, **sections: dict[str, object]) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(**sections)})
+    git(project.repo, "commit", "-qam", "config")
+    git(project.repo, "push", "-q", "origin", "main")
+
+
+def priced(usage: dict[str, int], price: dict[str, float]) -> float:
+    return sum(usage.get(k, 0) * price[k] for k in price) / 1e6
+
+
+def test_usage_and_cost_add_up_across_repair_rounds(project: Project) -> None:
+    big = {"input_tokens": 1000, "output_tokens": 200, "cache_read_input_tokens": 5000,
+           "cache_creation_input_tokens": 300}
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker",
+                       tool_use_reply([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry",
+                                                      "new_string": "  exact absurd_marker"})], usage=big),
+                       tool_use_reply([("finish", {"report": "done"})], usage=big),
+                       tool_use_reply([("edit_file", {"path": "Book/A.lean", "old_string": "  exact absurd_marker",
+                                                      "new_string": "  simp"})], usage=big),
+                       tool_use_reply([("finish", {"report": "fixed"})], usage=big))
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    worker = record.usage["worker"]
+    assert (worker.input, worker.output, worker.cache_read, worker.cache_write) == (4000, 800, 20000, 1200)
+    expected_worker = 4 * priced({"input": 1000, "output": 200, "cache_read": 5000, "cache_write": 300}, OPUS)
+    assert record.costs["worker"] == pytest.approx(expected_worker)
+    assert record.cost_usd == pytest.approx(sum(v for v in record.costs.values() if v is not None))
+    assert record.served_by == {"planner": ["anthropic:claude-opus-4-6"], "worker": ["anthropic:claude-opus-4-6"],
+                                "evaluator": ["anthropic:claude-sonnet-4-6"]}
+
+
+def test_a_price_in_the_config_overrides_the_table(project: Project) -> None:
+    configure(project, prices={"claude-sonnet-4-6": {"input": 1000.0, "output": 0.0, "cache_read": 0.0,
+                                                     "cache_write": 0.0}})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+    record, _ = project.cycle()
+    assert record.costs["evaluator"] == pytest.approx(10 * 1000.0 / 1e6)
+
+
+def test_a_rate_limit_storm_hands_the_call_to_the_fallback_and_the_record_says_so(project: Project) -> None:
+    configure(project, agents={"planner": {"model": "claude-opus-4-6",
+                                           "fallbacks": [{"backend": "anthropic", "model": "claude-sonnet-4-6"}]}})
+    storm = [error_reply(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"}) for _ in range(6)]
+    project.agents.add("planner", *storm)  # the primary's six attempts
+    project.agents.plan(strategy("Book/A.lean"))  # answered for the fallback
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "no_change"
+    assert record.served_by["planner"] == ["anthropic:claude-sonnet-4-6"]
+    assert record.costs["planner"] == pytest.approx(priced({"input": 10, "output": 5}, SONNET))
+    planner_requests = project.agents.requests["planner"]
+    assert [r.body["model"] for r in planner_requests] == ["claude-opus-4-6"] * 6 + ["claude-sonnet-4-6"]
+
+
+def test_the_cycle_budget_ends_the_worker_and_its_work_is_still_gated(project: Project) -> None:
+    configure(project, budget={"per_cycle_usd": 1.0})
+    expensive = {"input_tokens": 150_000, "output_tokens": 10}  # $0.75 on Opus
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker", tool_use_reply([EDIT], usage=expensive))  # the next call could cross $1.00
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.worker_stop == "budget" and record.outcome == "accepted"
+    assert project.agents.calls["worker"] == 1
+    assert "per_cycle_usd" in (project.repo / ".prover-state/task_results/cycle_001.md").read_text()
+
+
+def test_the_day_budget_counts_what_earlier_cycles_spent_today(project: Project) -> None:
+    configure(project, budget={"per_day_usd": 5.0})
+    history = project.repo / ".prover-state/history.jsonl"
+    from datetime import UTC, datetime
+
+    append_record(history, HistoryRecord(cycle=1, outcome=Outcome.ACCEPTED, cost_usd=4.99,
+                                         finished_at=datetime.now(UTC)))
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "spent today")
+    git(project.repo, "push", "-q", "origin", "main")
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "error" and cycle.over_budget and "per_day_usd" in (record.error or "")
+    assert project.agents.calls["planner"] == 0
+
+
+def test_cycle_refuses_with_exit_1_once_the_total_budget_is_spent(project: Project,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    configure(project, budget={"total_usd": 2.0})
+    append_record(project.repo / ".prover-state/history.jsonl",
+                  HistoryRecord(cycle=1, outcome=Outcome.ACCEPTED, cost_usd=2.5))
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "spent")
+    assert main(["cycle", "--repo", str(project.repo)]) == 1
+    assert "the total budget is spent: $2.50 of [budget] total_usd $2.00" in capsys.readouterr().err
+    assert project.server.requests == []
+
+
+def test_status_shows_tokens_by_role_and_the_budget(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    configure(project, budget={"total_usd": 50.0})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+    project.cycle()
+    capsys.readouterr()
+    assert main(["status", "--json", "--repo", str(project.repo)]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["tokens_by_role"]["planner"] == {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}
+    assert status["budget"]["total_usd"] == 50.0
+    assert main(["status", "--repo", str(project.repo)]) == 0
+    human = capsys.readouterr().out
+    assert "tokens     planner: 10 in, 0 cached, 5 out" in human and "budget     total $50.00" in human
+
+
+
+
+@pytest.fixture
+def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIStandin]:
+    monkeypatch.setenv("TEST_OPENAI_KEY", "sk-openai-test-key")
+    with OpenAIStandin(api_key="sk-openai-test-key") as server:
+        yield server
+
+
+def test_an_overloaded_anthropic_planner_falls_back_to_an_openai_compatible_server(
+        project: Project, openai_server: OpenAIStandin) -> None:
+    configure(project, agents={"planner": {"model": "claude-opus-4-6", "fallbacks": [
+        {"backend": "openai", "model": "gpt-oss-120b", "base_url": openai_server.base_url,
+         "api_key_env": "TEST_OPENAI_KEY"}]}})
+    project.agents.add("planner", *[error_reply(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})
+                                    for _ in range(6)])
+    openai_server.enqueue_text(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "no_change" and record.served_by["planner"] == ["openai:gpt-oss-120b"]
+    assert record.costs["planner"] is None and record.cost_usd is None  # no known price: null, not 0
+    assert openai_server.last_body["messages"][0]["content"].startswith("You are the Planner")
+
+
+def test_a_role_on_an_openai_compatible_server(project: Project, openai_server: OpenAIStandin) -> None:
+    configure(project, agents={"evaluator": {"backend": "openai", "model": "qwen2.5-72b-instruct",
+                                             "base_url": openai_server.base_url, "api_key_env": "TEST_OPENAI_KEY"}},
+              prices={"qwen2.5-72b-instruct": {"input": 1.0, "output": 2.0, "cache_read": 0.1,
+                                               "cache_write": 0.0}})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    openai_server.enqueue_text(evaluation(-1, summary="nothing happened"),
+                               usage={"prompt_tokens": 1000, "completion_tokens": 100, "cached_tokens": 400})
+
+    record, _ = project.cycle()
+
+    assert record.summary == "nothing happened" and record.progress_score == -1
+    usage = record.usage["evaluator"]
+    assert (usage.input, usage.cache_read, usage.output) == (600, 400, 100)
+    assert record.costs["evaluator"] == pytest.approx((600 * 1.0 + 400 * 0.1 + 100 * 2.0) / 1e6)
+
+
+CLAUDE_CLI = Path(__file__).resolve().parents[1] / "standin" / "claude_cli.py"
+
+
+def test_a_claude_code_worker_in_a_whole_cycle(project: Project, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "claude-script.json"
+    monkeypatch.setenv("CLAUDE_STANDIN_SCRIPT", str(script))
+    monkeypatch.setenv("CLAUDE_STANDIN_LOG", str(tmp_path / "claude-log.jsonl"))
+    for name, value in GIT_ENV.items():  # the session's own `git commit` needs an identity
+        monkeypatch.setenv(name, value)
+    script.write_text(json.dumps({"turns": [{
+        "actions": [{"edit": "Book/A.lean", "old": "  sorry", "new": "  simp"},
+                    {"commit": "the session commits on its own"},
+                    {"text": "## Worked on\nBook.hard\n## Result\nclosed by simp"}],
+        "total_cost_usd": 0.42, "usage": {"input_tokens": 300, "output_tokens": 40}}]}))
+    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-test-1",
+                                          "cli_path": str(CLAUDE_CLI),
+                                          "allowed_tools": ["Read", "Edit", "Glob", "Grep",
+                                                            "Bash(git commit:*)"]}})
+    base = project.head()
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.evaluate(evaluation(1))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert record.served_by["worker"] == ["claude-code:claude-test-1"] and record.costs["worker"] == 0.42
+    assert record.usage["worker"].input == 300
+    assert git(project.repo, "rev-parse", "HEAD~1").strip() == base  # the session's commit was squashed
+    assert "simp" in project.show("HEAD", "Book/A.lean") and "closed by simp" in cycle.session.report()  # type: ignore[union-attr]
+
+
+def test_a_missing_claude_cli_is_an_infrastructure_error(project: Project) -> None:
+    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-test-1",
+                                          "cli_path": "/nonexistent/claude"}})
+    project.agents.plan(strategy("Book/A.lean"))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "error" and cycle.infra
+    assert "claude" in (record.error or "") and project.agents.calls["evaluator"] == 0
