@@ -227,3 +227,21 @@ def test_a_missing_claude_cli_is_an_infrastructure_error(project: Project) -> No
 
     assert record.outcome == "error" and cycle.infra
     assert "claude" in (record.error or "") and project.agents.calls["evaluator"] == 0
+
+
+def test_a_worker_on_an_openai_compatible_server_uses_the_same_tools(project: Project,
+                                                                     openai_server: OpenAIStandin) -> None:
+    configure(project, agents={"worker": {"backend": "openai", "model": "deepseek-chat",
+                                          "base_url": openai_server.base_url, "api_key_env": "TEST_OPENAI_KEY"}})
+    project.agents.plan(strategy("Book/A.lean"))
+    openai_server.enqueue_tool_calls([EDIT], usage={"prompt_tokens": 500, "completion_tokens": 20})
+    openai_server.enqueue_tool_calls([("lean_check", {"path": "Book/A.lean"})])
+    openai_server.enqueue_tool_calls([("finish", {"report": "closed Book.hard with simp"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted" and record.served_by["worker"] == ["openai:deepseek-chat"]
+    assert project.show("HEAD", "Book/A.lean").count("simp") == 1
+    tool_messages = [m for m in openai_server.last_body["messages"] if m["role"] == "tool"]
+    assert tool_messages[-1]["content"].startswith("ok: 0 error(s)")  # lean_check's answer went back
