@@ -54,6 +54,22 @@ class AgentsConfig(BaseModel):
     """Scores the cycle."""
     consultant: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
     """Advises after repeated stalls."""
+    judge: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6", timeout_s=300))
+    """Judges a Lean statement against the book's (the audit's direct judge; in the loop, each statement a cycle
+    adds or changes for a plan entity)."""
+    back_translator: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6",
+                                                                             timeout_s=300))
+    """Audit: renders a Lean statement in words without seeing the book."""
+    round_trip_judge: AgentConfig = Field(default_factory=lambda: AgentConfig(backend="openai", model="gpt-5-mini",
+                                                                              timeout_s=300))
+    """Audit: judges the book's statement against the back-translation; from another model family than the
+    back-translator, so their blind spots do not coincide."""
+    edge_filter: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-haiku-4-5", timeout_s=300))
+    """Audit: says whether a proposed dependency between two textbook entities is real."""
+
+
+LOOP_ROLES = ("planner", "worker", "evaluator", "consultant")
+AUDIT_ROLES = ("judge", "back_translator", "round_trip_judge", "edge_filter")
 
 
 class BudgetConfig(BaseModel):

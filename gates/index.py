@@ -160,6 +160,11 @@ class Decl:
         """The signature, comments dropped and whitespace collapsed."""
         return self._analyse().text
 
+    def written(self, *, body: bool = False) -> str:
+        """The declaration as written, from its attributes on, comments dropped: its signature, or all of it."""
+        assert self.source is not None
+        return self.source.uncommented(self.start, self.end if body else self._analyse().end)
+
     @property
     def body_code(self) -> str:
         """The value or proof as code (comments and strings blanked)."""

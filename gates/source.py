@@ -25,6 +25,7 @@ class Statement:
     text: str  # the signature, comments dropped and whitespace collapsed
     body_start: int  # offset where the value or proof starts (the end, when there is none)
     whole: str  # hash of signature and body
+    end: int  # offset where the signature ends
 
 
 class Source:
@@ -69,7 +70,7 @@ class Source:
         setting = "\n".join(self.contexts[:context])
         return Statement(lines, body, _digest(f"{kind} {text}\n{setting}"), text,
                          body_start if body_start is not None else end,
-                         _digest(f"{kind} {text} {self._normal(stmt_end, end)}"))
+                         _digest(f"{kind} {text} {self._normal(stmt_end, end)}"), stmt_end)
 
     def _statement_end(self, shape: str, pos: int, limit: int) -> tuple[int, int | None]:
         """Where the signature ends, and where the body starts (None: no body)."""
@@ -104,8 +105,16 @@ class Source:
                 return m.start(), m.start()
         return limit, None
 
+    def uncommented(self, start: int, end: int) -> str:
+        """The text between offsets as written, comments dropped, trailing spaces and blank lines removed."""
+        lines = (line.rstrip() for line in "".join(self._outside_comments(start, end)).split("\n"))
+        return "\n".join(line for line in lines if line)
+
     def _normal(self, start: int, end: int) -> str:
         """The text between offsets with comments dropped and whitespace collapsed."""
+        return " ".join(" ".join(self._outside_comments(start, end)).split())
+
+    def _outside_comments(self, start: int, end: int) -> list[str]:
         pieces: list[str] = []
         pos = start
         first = max(0, bisect.bisect_left(self.span_starts, start) - 1)
@@ -118,7 +127,7 @@ class Source:
             pos = max(pos, span.end)
         if pos < end:
             pieces.append(self.text[pos:end])
-        return " ".join(" ".join(pieces).split())
+        return pieces
 
 
 def _digest(text: str) -> str:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.config import AgentsConfig, BudgetConfig
 from agents.prices import Price
+from audit.config import AuditConfig
 from gates.config import BuildConfig, GatesConfig
 from state.errors import UsageError
 from state.paths import StatePaths
@@ -92,6 +93,7 @@ class Config(BaseModel):
     notify: NotifyConfig = Field(default_factory=NotifyConfig)
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agents.config import AgentConfig, Endpoint
+from agents.config import LOOP_ROLES, AgentConfig, Endpoint
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
@@ -58,6 +59,18 @@ def model_for(config: Config, role: str, ledger: Ledger, **backend_options: Any)
     return chain[0] if len(chain) == 1 else Fallback(chain)
 
 
+def missing_keys(config: Config, roles: Iterable[str]) -> dict[str, list[str]]:
+    """The unset key variables the roles' endpoints need, each with the roles needing it."""
+    missing: dict[str, list[str]] = {}
+    for role in roles:
+        agent: AgentConfig = getattr(config.agents, role)
+        for endpoint in [agent, *agent.fallbacks]:  # claude-code finds its own credentials
+            variable = endpoint.api_key_env or KEY_VARIABLES.get(endpoint.backend)
+            if variable and not os.environ.get(variable):
+                missing.setdefault(variable, []).append(role)
+    return missing
+
+
 def make_model(endpoint: Endpoint, timeout_s: float, *, cli_path: str | None = None, **backend_options: Any
                ) -> Model:
     key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
@@ -76,14 +89,14 @@ def make_model(endpoint: Endpoint, timeout_s: float, *, cli_path: str | None = N
     return ClaudeCodeModel(model=endpoint.model, timeout_s=timeout_s, cli_path=cli_path)
 
 
-def check_credentials(config: Config) -> None:
-    """Fail before the cycle starts, not in its middle, when a key a configured endpoint needs is missing."""
-    missing: dict[str, list[str]] = {}
-    for role, agent in config.agents:
-        for endpoint in [agent, *agent.fallbacks]:  # claude-code finds its own credentials
-            variable = endpoint.api_key_env or KEY_VARIABLES.get(endpoint.backend)
-            if variable and not os.environ.get(variable):
-                missing.setdefault(variable, []).append(role)
+def loop_roles(config: Config) -> tuple[str, ...]:
+    """The roles a cycle may call."""
+    return LOOP_ROLES + (("judge",) if config.audit.judge_in_loop else ())
+
+
+def check_credentials(config: Config, roles: Iterable[str]) -> None:
+    """Fail before the work starts, not in its middle, when a key an endpoint of `roles` needs is missing."""
+    missing = missing_keys(config, roles)
     if missing:
         needs = "; ".join(f"{v} (for the {', '.join(sorted(set(r)))})" for v, r in missing.items())
         raise UsageError(f"not set: {needs}; export it (keys are read from the environment only; a local "

@@ -10,7 +10,7 @@ from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.preview import preview
 from orchestrator.repo import find_repo
-from orchestrator.wiring import check_credentials, real_deps
+from orchestrator.wiring import check_credentials, loop_roles, real_deps
 from state.errors import InfraError
 from state.history import Outcome, read_history
 
@@ -23,7 +23,7 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         for line in preview(root, config, skip_planner=skip_planner):
             click.echo(f"  {line}")
         return 0
-    check_credentials(config)
+    check_credentials(config, loop_roles(config))
     total = config.budget.total_usd
     if total is not None:
         spent = sum(r.cost_usd or 0.0 for r in read_history(config.state(root).history).records)

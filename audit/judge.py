@@ -1,0 +1,214 @@
+"""The faithfulness protocols: the direct judge (book vs Lean) and the round trip (a blind back-translation
+of the Lean, then book vs back-translation), and the LLM filter of textbook dependency edges.
+
+Every answer is strict JSON validated against a model; a malformed one is sent back once with what was
+wrong. A judge's score must follow from its answers to Q1 and Q2 (the rubric's truth table); when it
+does not, the table's score is kept and the verdict says it was corrected. An entity that cannot be
+judged (the model unreachable after its retries, or two unreadable answers) gets a verdict with no score
+and the reason, so the report can name it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from enum import IntEnum
+from importlib import resources
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agents.model import Message, Model, System
+from audit.entities import Entity
+from state.errors import InfraError
+from state.history import Usage
+
+CONTEXT_CHARS = 2000  # the paper's cut of the surrounding prose
+JUDGE_MAX_TOKENS = 1024
+TRANSLATOR_MAX_TOKENS = 2048
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+class Score(IntEnum):
+    DIFFERENT = 1
+    STRONGER = 2
+    FAITHFUL = 3
+
+
+def prompt(name: str) -> str:
+    return resources.files("audit.prompts").joinpath(f"{name}.md").read_text(encoding="utf-8")
+
+
+@dataclass
+class Verdict:
+    """One protocol's judgement of one entity."""
+
+    score: Score | None = None  # None: not judged, `error` says why
+    q1: bool | None = None  # the Lean (or its back-translation) implies the book
+    q2: bool | None = None  # the book implies the Lean (or its back-translation)
+    reason: str = ""
+    corrected: bool = False  # the model's score contradicted its Q1/Q2; the truth table's score is kept
+    back_translation: str | None = None  # round trip only
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+class _Direct(BaseModel):
+    lean_implies_nl: bool
+    nl_implies_lean: bool
+    score: Literal[1, 2, 3]
+    reason: str = ""
+
+
+class _RoundTrip(BaseModel):
+    back_implies_nl: bool
+    nl_implies_back: bool
+    score: Literal[1, 2, 3]
+    reason: str = ""
+
+
+class EdgeAnswer(BaseModel):
+    verdict: Literal["real", "not_real"]
+    confidence: Literal["high", "medium", "low"] = "medium"
+    reasoning: str = ""
+
+
+Answer = TypeVar("Answer", bound=BaseModel)
+
+
+class FormatError(ValueError):
+    """The answer is not the JSON object asked for; the message says what to fix."""
+
+
+def parse(text: str, shape: type[Answer]) -> Answer:
+    body = _FENCE.sub("", text.strip()).strip()
+    start, end = body.find("{"), body.rfind("}")
+    if start > 0 and end > start:  # prose around the object: keep the object
+        body = body[start:end + 1]
+    try:
+        return shape.model_validate(json.loads(body))
+    except json.JSONDecodeError as e:
+        raise FormatError(f"not a JSON object ({e.msg} at character {e.pos})") from None
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'object'}: {err['msg']}" for err in e.errors())
+        raise FormatError(problems) from None
+
+
+def table_score(q1: bool, q2: bool, claimed: int) -> Score:
+    """The rubric's truth table. A score of 2 with Q1 false is the case-split exception and stands."""
+    if q1:
+        return Score.FAITHFUL if q2 else Score.STRONGER
+    return Score.STRONGER if claimed == Score.STRONGER else Score.DIFFERENT
+
+
+def user_message(entity: Entity, label: str, formal: str, *, context_chars: int = CONTEXT_CHARS) -> str:
+    """The paper's template: kind, name, the book's statement, then the Lean (or its back-translation) under
+    `label`, then the surrounding prose when there is any."""
+    parts = [f"KIND: {entity.kind}", f"NAME: {entity.name}", "", "NATURAL LANGUAGE (LaTeX):", entity.nl.strip(), "",
+             f"{label}:", formal.strip()]
+    context = entity.context.strip()
+    if context:
+        if len(context) > context_chars:
+            context = context[:context_chars] + " [...truncated]"
+        parts += ["", "SURROUNDING CONTEXT (textbook prose immediately before this statement; may carry hypotheses, "
+                      "may be background -- apply the rubric's instructions):", context]
+    return "\n".join(parts)
+
+
+def _ask(model: Model, system: str, message: str, shape: type[Answer], max_tokens: int
+         ) -> tuple[Answer | None, Usage, str | None]:
+    """The validated answer, the usage, and why there is no answer when there is none."""
+    messages = [Message("user", message)]
+    usage = Usage()
+    for attempt in (1, 2):
+        try:
+            reply = model.send(System(system), messages, max_tokens=max_tokens)
+        except InfraError as e:
+            return None, usage, f"{type(e).__name__}: {e}"
+        usage += reply.usage
+        try:
+            return parse(reply.text, shape), usage, None
+        except FormatError as e:
+            error = f"unreadable answer: {e}"
+            if attempt == 1:
+                fields = ", ".join(shape.model_fields)
+                messages += [reply.as_message(),
+                             Message("user", f"That answer could not be read: {e}. Reply with exactly one JSON "
+                                             f"object with the fields {fields}, and nothing else.")]
+    return None, usage, error
+
+
+def judge_direct(model: Model, entity: Entity, lean: str, *, context_chars: int = CONTEXT_CHARS) -> Verdict:
+    """Q1/Q2 and a score for the book's statement against the Lean statement."""
+    answer, usage, error = _ask(model, prompt("direct_judge"),
+                                user_message(entity, "LEAN 4 STATEMENT", lean, context_chars=context_chars),
+                                _Direct, JUDGE_MAX_TOKENS)
+    if answer is None:
+        return Verdict(error=error, usage=usage)
+    return _verdict(answer.lean_implies_nl, answer.nl_implies_lean, answer.score, answer.reason, usage)
+
+
+def back_translate(model: Model, entity: Entity, lean: str) -> tuple[str | None, Usage, str | None]:
+    """The Lean in words, by a translator that sees kind, name and Lean only, never the book."""
+    message = "\n".join([f"KIND: {entity.kind}", f"NAME: {entity.name}", "", "LEAN 4 STATEMENT:", lean.strip()])
+    try:
+        reply = model.send(System(prompt("back_translator")), [Message("user", message)],
+                           max_tokens=TRANSLATOR_MAX_TOKENS)
+    except InfraError as e:
+        return None, Usage(), f"back-translation: {type(e).__name__}: {e}"
+    text = reply.text.strip()
+    return (text, reply.usage, None) if text else (None, reply.usage, "back-translation: empty answer")
+
+
+def judge_round_trip(translator: Model, judge: Model, entity: Entity, lean: str, *,
+                     context_chars: int = CONTEXT_CHARS) -> Verdict:
+    """Back-translate blind, then judge the book's statement against the back-translation."""
+    back, usage, error = back_translate(translator, entity, lean)
+    if back is None:
+        return Verdict(error=error, usage=usage)
+    answer, judged, error = _ask(judge, prompt("round_trip_judge"),
+                                 user_message(entity, "BACK-TRANSLATION", back, context_chars=context_chars),
+                                 _RoundTrip, JUDGE_MAX_TOKENS)
+    usage += judged
+    if answer is None:
+        return Verdict(back_translation=back, error=error, usage=usage)
+    verdict = _verdict(answer.back_implies_nl, answer.nl_implies_back, answer.score, answer.reason, usage)
+    verdict.back_translation = back
+    return verdict
+
+
+def _verdict(q1: bool, q2: bool, claimed: int, reason: str, usage: Usage) -> Verdict:
+    score = table_score(q1, q2, claimed)
+    return Verdict(score, q1, q2, reason.strip(), score != claimed, usage=usage)
+
+
+@dataclass
+class EdgeVerdict:
+    real: bool | None  # None: not judged, `error` says why
+    confidence: str = ""
+    reasoning: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+def _block(tag: str, entity: Entity) -> str:
+    return "\n".join([f"================ {tag} = {entity.id}  ({entity.kind}: {entity.name}) ================",
+                      "[CONTEXT]", entity.context.strip() or "(none)", "[STATEMENT]", entity.nl.strip() or "(none)",
+                      "[PROOF]", entity.proof.strip() or "(none)"])
+
+
+def judge_edge(model: Model, source: Entity, target: Entity, kinds: list[str], evidence: str) -> EdgeVerdict:
+    """Whether `source` really uses `target`, as the book's text shows it."""
+    message = "\n\n".join([
+        f"A candidate dependency edge was extracted: {source.id} -> {target.id}: the source S is claimed to use "
+        f"the target T.\n\n- Edge type(s): {', '.join(kinds)}\n- Why it was proposed: {evidence}",
+        _block("SOURCE  S", source), _block("TARGET  T", target),
+        "Does S really depend on T (uses T's definition or result), or is this a spurious match (co-mention, "
+        "ambient vocabulary, a homonym)?"])
+    answer, usage, error = _ask(model, prompt("edge_filter"), message, EdgeAnswer, JUDGE_MAX_TOKENS)
+    if answer is None:
+        return EdgeVerdict(None, error=error, usage=usage)
+    return EdgeVerdict(answer.verdict == "real", answer.confidence, answer.reasoning.strip(), usage=usage)
+
+
