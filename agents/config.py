@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Backend = Literal["anthropic", "claude-code", "openai"]
 
@@ -23,6 +23,13 @@ class Endpoint(BaseModel):
     """The server, when not the backend's default (ANTHROPIC_BASE_URL / OPENAI_BASE_URL are read otherwise)."""
     api_key_env: str | None = None
     """The environment variable holding this endpoint's key, when not the backend's usual one."""
+
+    @model_validator(mode="after")
+    def _claude_code_finds_its_own(self) -> Self:
+        if self.backend == "claude-code" and (self.base_url or self.api_key_env):
+            raise ValueError("a claude-code endpoint takes no base_url or api_key_env: Claude Code reads its own "
+                             "credentials and settings")
+        return self
 
 
 class AgentConfig(Endpoint):
@@ -66,6 +73,13 @@ class AgentsConfig(BaseModel):
     back-translator, so their blind spots do not coincide."""
     edge_filter: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-haiku-4-5", timeout_s=300))
     """Audit: says whether a proposed dependency between two textbook entities is real."""
+
+    @model_validator(mode="after")
+    def _worker_session_has_no_fallbacks(self) -> Self:
+        if self.worker.backend == "claude-code" and self.worker.fallbacks:
+            raise ValueError("worker: a claude-code session cannot fall back to another endpoint; remove "
+                             "`fallbacks` or use the anthropic or openai backend")
+        return self
 
 
 LOOP_ROLES = ("planner", "worker", "evaluator", "consultant")

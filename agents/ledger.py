@@ -1,7 +1,9 @@
 """What the models cost: every call is charged to a role, with the backend and model that served it.
 
 The ledger also guards budgets: before a call, `admit` refuses it when the
-spend so far plus the call's worst case would cross a limit.
+spend so far plus the call's worst case would cross a limit, and remembers
+which limit refused it (a per-cycle limit ends the cycle; a daily one, the
+day; the total, the run).
 """
 
 from __future__ import annotations
@@ -9,13 +11,51 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
+from agents.config import BudgetConfig
 from state.errors import InfraError
 from state.history import Usage
 
 
+class Limit(StrEnum):
+    CYCLE = "per_cycle_usd"
+    DAY = "per_day_usd"
+    TOTAL = "total_usd"
+
+
 class BudgetExceeded(InfraError):
     """A model call was refused because it could cross a spending limit."""
+
+    def __init__(self, message: str, limit: Limit) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The limits, and what earlier cycles already spent against them (unknown prices count as 0)."""
+
+    config: BudgetConfig
+    today_usd: float = 0.0  # spent by earlier cycles of this UTC day
+    total_usd: float = 0.0  # spent by every earlier cycle
+
+    def tightest(self, spend: float) -> tuple[Limit, float] | None:
+        """The limit that leaves least room once this cycle has spent `spend`, and that room (negative: crossed)."""
+        c = self.config
+        rooms = [(limit, cap - before - spend) for limit, cap, before in (
+            (Limit.CYCLE, c.per_cycle_usd, 0.0), (Limit.DAY, c.per_day_usd, self.today_usd),
+            (Limit.TOTAL, c.total_usd, self.total_usd)) if cap is not None]
+        return min(rooms, key=lambda r: r[1]) if rooms else None
+
+    def why(self, limit: Limit, spend: float) -> str:
+        c = self.config
+        if limit is Limit.CYCLE:
+            return f"this cycle would spend ${spend:.2f}, over [budget] per_cycle_usd ${c.per_cycle_usd:.2f}"
+        if limit is Limit.DAY:
+            return (f"today's spend would reach ${self.today_usd + spend:.2f}, over [budget] per_day_usd "
+                    f"${c.per_day_usd:.2f}")
+        return f"the total would reach ${self.total_usd + spend:.2f}, over [budget] total_usd ${c.total_usd:.2f}"
 
 
 @dataclass(frozen=True)
@@ -29,23 +69,36 @@ class Charge:
 
 @dataclass
 class Ledger:
-    """Charges of one cycle; `spent_before` is what earlier cycles spent, for the budget guard."""
+    """Charges of one cycle, guarded by the budget; `on_charge` sees the ledger after each charge (the cycle
+    journals its spend there, so a cycle that never lands still counts what it spent)."""
 
-    guard: Callable[[float], str | None] | None = None  # spend if admitted → why not, or None
+    budget: Budget | None = None
+    on_charge: Callable[[Ledger], None] | None = None
     charges: list[Charge] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    refused: Limit | None = None  # the limit that refused a call, once one has
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def add(self, charge: Charge) -> None:
         with self._lock:
             self.charges.append(charge)
+            if self.on_charge is not None:
+                self.on_charge(self)
 
     def admit(self, role: str, worst_case_usd: float) -> None:
         """Raise `BudgetExceeded` if spending `worst_case_usd` more could cross a limit."""
-        if self.guard is None:
+        if self.budget is None:
             return
-        why = self.guard(self.spent() + worst_case_usd)
-        if why is not None:
-            raise BudgetExceeded(f"the {role}'s next model call could cross a budget: {why}")
+        spend = self.spent() + worst_case_usd
+        tight = self.budget.tightest(spend)
+        if tight is not None and tight[1] < 0:
+            self.refused = tight[0]
+            raise BudgetExceeded(f"the {role}'s next model call could cross a budget: "
+                                 f"{self.budget.why(tight[0], spend)}", tight[0])
+
+    def headroom(self) -> float | None:
+        """What may still be spent before a limit is crossed; None without limits."""
+        tight = self.budget.tightest(self.spent()) if self.budget else None
+        return None if tight is None else max(0.0, tight[1])
 
     def spent(self) -> float:
         return sum(c.cost_usd or 0.0 for c in self.charges)

@@ -33,9 +33,13 @@ class Metered:
              max_tokens: int = 8192) -> Reply:
         self.ledger.admit(self.role, self._worst_case(system, messages, tools, max_tokens))
         reply = self.inner.send(system, messages, tools, max_tokens=max_tokens)
-        model = reply.model or self.inner.name
-        price = reply.cost_usd if reply.cost_usd is not None else cost(model, reply.usage, self.prices)
-        self.ledger.add(Charge(self.role, self.backend, model, reply.usage, price))
+        served = reply.model or self.inner.name
+        price = reply.cost_usd
+        if price is None:  # priced by the configured name: servers answer with dated or resolved ids
+            price = cost(self.inner.name, reply.usage, self.prices)
+        if price is None and served != self.inner.name:
+            price = cost(served, reply.usage, self.prices)
+        self.ledger.add(Charge(self.role, self.backend, served, reply.usage, price))
         return reply
 
     def _worst_case(self, system: System, messages: list[Message], tools: list[ToolSpec] | None,
@@ -48,7 +52,8 @@ class Metered:
             len(m.text) + sum(len(r.content) for r in m.tool_results) + sum(len(json.dumps(c.arguments))
                                                                          for c in m.tool_calls)
             for m in messages) + sum(len(t.description) + len(json.dumps(t.input_schema)) for t in tools or [])
-        return (chars / CHARS_PER_TOKEN * price.input + max_tokens * price.output) / 1_000_000
+        # A cold prompt cache bills the prompt as a cache write, dearer than plain input.
+        return (chars / CHARS_PER_TOKEN * max(price.input, price.cache_write) + max_tokens * price.output) / 1_000_000
 
 
 @dataclass

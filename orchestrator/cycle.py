@@ -19,7 +19,7 @@ from pathlib import Path
 import structlog
 
 from agents import briefs, consultant, evaluator, planner
-from agents.ledger import BudgetExceeded
+from agents.ledger import Ledger
 from agents.planner import Plan, PlanFailed
 from agents.tools import Workspace
 from agents.worker import Limits
@@ -33,7 +33,7 @@ from orchestrator import workcopy
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
 from orchestrator.config import Config
-from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_guard
+from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_of
 from orchestrator.deps import Deps
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
@@ -81,7 +81,6 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
                 phase(c)
             except InfraError as e:
                 log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
-                c.over_budget = c.over_budget or isinstance(e, BudgetExceeded)
                 if phase in (plan, work):
                     c.fail(f"{phase.__name__}: {e}", infra=True)
                 else:  # the Evaluator and the Consultant advise: a change that passed the gates still lands
@@ -148,9 +147,11 @@ def sync(c: Cycle) -> None:
     for u in unfinished:
         if u.cycle in recorded:  # a journal older than what the branch holds
             continue
+        costs = u.costs
         c.interrupted.append(HistoryRecord(
             cycle=u.cycle, started_at=datetime.fromisoformat(u.started_at), finished_at=c.started_at,
-            outcome=Outcome.INTERRUPTED, base=u.base,
+            outcome=Outcome.INTERRUPTED, base=u.base, usage=u.usage, costs=costs, served_by=u.served_by,
+            cost_usd=None if None in costs.values() else round(sum(v or 0.0 for v in costs.values()), 6),
             summary=f"interrupted: process {u.pid} stopped before the cycle landed; its changes were discarded"))
         log.warning("cycle.recovered", interrupted=u.cycle)
 
@@ -158,14 +159,16 @@ def sync(c: Cycle) -> None:
 def baseline(c: Cycle) -> None:
     """Number the cycle, open the journal, prepare the working copy, count sorries, check the build."""
     c.history = read_history(c.paths.history)
-    c.ledger.guard = budget_guard(c.config.budget, c.history.records, c.started_at)
+    c.ledger.budget = budget_of(c.config.budget, [*c.history.records, *c.interrupted], c.started_at)
     c.number = 1 + max([files.read_cycle(c.paths), *(r.cycle for r in c.history.records),
                         *(r.cycle for r in c.interrupted)])
     c.entry = Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat(),
                     unfinished=[Unfinished(cycle=r.cycle, base=r.base or "", pid=0,
-                                           started_at=(r.started_at or c.started_at).isoformat())
+                                           started_at=(r.started_at or c.started_at).isoformat(), usage=r.usage,
+                                           costs=r.costs, served_by=r.served_by)
                                 for r in c.interrupted])
     c.journal.write(c.entry)
+    c.ledger.on_charge = lambda ledger: _journal_spend(c, ledger)
     c.work = workcopy.prepare(c.git, c.base)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
@@ -175,6 +178,13 @@ def baseline(c: Cycle) -> None:
         changed_since=c.git.changed_between(verified, c.base) if verified else None, work=DirTree(c.work.root),
         build_config=c.config.build, lean_roots=roots, ci=c.deps.ci.conclusion(c.base) if c.deps.ci else None)
     log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
+
+
+def _journal_spend(c: Cycle, ledger: Ledger) -> None:
+    assert c.entry is not None
+    c.entry = c.entry.model_copy(update={"usage": ledger.usage(), "costs": ledger.costs(),
+                                         "served_by": ledger.served_by()})
+    c.journal.write(c.entry)
 
 
 def plan(c: Cycle) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
@@ -12,7 +11,7 @@ from pathlib import Path
 from agents import briefs
 from agents.config import BudgetConfig
 from agents.evaluator import Evaluation
-from agents.ledger import Ledger
+from agents.ledger import Budget, Ledger
 from agents.planner import Plan
 from agents.worker import Session
 from gates.base import GateResult
@@ -70,7 +69,6 @@ class Cycle:
     evaluation: Evaluation | None = None
     advice: str | None = None  # the Consultant's, when called
     ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
-    over_budget: bool = False  # a model call was refused by a budget
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
     record: HistoryRecord | None = None
@@ -109,22 +107,10 @@ def record(c: Cycle) -> HistoryRecord:
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None)
 
 
-def budget_guard(budget: BudgetConfig, history: list[HistoryRecord], now: datetime) -> Callable[[float], str | None]:
-    """Why a cycle that would have spent `spend` crosses a limit, given what the history already spent."""
-    total = sum(r.cost_usd or 0.0 for r in history)
-    today = sum(r.cost_usd or 0.0 for r in history if r.finished_at and r.finished_at.date() == now.date())
-
-    def guard(spend: float) -> str | None:
-        if budget.per_cycle_usd is not None and spend > budget.per_cycle_usd:
-            return f"this cycle would spend ${spend:.2f}, over [budget] per_cycle_usd ${budget.per_cycle_usd:.2f}"
-        if budget.per_day_usd is not None and today + spend > budget.per_day_usd:
-            return (f"today's spend would reach ${today + spend:.2f}, over [budget] per_day_usd "
-                    f"${budget.per_day_usd:.2f}")
-        if budget.total_usd is not None and total + spend > budget.total_usd:
-            return f"the total would reach ${total + spend:.2f}, over [budget] total_usd ${budget.total_usd:.2f}"
-        return None
-
-    return guard
+def budget_of(budget: BudgetConfig, history: list[HistoryRecord], now: datetime) -> Budget:
+    """The limits, with what the history already spent against them."""
+    today = sum(r.spent_usd for r in history if r.finished_at and r.finished_at.date() == now.date())
+    return Budget(budget, today_usd=today, total_usd=sum(r.spent_usd for r in history))
 
 
 def restructuring_of(c: Cycle) -> str | None:

@@ -4,6 +4,10 @@ A stop request (SIGTERM, SIGINT) abandons the current cycle at its next safe
 point — between phases, between Worker turns, never inside the bookkeeping and
 landing of a cycle — so it exits within one model call or compiler run. A
 second request exits at once; the journal makes either safe.
+
+Budgets: a cycle refused by `per_cycle_usd` ends and the next one starts
+afresh; once `per_day_usd` is spent the daemon sleeps until the next UTC day;
+once `total_usd` is spent it stops.
 """
 
 from __future__ import annotations
@@ -14,14 +18,17 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from types import FrameType
 
 import structlog
 
+from agents.ledger import Limit
 from gates.census import census
 from orchestrator.config import Config
 from orchestrator.cycle import Interrupted, Options, run_cycle
+from orchestrator.cyclestate import budget_of
 from orchestrator.deps import Deps
 from orchestrator.git import Git, GitTree
 from orchestrator.liveness import Beat
@@ -54,14 +61,22 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
             if reason is not None:
                 log.info("daemon.stop", reason=reason, cycles=done)
                 return reason
+            if _day_spent(repo, config, deps.clock.now()):
+                _wait_for_tomorrow(deps.clock.now(), beat, options.stop)
+                continue
             try:
                 record, cycle = run_cycle(repo, config, deps, options, beat=beat)
                 infra = record.outcome is Outcome.ERROR and cycle.infra
                 if notify is not None:
                     notify.cycle(record)
-                if cycle.over_budget:
+                refused = cycle.ledger.refused
+                if refused is Limit.TOTAL:
                     log.info("daemon.stop", reason="budget", cycles=done + 1)
-                    return f"a budget stopped cycle {record.cycle}: {record.error}"
+                    return f"the total budget stopped cycle {record.cycle}: {record.error or record.summary}"
+                if refused is Limit.DAY:
+                    done += 1
+                    _wait_for_tomorrow(deps.clock.now(), beat, options.stop)
+                    continue
             except Interrupted:
                 return "stopped on request; the unfinished cycle will be recorded as interrupted"
             except InfraError as e:  # before the cycle could record anything (git, the disk)
@@ -89,7 +104,7 @@ def _stop_reason(repo: Path, config: Config, limits: Limits, done: int, stop: th
         return f"ran the {limits.max_cycles} cycle(s) asked for"
     loop = config.loop
     history = read_history(config.state(repo).history).records
-    spent = sum(r.cost_usd or 0.0 for r in history)
+    spent = sum(r.spent_usd for r in history)
     if config.budget.total_usd is not None and spent >= config.budget.total_usd:
         return f"spent ${spent:.2f}, the whole budget ([budget] total_usd ${config.budget.total_usd:.2f})"
     if loop.max_total_cycles is not None and history and history[-1].cycle >= loop.max_total_cycles:
@@ -101,6 +116,24 @@ def _stop_reason(repo: Path, config: Config, limits: Limits, done: int, stop: th
         if holes == 0 and targets and " " not in targets:
             return "done: no sorry left and every target in the plan is checked off"
     return None
+
+
+def _day_spent(repo: Path, config: Config, now: datetime) -> bool:
+    """Whether the cycles of this UTC day already spent [budget] per_day_usd."""
+    cap = config.budget.per_day_usd
+    if cap is None:
+        return False
+    history = read_history(config.state(repo).history).records
+    return budget_of(config.budget, history, now).today_usd >= cap
+
+
+def _wait_for_tomorrow(now: datetime, beat: Beat, stop: threading.Event) -> None:
+    """Sleep until the next UTC midnight, when the daily budget starts afresh (a stop request ends the wait)."""
+    midnight = datetime.combine(now.date() + timedelta(days=1), time.min, tzinfo=UTC)
+    wait = max(1.0, (midnight - now).total_seconds())
+    log.info("daemon.day_budget_spent", resume_at=midnight.isoformat())
+    beat.phase("budget", wait)
+    stop.wait(wait)
 
 
 @contextmanager

@@ -1,8 +1,8 @@
 """The cycle journal: what an interrupted cycle left, so the next one can recover.
 
 It lives in the git directory (never in the working tree, never committed).
-Written when a cycle starts and again when its commit exists; removed when
-the branch holds the cycle. Cycles that were interrupted and not yet recorded
+Written when a cycle starts, after each model call (with what the calls cost),
+and when its commit exists; removed when the branch holds the cycle. Cycles that were interrupted and not yet recorded
 travel with it, so two interruptions in a row lose neither record.
 """
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from state.atomic import write_atomic
+from state.history import Usage
 
 
 class Unfinished(BaseModel):
@@ -20,6 +21,10 @@ class Unfinished(BaseModel):
     base: str
     pid: int
     started_at: str
+    # What its model calls cost so far, so a cycle that never lands still counts against the budgets.
+    usage: dict[str, Usage] = Field(default_factory=dict)
+    costs: dict[str, float | None] = Field(default_factory=dict)
+    served_by: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class Entry(Unfinished):

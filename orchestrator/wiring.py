@@ -12,6 +12,7 @@ from agents.config import LOOP_ROLES, AgentConfig, Endpoint
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
+from agents.prices import price_table
 from agents.tools import Workspace
 from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
@@ -22,7 +23,8 @@ from state.errors import UsageError
 
 # A single request never waits longer than this, whatever the role's session allows.
 REQUEST_TIMEOUT_S = 900.0
-KEY_VARIABLES = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# Any one of these satisfies a backend when the endpoint names no `api_key_env`.
+KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
 
 
 def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
@@ -65,9 +67,9 @@ def missing_keys(config: Config, roles: Iterable[str]) -> dict[str, list[str]]:
     for role in roles:
         agent: AgentConfig = getattr(config.agents, role)
         for endpoint in [agent, *agent.fallbacks]:  # claude-code finds its own credentials
-            variable = endpoint.api_key_env or KEY_VARIABLES.get(endpoint.backend)
-            if variable and not os.environ.get(variable):
-                missing.setdefault(variable, []).append(role)
+            accepted = (endpoint.api_key_env,) if endpoint.api_key_env else KEY_VARIABLES.get(endpoint.backend, ())
+            if accepted and not any(os.environ.get(v) for v in accepted):
+                missing.setdefault(" or ".join(accepted), []).append(role)
     return missing
 
 
@@ -94,10 +96,22 @@ def loop_roles(config: Config) -> tuple[str, ...]:
     return LOOP_ROLES + (("judge",) if config.audit.judge_in_loop else ())
 
 
-def check_credentials(config: Config, roles: Iterable[str]) -> None:
-    """Fail before the work starts, not in its middle, when a key an endpoint of `roles` needs is missing."""
+def check_endpoints(config: Config, roles: Iterable[str]) -> None:
+    """Fail before the work starts, not in its middle: a key an endpoint of `roles` needs is missing, or a
+    budget is set and an endpoint's price is unknown (its spend could not be held to the budget)."""
+    roles = list(roles)
     missing = missing_keys(config, roles)
     if missing:
         needs = "; ".join(f"{v} (for the {', '.join(sorted(set(r)))})" for v, r in missing.items())
         raise UsageError(f"not set: {needs}; export it (keys are read from the environment only; a local "
                          "OpenAI-compatible server that takes any key still needs the variable set)")
+    b = config.budget
+    if b.per_cycle_usd is None and b.per_day_usd is None and b.total_usd is None:
+        return
+    table = price_table()
+    unpriced = sorted({f"{e.model} (the {role})" for role in roles
+                       for e in [getattr(config.agents, role), *getattr(config.agents, role).fallbacks]
+                       if e.backend != "claude-code" and e.model not in config.prices and e.model not in table})
+    if unpriced:
+        raise UsageError(f"a [budget] is set but these models have no known price: {', '.join(unpriced)}; add "
+                         "[prices.\"<model>\"] for each (zeros for a free local model), so their spend counts")

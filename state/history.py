@@ -91,6 +91,13 @@ class HistoryRecord(BaseModel):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
     @property
+    def spent_usd(self) -> float:
+        """What the cycle is known to have spent: its cost, or the sum of the roles whose price was known."""
+        if self.cost_usd is not None:
+            return self.cost_usd
+        return sum(v for v in self.costs.values() if v is not None)
+
+    @property
     def was_restructuring(self) -> bool:
         """Whether this cycle used the restructuring budget."""
         if self.restructuring:

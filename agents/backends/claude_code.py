@@ -43,7 +43,9 @@ session (also passed to the CLI as `--max-turns`, which bounds one round),
 `timeout_s` runs from construction, and a stop request, the deadline or the
 turn limit interrupts the round (a control request; a CLI that does not end
 the turn within `interrupt_grace_s` is killed); `token_budget` and the ledger's
-budget guard are checked before each round.
+budget guard are checked before each round, and what the budgets leave when
+the session opens is passed as `--max-budget-usd` (Claude Code checks it
+between model calls, so a round may overshoot by one call).
 
 Cost: one `Charge` per result message, with the result's `usage` (per turn in
 a streaming session) and, as cost, the growth of its `total_cost_usd` (a
@@ -190,7 +192,9 @@ class ClaudeCodeSession:
             return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
         try:
             if not self._cli.open_:
-                self._cli.open(self._options(), min(CONNECT_TIMEOUT_S, max(1.0, self.deadline - time.monotonic())))
+                # The CLI's budget bounds its running total, which starts at this open: what the ledger has left.
+                self._cli.open(self._options(self.ledger.headroom()),
+                               min(CONNECT_TIMEOUT_S, max(1.0, self.deadline - time.monotonic())))
             turn = self._cli.converse(text, self._live_limit, self.interrupt_grace_s)
         except InfraError:
             self.close()
@@ -204,8 +208,8 @@ class ClaudeCodeSession:
                  denials=len(turn.result.permission_denials or []) if turn.result else None)
         return self._end(stop, report)
 
-    def _options(self) -> ClaudeAgentOptions:
-        return ClaudeAgentOptions(
+    def _options(self, budget_usd: float | None) -> ClaudeAgentOptions:
+        return ClaudeAgentOptions(max_budget_usd=budget_usd,
             model=self.model, cwd=str(self.workspace.root), cli_path=self.cli_path,
             system_prompt={"type": "preset", "preset": "claude_code", "append": self.system_prompt},
             tools=builtin_tools(self.allowed_tools),

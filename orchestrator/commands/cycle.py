@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
+from orchestrator.cyclestate import budget_of
 from orchestrator.preview import preview
 from orchestrator.repo import find_repo
-from orchestrator.wiring import check_credentials, loop_roles, real_deps
+from orchestrator.wiring import check_endpoints, loop_roles, real_deps
 from state.errors import InfraError
 from state.history import Outcome, read_history
 
@@ -23,13 +25,16 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         for line in preview(root, config, skip_planner=skip_planner):
             click.echo(f"  {line}")
         return 0
-    check_credentials(config, loop_roles(config))
-    total = config.budget.total_usd
-    if total is not None:
-        spent = sum(r.cost_usd or 0.0 for r in read_history(config.state(root).history).records)
-        if spent >= total:
-            raise InfraError(f"the total budget is spent: ${spent:.2f} of [budget] total_usd ${total:.2f}; raise it "
-                             "in autoformalize.toml to continue")
+    check_endpoints(config, loop_roles(config))
+    budget = budget_of(config.budget, read_history(config.state(root).history).records, datetime.now(UTC))
+    total, day = config.budget.total_usd, config.budget.per_day_usd
+    if total is not None and budget.total_usd >= total:
+        raise InfraError(f"the total budget is spent: ${budget.total_usd:.2f} of [budget] total_usd ${total:.2f}; "
+                         "raise it in autoformalize.toml to continue")
+    if day is not None and budget.today_usd >= day:
+        click.echo(f"Today's budget is spent (${budget.today_usd:.2f} of [budget] per_day_usd ${day:.2f}); "
+                   "no cycle runs until the next UTC day.")
+        return 0
     record, cycle = run_cycle(root, config, real_deps(config, root), Options(skip_planner=skip_planner,
                                                                            push=not no_push))
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"

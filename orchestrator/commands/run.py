@@ -12,13 +12,13 @@ from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon, stop_on_signals
 from orchestrator.notify import Notifier
 from orchestrator.repo import find_repo
-from orchestrator.wiring import check_credentials, loop_roles, real_deps
+from orchestrator.wiring import check_endpoints, loop_roles, real_deps
 
 
 def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> int:
     root = find_repo(repo)
     config = load_config(root)
-    check_credentials(config, loop_roles(config))
+    check_endpoints(config, loop_roles(config))
     options = Options()
     notify = Notifier.from_env(config.notify.webhook_env, every_cycle=config.notify.every_cycle)
     with stop_on_signals(options.stop, on_second=lambda: os._exit(130)):

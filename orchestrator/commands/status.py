@@ -27,15 +27,15 @@ class Spend:
     total: float
     today: float
     week: float
-    unpriced_cycles: int  # records whose cost is unknown
+    unpriced_cycles: int  # records with a role whose cost is unknown: the figures leave that role out
 
     @classmethod
     def of(cls, records: list[HistoryRecord], now: datetime) -> Spend:
         def since(start: datetime) -> float:
-            return sum(r.cost_usd or 0.0 for r in records if r.finished_at and r.finished_at >= start)
+            return sum(r.spent_usd for r in records if r.finished_at and r.finished_at >= start)
 
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
-        return cls(sum(r.cost_usd or 0.0 for r in records), since(midnight), since(now - timedelta(days=7)),
+        return cls(sum(r.spent_usd for r in records), since(midnight), since(now - timedelta(days=7)),
                    sum(1 for r in records if r.cost_usd is None))
 
 

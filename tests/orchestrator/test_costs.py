@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from agents.config import BudgetConfig
+from agents.ledger import Limit
 from orchestrator.cli import main
+from orchestrator.cycle import Interrupted, Options, run_cycle
+from orchestrator.cyclestate import budget_of
+from orchestrator.wiring import check_endpoints, loop_roles
+from state.errors import UsageError
 from state.history import HistoryRecord, Outcome, append_record
 from tests.conftest import GIT_ENV, git, write
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy
-from tests.standin.anthropic_server import error_reply, tool_use_reply
+from tests.standin.anthropic_server import RecordedRequest, Reply, error_reply, text_reply, tool_use_reply
 from tests.standin.openai_server import OpenAIStandin
 
 EDIT = ("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})
@@ -99,8 +107,6 @@ def test_the_cycle_budget_ends_the_worker_and_its_work_is_still_gated(project: P
 def test_the_day_budget_counts_what_earlier_cycles_spent_today(project: Project) -> None:
     configure(project, budget={"per_day_usd": 5.0})
     history = project.repo / ".prover-state/history.jsonl"
-    from datetime import UTC, datetime
-
     append_record(history, HistoryRecord(cycle=1, outcome=Outcome.ACCEPTED, cost_usd=4.99,
                                          finished_at=datetime.now(UTC)))
     git(project.repo, "add", "-A")
@@ -109,8 +115,121 @@ def test_the_day_budget_counts_what_earlier_cycles_spent_today(project: Project)
 
     record, cycle = project.cycle()
 
-    assert record.outcome == "error" and cycle.over_budget and "per_day_usd" in (record.error or "")
+    assert record.outcome == "error" and cycle.ledger.refused is Limit.DAY and "per_day_usd" in (record.error or "")
     assert project.agents.calls["planner"] == 0
+
+
+def test_cycle_does_nothing_once_today_is_spent(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    configure(project, budget={"per_day_usd": 5.0})
+    append_record(project.repo / ".prover-state/history.jsonl",
+                  HistoryRecord(cycle=1, outcome=Outcome.ACCEPTED, costs={"planner": 5.0, "evaluator": None},
+                                finished_at=datetime.now(UTC)))
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "spent today")
+    head = project.head()
+    assert main(["cycle", "--repo", str(project.repo)]) == 0  # a scheduled job is not a failure
+    assert "Today's budget is spent ($5.00 of [budget] per_day_usd $5.00)" in capsys.readouterr().out
+    assert project.server.requests == [] and project.head() == head
+
+
+def test_a_price_is_found_under_the_configured_name_when_the_server_answers_a_dated_one(
+        project: Project, openai_server: OpenAIStandin) -> None:
+    configure(project, agents={"evaluator": {"backend": "openai", "model": "gpt-4o-mini",
+                                             "base_url": openai_server.base_url, "api_key_env": "TEST_OPENAI_KEY"}},
+              prices={"gpt-4o-mini": {"input": 0.15, "output": 0.6, "cache_read": 0.075, "cache_write": 0.0}})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    openai_server.enqueue_text(evaluation(0), model="gpt-4o-mini-2024-07-18",
+                               usage={"prompt_tokens": 1000, "completion_tokens": 100})
+    record, _ = project.cycle()
+    assert record.costs["evaluator"] == pytest.approx((1000 * 0.15 + 100 * 0.6) / 1e6)
+    assert record.served_by["evaluator"] == ["openai:gpt-4o-mini-2024-07-18"]
+
+
+def test_a_budget_with_an_unpriced_model_is_refused_before_anything_runs(
+        project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    configure(project, agents={"evaluator": {"backend": "openai", "model": "local-qwen",
+                                             "api_key_env": "ANTHROPIC_API_KEY"}}, budget={"total_usd": 10.0})
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert ('a [budget] is set but these models have no known price: local-qwen (the evaluator); add '
+            '[prices."<model>"]') in capsys.readouterr().err
+    assert project.server.requests == []
+
+
+def test_the_budgets_count_the_known_part_of_a_partly_priced_cycle(project: Project) -> None:
+    records = [HistoryRecord(cycle=1, outcome=Outcome.ACCEPTED, costs={"planner": 1.2, "evaluator": None},
+                             finished_at=datetime.now(UTC))]
+    budget = budget_of(BudgetConfig(total_usd=1.0), records, datetime.now(UTC))
+    assert records[0].cost_usd is None and budget.total_usd == pytest.approx(1.2) and budget.today_usd == 1.2
+    assert budget.tightest(0.0) == (Limit.TOTAL, pytest.approx(-0.2))
+
+
+def test_a_claude_code_worker_is_held_to_what_the_budget_leaves(project: Project, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    script, log = tmp_path / "claude-script.json", tmp_path / "claude-log.jsonl"
+    monkeypatch.setenv("CLAUDE_STANDIN_SCRIPT", str(script))
+    monkeypatch.setenv("CLAUDE_STANDIN_LOG", str(log))
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    script.write_text(json.dumps({"turns": [{
+        "actions": [{"edit": "Book/A.lean", "old": "  sorry", "new": "  simp"}, {"text": "closed"}],
+        "total_cost_usd": 7.5, "usage": {"input_tokens": 300, "output_tokens": 40}}]}))
+    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-opus-4-6",
+                                          "cli_path": str(CLAUDE_CLI)}}, budget={"per_cycle_usd": 1.0})
+    project.agents.plan(strategy("Book/A.lean"))  # $0.000175 of the $1.00
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    start = next(json.loads(line) for line in log.read_text().splitlines() if '"start"' in line)
+    given = float(start["argv"][start["argv"].index("--max-budget-usd") + 1])
+    assert given == pytest.approx(1.0 - record.costs["planner"], abs=1e-6)  # type: ignore[operator]
+    assert record.worker_stop == "budget"  # the CLI stopped the session at its budget
+
+
+def test_the_spend_of_a_cycle_that_never_landed_is_recorded_and_counted(project: Project) -> None:
+    configure(project, budget={"total_usd": 1.0})
+    stop = threading.Event()
+
+    def worker_then_stop(request: RecordedRequest) -> Reply:
+        stop.set()  # SIGTERM arrives while the Worker's expensive call is in flight
+        return tool_use_reply([EDIT], usage={"input_tokens": 150_000, "output_tokens": 0})  # $0.75
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker", worker_then_stop)
+    with pytest.raises(Interrupted):
+        run_cycle(project.repo, project.config, project.deps(), Options(stop=stop))
+    project.agents.add("planner", text_reply(strategy("Book/A.lean"), usage={"input_tokens": 60_000}))  # $0.30
+
+    record, cycle = project.cycle()
+
+    interrupted = project.history()[0]
+    assert interrupted.outcome == "interrupted" and interrupted.costs["worker"] == pytest.approx(0.75)
+    assert interrupted.usage["worker"].input == 150_000 and interrupted.cost_usd == pytest.approx(0.75 + 0.000175)
+    # $0.75 + $0.30 leaves the Worker no room under the $1.00 total:
+    assert record.worker_stop == "budget" and cycle.ledger.refused is Limit.TOTAL
+
+
+def test_anthropic_auth_token_satisfies_the_credential_check(project: Project,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "bearer-token")
+    check_endpoints(project.config, loop_roles(project.config))
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN")
+    with pytest.raises(UsageError, match="not set: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"):
+        check_endpoints(project.config, loop_roles(project.config))
+
+
+def test_settings_a_claude_code_session_would_ignore_are_refused(project: Project,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-opus-4-6",
+                                          "fallbacks": [{"backend": "openai", "model": "deepseek-chat"}]}})
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert "a claude-code session cannot fall back to another endpoint" in capsys.readouterr().err
+    configure(project, agents={"evaluator": {"backend": "claude-code", "model": "claude-opus-4-6",
+                                             "api_key_env": "MY_KEY"}})
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert "a claude-code endpoint takes no base_url or api_key_env" in capsys.readouterr().err
 
 
 def test_cycle_refuses_with_exit_1_once_the_total_budget_is_spent(project: Project,

@@ -182,7 +182,8 @@ def test_a_missing_key_is_refused_before_anything_starts(project: Project, monke
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert main(["cycle", "--repo", str(project.repo)]) == 2
     err = capsys.readouterr().err
-    assert "not set: ANTHROPIC_API_KEY (for the consultant, evaluator, judge, planner, worker)" in err
+    assert ("not set: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (for the consultant, evaluator, judge, planner, "
+            "worker)") in err
     assert project.server.requests == [] and not (project.repo / ".prover-state").exists()
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 
 from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon
@@ -183,3 +185,41 @@ def test_sigterm_stops_a_running_daemon_cleanly_with_exit_0(project: Project) ->
     assert "stopped on request" in output
     assert inspect_lock(project.repo / ".prover-state/run.lock").status is LockStatus.FREE
     assert project.clean()
+
+
+def test_a_cycle_over_its_own_budget_ends_but_the_next_starts_afresh(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "cooldown_s": 0},
+                                                           budget={"per_cycle_usd": 1.0})})
+    git(project.repo, "commit", "-qam", "budget")
+    # $0.995 of the cycle's $1.00 on the Planner: the Worker's and the Evaluator's calls are refused.
+    project.agents.add("planner", text_reply(strategy("Book/A.lean"), usage={"input_tokens": 199_000}))
+    idle_cycle(project)
+    assert daemon(project, max_cycles=2) == "ran the 2 cycle(s) asked for"
+    assert [r.cycle for r in project.history()] == [1, 2]
+    assert project.history()[0].worker_stop == "budget" and project.history()[1].progress_score == 0
+
+
+def test_once_the_day_is_spent_it_sleeps_until_the_next_utc_day(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "cooldown_s": 0},
+                                                           budget={"per_day_usd": 1.0})})
+    git(project.repo, "commit", "-qam", "budget")
+    project.agents.add("planner", text_reply(strategy("Book/A.lean"), usage={"input_tokens": 199_000}))
+    project.agents.evaluate(evaluation(0))
+    options = Options()
+    reasons: list[str] = []
+    thread = threading.Thread(target=lambda: reasons.append(
+        run_daemon(project.repo, project.config, project.deps(), Limits(max_cycles=3), options)))
+    thread.start()
+    heartbeat = project.repo / ".prover-state/heartbeat.json"
+    deadline = time.monotonic() + 30
+    beat: dict[str, str] = {}
+    while time.monotonic() < deadline and beat.get("phase") != "budget":
+        time.sleep(0.05)
+        beat = json.loads(heartbeat.read_text()) if heartbeat.exists() else {}
+    options.stop.set()
+    thread.join(timeout=10)
+    assert beat["phase"] == "budget"
+    resume = datetime.fromisoformat(beat["phase_deadline"])
+    assert (resume.hour, resume.minute, resume.second) == (0, 0, 0) and resume > datetime.now(UTC)
+    assert reasons == ["stopped on request"]
+    assert [(r.cycle, r.outcome, r.worker_stop) for r in project.history()] == [(1, "no_change", "budget")]

@@ -45,7 +45,8 @@ The script is the JSON file named by $CLAUDE_STANDIN_SCRIPT:
             {"crash": EXIT_CODE, "stderr": "..."}    die mid-turn
 
 With `--max-turns N`, a turn that would make more than N model calls ends with
-`error_max_turns`. Every event (start with argv, parsed options and the
+`error_max_turns`; with `--max-budget-usd X`, a turn that takes the running
+total over X ends with `error_max_budget_usd`. Every event (start with argv, parsed options and the
 relevant environment; each user message, permission decision, tool result,
 control request; exit) is appended as a JSON line to $CLAUDE_STANDIN_LOG when
 that is set.
@@ -301,6 +302,10 @@ class Cli:
         usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
                  "cache_read_input_tokens": 0, **script.get("usage", {})}
         self.total_cost += float(script.get("total_cost_usd", 0.0))
+        budget = self.options.get("max_budget_usd")
+        if budget is not None and self.total_cost > float(budget) and subtype == "success":
+            subtype, is_error, reason = "error_max_budget_usd", True, "max_budget_usd"
+            errors = [f"Reached maximum budget (${float(budget)})"]
         elapsed = int((time.monotonic() - (started or time.monotonic())) * 1000)
         result: dict[str, Any] = {
             "type": "result", "subtype": subtype, "is_error": is_error, "duration_ms": elapsed,
