@@ -116,8 +116,7 @@ def sync(c: Cycle) -> None:
     entry = c.journal.read()
     if entry is not None and entry.commit is not None and c.git.head() == entry.base:
         _undo_partial_merge(c, entry)
-    runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
-    dirty = [p for p in c.git.dirty() if p not in runtime]
+    dirty = _users_changes(c)
     if dirty:
         raise UsageError(f"uncommitted changes in {', '.join(dirty[:10])}{' …' if len(dirty) > 10 else ''}; "
                          "commit or stash them first, so a cycle never mixes your work with its own")
@@ -349,8 +348,7 @@ def land(c: Cycle) -> None:
     else:
         raise InfraError(f"{remote}/{name} kept moving; the cycle's commit {c.commit} was not pushed")
     assert c.commit is not None
-    runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
-    edited = [p for p in c.git.dirty() if p not in runtime]
+    edited = _users_changes(c)
     if edited:  # the user edited the checkout during the cycle: never overwrite that
         raise UsageError(f"cycle {c.number} is committed as {c.commit[:12]}, but your checkout has uncommitted "
                          f"changes ({', '.join(edited[:10])}); `git stash` them, run the next cycle (it "
@@ -362,6 +360,14 @@ def land(c: Cycle) -> None:
 
 
 # -- helpers -----------------------------------------------------------------
+
+
+def _users_changes(c: Cycle) -> list[str]:
+    """Uncommitted paths of the checkout, besides the running process's files and an audit not yet committed
+    (no cycle writes either, so they cannot collide with one)."""
+    runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
+    audit = c.paths.relative(c.paths.audit) + "/"
+    return [p for p in c.git.dirty() if p not in runtime and not p.startswith(audit)]
 
 
 def _rebase(c: Cycle, new_base: str) -> None:

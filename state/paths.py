@@ -52,6 +52,15 @@ class StatePaths:
     def lock(self) -> Path:
         return self.root / "run.lock"
 
+    @property
+    def audit(self) -> Path:
+        """The latest `autoformalize audit` (JSON and Markdown); the user's to commit, the loop never writes it."""
+        return self.root / "audit"
+
+    @property
+    def statement_lock(self) -> Path:
+        return self.root / "statement_lock.json"
+
     def relative(self, path: Path) -> str:
         """`path` relative to the repository, as POSIX."""
         return path.relative_to(self.repo).as_posix()

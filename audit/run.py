@@ -1,0 +1,263 @@
+"""The whole audit of one Lean project: proof gap, statistics, semantic faithfulness, cross-file reuse.
+
+`audit` returns one JSON-ready document; `markdown` renders it as the report. The parts that need a model
+run only with the models given; a protocol without its models is skipped with the reason, and every entity
+that could not be judged is listed with why.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agents.model import Model
+from audit import judge, reuse, sample, stats
+from audit.entities import Entity
+from audit.extract import find_entities
+from gates.census import Census
+from gates.index import THEOREM_KINDS, Decl
+
+SCHEMA_VERSION = 1
+LABELS = {judge.Score.FAITHFUL: "faithful", judge.Score.STRONGER: "stronger", judge.Score.DIFFERENT: "different"}
+PROTOCOL_NAMES = {"direct": "direct (book vs Lean)", "round_trip": "round trip (book vs back-translation)"}
+LEAN_CHARS = 12_000  # a declaration longer than this is cut for the judges
+
+
+@dataclass
+class Models:
+    """The audit's models; a protocol runs only when all of its own are here."""
+
+    judge: Model | None = None
+    back_translator: Model | None = None
+    round_trip_judge: Model | None = None
+    edge_filter: Model | None = None
+    skipped: dict[str, str] = field(default_factory=dict)  # protocol → why it does not run
+
+
+@dataclass
+class Options:
+    sample: int | None = None  # judge only a stratified sample of this many formalized entities
+    seed: int = 0
+    filter_edges: bool = False  # ask the edge filter about every candidate dependency
+    concurrency: int = 4
+    context_chars: int = judge.CONTEXT_CHARS
+
+
+def lean_text(census: Census, names: Sequence[str]) -> tuple[str, list[str]]:
+    """The declarations as the judges see them (statement only for theorems, everything for definitions,
+    after the `variable`s of their file), and the names that are not declarations of the project."""
+    found: dict[str, Decl] = {d.name: d for _, d in census.decls() if d.name}
+    parts: list[str] = []
+    missing: list[str] = []
+    for name in names:
+        decl = found.get(name)
+        if decl is None:
+            missing.append(name)
+            continue
+        assert decl.source is not None
+        setting = [c for c in decl.source.contexts[:decl.context] if c.startswith("variable")]
+        text = decl.written(body=decl.kind not in THEOREM_KINDS)
+        if len(text) > LEAN_CHARS:
+            text = text[:LEAN_CHARS] + "\n  … [truncated]"
+        parts.append("\n".join([*setting, text]))
+    return "\n\n".join(parts), missing
+
+
+def audit(root: Path, census: Census, models: Models, options: Options, now: datetime) -> dict[str, Any]:
+    """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given."""
+    entities, problems = find_entities(root, census)
+    decls = {d.name: d for _, d in census.decls() if d.name}
+    rows = {e.id: _row(e, decls) for e in entities}
+    judged = [e for e in entities if rows[e.id]["formalized"]]
+    drawn = None
+    if options.sample is not None:
+        drawn = sample.stratified_sample(judged, options.sample, options.seed)
+        judged = drawn.entities
+    faithfulness = _faithfulness(census, judged, rows, models, options)
+    edge_filter = None
+    if options.filter_edges and models.edge_filter is not None:
+        edge_filter = _edge_filter(models.edge_filter)
+    elif options.filter_edges:
+        models.skipped.setdefault("edge filter", "no model")
+    reused = reuse.reuse(entities, census, edge_filter)
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION, "generated_at": now.isoformat(), "root": str(root),
+        "proof_gap": stats.proof_gap(root, census).to_json(), "statistics": stats.statistics(root, census).to_json(),
+        "faithfulness": faithfulness, "reuse": reused.to_json(), "skipped": dict(models.skipped),
+        "entities": list(rows.values()), "extraction_problems": problems,
+    }
+    if drawn is not None:
+        doc["sample"] = drawn.to_json()
+    doc["summary"] = summary(doc)
+    return doc
+
+
+def _row(e: Entity, decls: dict[str, Decl]) -> dict[str, Any]:
+    present = [n for n in e.lean if n in decls]
+    return {"id": e.id, "kind": e.kind, "name": e.name, "chapter": e.chapter, "source": e.source, "lean": e.lean,
+            "leanok": e.leanok, "formalized": bool(e.lean) and len(present) == len(e.lean),
+            "proved": bool(present) and len(present) == len(e.lean) and not any(decls[n].holes for n in present),
+            "faithful": None, "direct": None, "round_trip": None}
+
+
+def _faithfulness(census: Census, entities: list[Entity], rows: dict[str, dict[str, Any]], models: Models,
+                  options: Options) -> dict[str, Any]:
+    protocols: dict[str, Callable[[Entity, str], judge.Verdict]] = {}
+    if models.judge is not None:
+        direct_model = models.judge
+        protocols["direct"] = lambda e, lean: judge.judge_direct(direct_model, e, lean,
+                                                                 context_chars=options.context_chars)
+    if models.back_translator is not None and models.round_trip_judge is not None:
+        translator, second = models.back_translator, models.round_trip_judge
+        protocols["round_trip"] = lambda e, lean: judge.judge_round_trip(translator, second, e, lean,
+                                                                         context_chars=options.context_chars)
+    unjudged: list[dict[str, str]] = []
+    texts = {e.id: lean_text(census, e.lean)[0] for e in entities}
+    jobs = [(protocol, e) for protocol in protocols for e in entities]
+    with ThreadPoolExecutor(max_workers=options.concurrency) as pool:
+        verdicts = list(pool.map(lambda job: protocols[job[0]](job[1], texts[job[1].id]), jobs))
+    for (protocol, e), verdict in zip(jobs, verdicts, strict=True):
+        rows[e.id][protocol] = _verdict_json(verdict)
+        if verdict.score is None:
+            unjudged.append({"id": e.id, "name": e.name, "protocol": protocol, "reason": verdict.error or "unknown"})
+        elif protocol == "direct":
+            rows[e.id]["faithful"] = LABELS[verdict.score]
+    out: dict[str, Any] = {"entities": len(entities), "unjudged": unjudged}
+    for protocol in ("direct", "round_trip"):
+        if protocol in protocols:
+            scores = Counter(rows[e.id][protocol]["label"] for e in entities)
+            out[protocol] = {label: scores[label] for label in (*LABELS.values(), "unjudged")}
+        else:
+            out[protocol] = None
+    if len(protocols) == 2:
+        out["agreement"] = _agreement([rows[e.id] for e in entities])
+    return out
+
+
+def _verdict_json(v: judge.Verdict) -> dict[str, Any]:
+    return {"label": LABELS[v.score] if v.score is not None else "unjudged", "score": v.score, "q1": v.q1,
+            "q2": v.q2, "reason": v.reason, "corrected": v.corrected, "back_translation": v.back_translation,
+            "error": v.error, "tokens": v.usage.input + v.usage.output + v.usage.cache_read + v.usage.cache_write}
+
+
+def _agreement(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over the entities both protocols judged: the share on which they agree, faithful and stronger taken as
+    one (the paper's measure), and exactly."""
+    both = [(r["direct"]["label"], r["round_trip"]["label"]) for r in rows
+            if r["direct"]["label"] != "unjudged" and r["round_trip"]["label"] != "unjudged"]
+    ok = {"faithful", "stronger"}
+    grouped = sum((a in ok) == (b in ok) for a, b in both)
+    exact = sum(a == b for a, b in both)
+    return {"compared": len(both), "grouped": grouped, "exact": exact,
+            "grouped_rate": round(grouped / len(both), 4) if both else None,
+            "exact_rate": round(exact / len(both), 4) if both else None}
+
+
+def _edge_filter(model: Model) -> reuse.EdgeFilter:
+    def decide(edge: reuse.Edge, source: Entity, target: Entity) -> judge.EdgeVerdict:
+        return judge.judge_edge(model, source, target, [str(t) for t in edge.types], "; ".join(edge.evidence))
+
+    return decide
+
+
+# -- the report ---------------------------------------------------------------------------------------------
+
+
+def summary(doc: dict[str, Any]) -> str:
+    """The headline figures in a few lines."""
+    gap, st, f = doc["proof_gap"], doc["statistics"], doc["faithfulness"]
+    rows = doc["entities"]
+    census, grep = gap["census"], gap["grep"]
+    lines = [f"{st['files']} Lean files, {st['lines']} lines; sorries {census['sorries']}, admits {census['admits']}, "
+             f"user axioms {census['axioms']} (grep: {grep['sorry_lines']} sorry lines, {grep['axiom_lines']} axiom "
+             "lines)",
+             f"{len(rows)} textbook entities: {sum(r['formalized'] for r in rows)} formalized, "
+             f"{sum(r['proved'] for r in rows)} proved"]
+    for protocol, name in (("direct", "direct judge"), ("round_trip", "round trip")):
+        counts = f.get(protocol)
+        if counts is None:
+            lines.append(f"{name}: not run ({doc['skipped'].get(protocol, 'no model')})")
+        else:
+            lines.append(f"{name}: " + ", ".join(f"{counts[k]} {k}" for k in (*LABELS.values(), "unjudged")))
+    if f.get("agreement") and f["agreement"]["compared"]:
+        a = f["agreement"]
+        lines.append(f"agreement: {a['grouped_rate']:.1%} of {a['compared']} (faithful and stronger as one)")
+    rates = doc["reuse"].get("rates", {})
+    total = rates.get("all")
+    if total:
+        lines.append(f"reuse: {total['reflected']} of {total['total']} dependency edges reflected in the Lean")
+    return "\n".join(lines)
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    gap, st, f, ru = doc["proof_gap"], doc["statistics"], doc["faithfulness"], doc["reuse"]
+    out = [f"# Audit of {doc['root']}", "", f"Generated {doc['generated_at']}.", "", "```", doc["summary"], "```", "",
+           "## Proof gap", "", "| | census | grep (the paper's commands) |", "| --- | ---: | ---: |",
+           f"| sorry | {gap['census']['sorries']} | {gap['grep']['sorry_lines']} lines |",
+           f"| admit | {gap['census']['admits']} | — |",
+           f"| user axioms | {gap['census']['axioms']} | {gap['grep']['axiom_lines']} lines |", ""]
+    if gap.get("discrepancies"):
+        out += ["Where the two disagree:", ""]
+        out += [f"- `{d['file']}:{d['line']}` {d['what']}: {d['reason']}" for d in gap["discrepancies"][:50]]
+        if len(gap["discrepancies"]) > 50:
+            out.append(f"- … and {len(gap['discrepancies']) - 50} more (see the JSON)")
+        out.append("")
+    g = st["grep"]
+    out += ["## Statistics", "", f"{st['files']} Lean files, {st['lines']} lines (grep method: {g['files']} files, "
+            f"{g['wc_lines']} lines, {g['def_lines']} def lines, {g['theorem_lemma_lines']} theorem/lemma lines).",
+            "", "| declarations | count |", "| --- | ---: |"]
+    out += [f"| {kind} | {n} |" for kind, n in st["declarations"].items()]
+    out += [f"| theorem + lemma | {st['theorem+lemma']} |",
+            f"| of the defs: noncomputable, private | {st['noncomputable_defs']}, {st['private_defs']} |"]
+    out += ["", "## Semantic faithfulness", ""]
+    if doc.get("sample"):
+        out += [f"A stratified sample of {doc['sample']['size']} formalized entities (seed {doc['sample']['seed']})"
+                " was judged.", ""]
+    out += ["| protocol | faithful | stronger | different | not judged |", "| --- | ---: | ---: | ---: | ---: |"]
+    for protocol, name in PROTOCOL_NAMES.items():
+        counts = f.get(protocol)
+        out.append(f"| {name} | " + (" | ".join(str(counts[k]) for k in (*LABELS.values(), "unjudged")) if counts
+                                     else f"not run: {doc['skipped'].get(protocol, 'no model')} | | |") + " |")
+    if f.get("agreement"):
+        a = f["agreement"]
+        out += ["", f"Agreement over {a['compared']} entities both judged: {a['grouped']} with faithful and stronger "
+                    f"taken as one, {a['exact']} exactly."]
+    if f["unjudged"]:
+        out += ["", "Not judged:", ""]
+        out += [f"- {u['id']} ({u['name']}), {u['protocol']}: {u['reason']}" for u in f["unjudged"]]
+    different = [r for r in doc["entities"] if r["faithful"] == "different"
+                 or (r["round_trip"] or {}).get("label") == "different"]
+    if different:
+        out += ["", "Judged different:", "", "| entity | Lean | direct | round trip | reason |",
+                "| --- | --- | --- | --- | --- |"]
+        for r in different:
+            d, t = r["direct"] or {}, r["round_trip"] or {}
+            out.append(f"| {r['id']} | {', '.join(r['lean'])} | {d.get('label', '—')} | {t.get('label', '—')} | "
+                       f"{_cell(d.get('reason') or t.get('reason') or '')} |")
+    out += ["", "## Cross-file reuse", "", ru.get("note", ""), "", "| edges | reflected | tested | rate |",
+            "| --- | ---: | ---: | ---: |"]
+    for name, rate in ru.get("rates", {}).items():
+        share = f"{rate['reflected'] / rate['total']:.1%}" if rate["total"] else "—"
+        out.append(f"| {name} | {rate['reflected']} | {rate['total']} | {share} |")
+    if doc["skipped"]:
+        out += ["", "## Skipped", ""] + [f"- {k}: {v}" for k, v in doc["skipped"].items()]
+    if doc["extraction_problems"]:
+        out += ["", "## Extraction problems", ""] + [f"- {p}" for p in doc["extraction_problems"]]
+    if doc.get("sample"):
+        out += ["", "## Re-grading sheet", "", "| entity | Lean | direct | round trip | your grade |",
+                "| --- | --- | --- | --- | --- |"]
+        ids = {i for s in doc["sample"]["strata"] for i in s["ids"]}
+        for r in doc["entities"]:
+            if r["id"] in ids:
+                out.append(f"| {r['id']} | {', '.join(r['lean'])} | {(r['direct'] or {}).get('label', '—')} | "
+                           f"{(r['round_trip'] or {}).get('label', '—')} | |")
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")

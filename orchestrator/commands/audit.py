@@ -1,0 +1,104 @@
+"""`autoformalize audit`: the quality audit of any Lean project, as JSON and a Markdown report."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from agents.ledger import Ledger
+from audit.run import Models, Options, audit, markdown
+from gates.census import census
+from gates.tree import DirTree
+from orchestrator.config import CONFIG_FILE, Config, load_config
+from orchestrator.repo import detect_lean_project, find_repo
+from orchestrator.wiring import missing_keys, model_for
+from state.atomic import write_atomic
+from state.errors import UsageError
+
+PROTOCOL_ROLES = {"direct": ("judge",), "round_trip": ("back_translator", "round_trip_judge"),
+                  "edge filter": ("edge_filter",)}
+LATEST = "latest"
+
+
+def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int,
+        no_models: bool, filter_edges: bool) -> int:
+    root = _root(path, repo)
+    managed = (root / CONFIG_FILE).is_file()
+    config = load_config(root) if managed else Config()
+    roots = config.project.lean_roots if managed else _lean_roots(root)
+    tree = DirTree(root)
+    found = census(tree, roots)
+    for problem in [*tree.skipped, *found.problems]:
+        click.echo(f"warning: {problem}", err=True)
+    ledger = Ledger()
+    models = _models(config, ledger, no_models=no_models, filter_edges=filter_edges)
+    options = Options(sample=sample, seed=seed, filter_edges=filter_edges, concurrency=config.audit.concurrency,
+                      context_chars=config.audit.context_chars)
+    doc = audit(root, found, models, options, datetime.now(UTC))
+    doc["lean_roots"] = roots
+    doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),
+                    "served_by": ledger.served_by()}
+    text, report = json.dumps(doc, indent=2, ensure_ascii=False), markdown(doc)
+    written = [_write(out, text, report)] if out is not None else []
+    if managed:
+        written.append(_write(config.state(root).audit, text, report, name=LATEST))
+    if as_json:
+        click.echo(text)
+    elif out is None:
+        click.echo(report)
+    else:
+        click.echo(doc["summary"])
+    for where in written:
+        click.echo(f"wrote {where}", err=True)
+    if managed:
+        click.echo(f"Commit {config.state(root).relative(config.state(root).audit)}/ to show it in "
+                   "`autoformalize report`.", err=True)
+    return 0
+
+
+def _root(path: Path | None, repo: Path | None) -> Path:
+    """PATH; else the repository (--repo, or the one around the current directory); else the current directory."""
+    if path is None:
+        try:
+            return find_repo(repo)
+        except UsageError:
+            if repo is not None:
+                raise
+            return Path.cwd().resolve()
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a directory")
+    return path.resolve()
+
+
+def _lean_roots(root: Path) -> list[str]:
+    """A Lean project's library roots; every Lean file of a directory that is not one."""
+    project = detect_lean_project(root)
+    return project.roots if project else []
+
+
+def _models(config: Config, ledger: Ledger, *, no_models: bool, filter_edges: bool) -> Models:
+    models = Models()
+    for protocol, roles in PROTOCOL_ROLES.items():
+        if protocol == "edge filter" and not filter_edges:
+            continue
+        if no_models:
+            models.skipped[protocol] = "--no-models"
+            continue
+        missing = missing_keys(config, roles)
+        if missing:
+            models.skipped[protocol] = "not set: " + "; ".join(f"{v} (for the {', '.join(r)})"
+                                                               for v, r in missing.items())
+            continue
+        for role in roles:
+            setattr(models, role, model_for(config, role, ledger))
+    return models
+
+
+def _write(directory: Path, text: str, report: str, *, name: str = "audit") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomic(directory / f"{name}.json", text + "\n")
+    write_atomic(directory / f"{name}.md", report)
+    return directory / f"{name}.json"
