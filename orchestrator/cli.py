@@ -106,6 +106,36 @@ def status(as_json: bool, repo: Path | None) -> int:
     return command.run(repo, as_json)
 
 
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead of the Markdown report.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write audit.json and audit.md into this directory.")
+@click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Judge only a stratified random sample of N formalized entities (by chapter and kind).")
+@click.option("--seed", type=int, default=0, show_default=True, help="The sample's random seed.")
+@click.option("--no-models", is_flag=True, help="Skip the parts that need a model.")
+@click.option("--filter-edges", is_flag=True, help="Ask the edge filter model about every candidate dependency.")
+@_repo_option
+def audit(path: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int, no_models: bool,
+          filter_edges: bool, repo: Path | None) -> int:
+    """The quality audit of a Lean project: proof gap, statistics, faithfulness, reuse."""
+    from orchestrator.commands import audit as command
+
+    return command.run(path, repo, as_json, out, sample, seed, no_models, filter_edges)
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The directory to write index.html and style.css into.")
+@_repo_option
+def report(out: Path, repo: Path | None) -> int:
+    """A static HTML dashboard of the run (no server needed; fine on GitHub Pages)."""
+    from orchestrator.commands import report as command
+
+    return command.run(repo, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and map every error to the exit codes of SPEC §4."""
     configure_logs()  # before parsing, so even a usage error logs consistently

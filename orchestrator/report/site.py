@@ -1,0 +1,612 @@
+"""`autoformalize report`: a static HTML dashboard made from the repository's files alone.
+
+`gather` reads the state files, the plan, the latest audit and the Lean census into a `Report`; `render`
+turns it into one page (the template `templates/index.html`, plots as inline SVG, no script); `build`
+writes the page and its style sheet. Every text taken from the repository (summaries and issues are
+model output) is escaped before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from html import escape
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gates.census import census
+from gates.tree import DirTree
+from orchestrator.config import load_config
+from orchestrator.git import Git, GitError
+from orchestrator.report import svg
+from state.atomic import write_atomic
+from state.errors import UsageError
+from state.files import open_issues, read_cycle, read_text
+from state.history import GateVerdict, HistoryRecord, read_history
+from state.paths import StatePaths
+
+TEMPLATES = files("orchestrator.report") / "templates"
+ROLLING = 10  # cycles in the moving average of the score, at least
+RAW_SCORES_UP_TO = 200  # cycles up to which each score is drawn, beside the average; past that, it is noise
+ISSUE_TEXT_LIMIT = 20_000  # characters of an issue shown; the rest is cut with a note
+NO_CHAPTER = "(no chapter)"
+
+
+# ---------------------------------------------------------------- the data
+
+
+@dataclass(frozen=True)
+class CycleRow:
+    cycle: int
+    finished_at: datetime | None
+    outcome: str | None  # None: a record of the reference script, which kept no outcome or gates
+    gates: list[GateVerdict]
+    score: int
+    pre_sorries: int | None
+    post_sorries: int | None
+    cost_usd: float | None  # None: the price of some role is unknown
+    spent_usd: float  # what is known to have been spent: the cost, or the sum of the roles with a price
+    summary: str
+    details: list[tuple[str, str]]  # the record's other readable fields, for the details on demand
+
+    @classmethod
+    def of(cls, r: HistoryRecord) -> CycleRow:
+        details = [(label, text) for label, text in (
+            ("Stuck on", r.stuck_on), ("Error", r.error or ""), ("Restructuring", r.restructuring or ""),
+            ("Pivot from", r.pivot or ""), ("Consultant advice", r.consultant or ""),
+            ("Worker stopped", r.worker_stop or ""), ("Scope", ", ".join(r.scope)),
+            ("Changed files", ", ".join(r.changed_files)), ("Recommendation", r.strategy_recommendation),
+            ("Attempts", r.attempts_update)) if text]
+        known = r.cost_usd if r.cost_usd is not None else sum(v for v in r.costs.values() if v is not None)
+        return cls(r.cycle, r.finished_at, r.outcome.value if r.outcome else None, list(r.gates), r.progress_score,
+                   r.pre_sorry_count, r.post_sorry_count, r.cost_usd, known, r.summary, details)
+
+    @property
+    def sorries_after(self) -> int | None:
+        """The branch's count after the cycle; a reverted reference-script cycle left the count it found."""
+        if self.outcome is None and self.summary.startswith("REVERTED"):
+            return self.pre_sorries
+        return self.post_sorries if self.post_sorries is not None else self.pre_sorries
+
+
+@dataclass(frozen=True)
+class PlanChapter:
+    chapter: str
+    targets: int
+    done: int
+
+
+@dataclass(frozen=True)
+class ChapterCoverage:
+    chapter: str
+    entities: int
+    formalized: int
+    proved: int
+    faithful: int
+    stronger: int
+    different: int
+
+    @property
+    def judged(self) -> int:
+        return self.faithful + self.stronger + self.different
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    path: str
+    when: str | None
+    summary: str
+    fields: list[tuple[str, str]]  # the audit's other top-level figures
+
+
+@dataclass(frozen=True)
+class IssueRow:
+    slug: str
+    title: str
+    text: str
+    added_at: datetime
+    from_git: bool  # False: the file's modification time (not committed, or no git)
+
+
+@dataclass(frozen=True)
+class Overview:
+    cycle: int
+    sorries: int
+    admits: int
+    lean_files: int
+    spend_usd: float
+    unpriced: int  # records with a role whose price is unknown: the spend leaves that role out
+    outcomes: dict[str, int]  # outcome (or "legacy") → records
+
+
+@dataclass(frozen=True)
+class Report:
+    name: str
+    generated_at: datetime
+    overview: Overview
+    cycles: list[CycleRow]  # in the order of history.jsonl
+    plan: list[PlanChapter]
+    coverage: list[ChapterCoverage]  # from the audit's entities; empty without an audit
+    audit: AuditSummary | None
+    issues: list[IssueRow]  # oldest first
+    problems: list[str]
+
+
+def gather(repo: Path, now: datetime) -> Report:
+    config = load_config(repo)
+    paths = config.state(repo)
+    problems: list[str] = []
+    history = read_history(paths.history)
+    problems += history.problems
+    tree = census(DirTree(repo), config.project.lean_roots)
+    problems += tree.problems
+    try:
+        cycle = read_cycle(paths)
+    except UsageError as e:
+        cycle = max((r.cycle for r in history.records), default=0)
+        problems.append(str(e))
+    rows = [CycleRow.of(r) for r in history.records]
+    outcomes = Counter(row.outcome or "legacy" for row in rows)
+    overview = Overview(cycle, tree.total_sorries, tree.total_admits, len(tree.files),
+                        sum(r.spent_usd for r in rows), sum(1 for r in rows if r.cost_usd is None),
+                        dict(outcomes))
+    plan_text = read_text(repo / config.project.plan)
+    entities, audit = _read_audit(paths, problems)
+    return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
+                  _issues(repo, paths, problems), problems)
+
+
+# ---------------------------------------------------------------- the plan
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_CHECKBOX = re.compile(r"^(\s*)[-*+]\s+\[([ xX])\]\s+(.*\S)\s*$")
+_CHAPTERISH = re.compile(r"^(?:chapter|ch\.|part|appendix|§)\s*(?:\d|[IVXLC]+\b)|^\d+(?:\.\d+)*[.:)]?\s", re.I)
+
+
+@dataclass(frozen=True)
+class _Item:
+    indent: int
+    done: bool
+    text: str
+    headings: tuple[str, ...]
+
+
+def plan_chapters(text: str) -> list[PlanChapter]:
+    """The `- [ ]`/`- [x]` targets of the plan, counted per chapter, in the plan's order.
+
+    A target belongs to the outermost heading that names a chapter ("Chapter 3", "Part II", "3 …"); else
+    to its top-level item when nested; else a target that names a chapter is its own chapter; else to the
+    nearest heading. Only leaves count: an item with nested items groups them, and is not a target itself.
+    """
+    items: list[_Item] = []
+    headings: list[tuple[int, str]] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced:
+            continue
+        if heading := _HEADING.match(line):
+            level = len(heading.group(1))
+            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
+        elif box := _CHECKBOX.match(line):
+            indent = len(box.group(1).expandtabs(4))
+            items.append(_Item(indent, box.group(2) != " ", box.group(3), tuple(h for _, h in headings)))
+    counts: dict[str, list[int]] = {}
+    parent: _Item | None = None
+    for i, item in enumerate(items):
+        if parent is None or item.indent <= parent.indent or item.headings != parent.headings:
+            parent = item
+        has_children = i + 1 < len(items) and items[i + 1].indent > item.indent
+        if has_children:
+            continue
+        tally = counts.setdefault(_chapter_of(item, parent)[:160], [0, 0])
+        tally[0] += 1
+        tally[1] += item.done
+    return [PlanChapter(name, targets, done) for name, (targets, done) in counts.items()]
+
+
+def _chapter_of(item: _Item, parent: _Item) -> str:
+    chapterish = [h for h in item.headings if _CHAPTERISH.match(h)]
+    if chapterish:
+        return chapterish[0]
+    if parent is not item:
+        return parent.text
+    if _CHAPTERISH.match(item.text):
+        return item.text
+    return item.headings[-1] if item.headings else "Plan"
+
+
+# ---------------------------------------------------------------- the audit
+
+
+class _Entity(BaseModel):
+    """One entity of `<state>/audit/latest.json`; every key optional."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = ""
+    chapter: str | None = None
+    lean: list[str] = []
+    formalized: bool = False
+    proved: bool = False
+    faithful: str | bool | None = None
+
+
+def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], AuditSummary | None]:
+    path = paths.audit / "latest.json"
+    text = read_text(path)
+    if text is None:
+        return [], None
+    where = paths.relative(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        problems.append(f"{where}: not valid JSON ({e}); the audit is left out")
+        return [], None
+    if not isinstance(data, dict):
+        problems.append(f"{where}: not a JSON object; the audit is left out")
+        return [], None
+    raw = data.get("entities") or []
+    entities: list[_Entity] = []
+    bad = 0
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            entities.append(_Entity.model_validate(item))
+        except ValidationError:
+            bad += 1
+    if not isinstance(raw, list):
+        problems.append(f"{where}: `entities` is not a list; coverage by entity is left out")
+    elif bad:
+        problems.append(f"{where}: {bad} of {len(raw)} entities could not be read; coverage counts the rest")
+    when = next((str(data[k]) for k in ("generated_at", "finished_at", "created_at", "timestamp") if data.get(k)),
+                None)
+    summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
+    skip = {"entities", "summary", "generated_at", "finished_at", "created_at", "timestamp"}
+    fields = list(_scalars(data, skip))[:60]
+    return entities, AuditSummary(where, when, summary or "", fields)
+
+
+def _scalars(data: dict[str, object], skip: set[str], prefix: str = "") -> Iterable[tuple[str, str]]:
+    """The object's scalar values (one level of nesting flattened as `outer.inner`)."""
+    for key, value in data.items():
+        if key in skip:
+            continue
+        if isinstance(value, bool | int | float | str) and not (isinstance(value, str) and len(value) > 300):
+            yield prefix + key, str(value).lower() if isinstance(value, bool) else str(value)
+        elif isinstance(value, dict) and not prefix:
+            yield from _scalars(value, set(), f"{key}.")
+
+
+def coverage(entities: Sequence[_Entity]) -> list[ChapterCoverage]:
+    """Per chapter, in first-seen order: entities formalized, proved, and as the faithfulness judge found them."""
+    chapters: dict[str, list[_Entity]] = {}
+    for e in entities:
+        chapters.setdefault((e.chapter or "").strip() or NO_CHAPTER, []).append(e)
+    out = []
+    for name, group in chapters.items():
+        verdicts = Counter("faithful" if e.faithful is True else "different" if e.faithful is False else e.faithful
+                           for e in group)
+        out.append(ChapterCoverage(name, len(group), sum(e.formalized for e in group), sum(e.proved for e in group),
+                                   verdicts["faithful"], verdicts["stronger"], verdicts["different"]))
+    return out
+
+
+# ---------------------------------------------------------------- issues
+
+
+def _issues(repo: Path, paths: StatePaths, problems: list[str]) -> list[IssueRow]:
+    found = open_issues(paths)
+    if not found:
+        return []
+    added = _added_dates(repo, paths, problems)
+    rows = []
+    for issue in found:
+        text = issue.text()
+        rel = paths.relative(issue.path)
+        when = added.get(rel)
+        rows.append(IssueRow(issue.slug, _title(text, issue.slug), text,
+                             when or datetime.fromtimestamp(issue.mtime, UTC), when is not None))
+    return sorted(rows, key=lambda i: (i.added_at, i.slug))
+
+
+def _added_dates(repo: Path, paths: StatePaths, problems: list[str]) -> dict[str, datetime]:
+    """When each file under `<state>/issues` was last added, by the author date of the commit adding it."""
+    try:
+        git = Git(repo)
+        if not git.run("rev-list", "-n", "1", "--all"):
+            return {}  # no commit yet
+        out = git.run("-c", "core.quotepath=off", "log", "--no-renames", "--diff-filter=A", "--format=%x00%aI",
+                      "--name-only", "--", paths.relative(paths.issues))
+    except GitError as e:
+        problems.append(f"issue ages are file times, not commit dates: {e}")
+        return {}
+    dates: dict[str, datetime] = {}
+    for entry in out.split("\x00")[1:]:
+        if not entry.strip():
+            continue
+        stamp, *names = entry.strip().splitlines()
+        when = datetime.fromisoformat(stamp).astimezone(UTC)
+        for name in filter(None, (n.strip() for n in names)):
+            dates.setdefault(name, when)  # newest first: the last time it was added
+    return dates
+
+
+def _title(text: str, fallback: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:160]
+    return fallback
+
+
+# ---------------------------------------------------------------- the page
+
+
+def build(repo: Path, out: Path, now: datetime) -> Path:
+    """Write the report of `repo` into the directory `out` (index.html and style.css); return the page's path."""
+    page = render(gather(repo, now))
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in (("style.css", (TEMPLATES / "style.css").read_text(encoding="utf-8")), ("index.html", page)):
+        write_atomic(out / name, text)
+        (out / name).chmod(0o644)  # a web server, or a person other than the owner, reads them
+    return out / "index.html"
+
+
+def render(report: Report) -> str:
+    template = Template((TEMPLATES / "index.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        title=_e(f"autoformalize — {report.name}"),
+        generated=_e(report.generated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")),
+        generated_iso=_e(report.generated_at.astimezone(UTC).isoformat()),
+        overview=_overview(report),
+        charts=_charts(report.cycles),
+        coverage=_coverage(report.plan, report.coverage),
+        outcomes=_outcomes(report.overview.outcomes),
+        cycles=_cycles(report.cycles),
+        issues=_issue_list(report.issues, report.generated_at),
+        audit=_audit(report.audit, report.coverage),
+        notes=_notes(report.problems),
+    )
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _overview(r: Report) -> str:
+    o = r.overview
+    accepted = o.outcomes.get("accepted", 0)
+    cards = [
+        ("Cycle", str(o.cycle), f"{len(r.cycles)} recorded"),
+        ("Sorries now", str(o.sorries), f"{o.admits} admit" + ("" if o.admits == 1 else "s")),
+        ("Lean files", str(o.lean_files), ""),
+        ("Accepted cycles", str(accepted), f"of {len(r.cycles)}" if r.cycles else ""),
+        ("Spend", f"${o.spend_usd:,.2f}", f"{o.unpriced} cycles with an unknown price" if o.unpriced else ""),
+        ("Open issues", str(len(r.issues)), ""),
+    ]
+    items = "".join(f'<div><dt>{_e(label)}</dt><dd data-card="{_e(label)}">{_e(value)}'
+                    + (f" <small>{_e(note)}</small>" if note else "") + "</dd></div>"
+                    for label, value, note in cards)
+    return f'<dl class="cards">{items}</dl>'
+
+
+def _charts(rows: Sequence[CycleRow]) -> str:
+    ordered = sorted(rows, key=lambda r: r.cycle)  # stable: retried cycle numbers keep their file order
+    sorries = [(float(r.cycle), float(n)) for r in ordered if (n := r.sorries_after) is not None]
+    scores = [(float(r.cycle), float(r.score)) for r in ordered]
+    window = max(ROLLING, len(scores) // 30)
+    mean = _moving_mean(scores, window)
+    spent, total = [], 0.0
+    for r in ordered:
+        total += r.spent_usd
+        spent.append((float(r.cycle), round(total, 4)))
+    cycle_axis = svg.Axis("cycle", integer=True)
+    charts = [
+        svg.Chart("chart-sorries", "Sorries after each cycle", cycle_axis, svg.Axis("sorries", lo=0, integer=True),
+                  [svg.Series("sorries", sorries, svg.PALETTE[0], unit="sorries")],
+                  _describe("Sorry count", sorries, svg.fmt_number)),
+        svg.Chart("chart-score", "Progress score of each cycle", cycle_axis,
+                  svg.Axis("score", lo=-2, hi=2, integer=True),
+                  ([svg.Series("score", scores, "#9bb8cf", 1.2)] if len(scores) <= RAW_SCORES_UP_TO else [])
+                  + [svg.Series(f"mean of last {window}", mean, svg.PALETTE[1], 2.2)],
+                  _describe("Progress score", scores, svg.fmt_number), legend=True),
+        svg.Chart("chart-spend", "Cumulative spend", cycle_axis, svg.Axis("USD", lo=0, format=svg.fmt_usd),
+                  [svg.Series("spend", spent, svg.PALETTE[2], unit="spent so far")],
+                  _describe("Cumulative spend", spent, svg.fmt_usd)),
+    ]
+    notes = {
+        "chart-sorries": "Sorries plus admits on the branch after the cycle, from history.jsonl.",
+        "chart-score": f"The Evaluator's score, −2 to 2: its mean over the last {window} cycles"
+                       + (", and each cycle's." if len(scores) <= RAW_SCORES_UP_TO else "."),
+        "chart-spend": "Model spend summed over cycles; a role whose price is unknown adds nothing.",
+    }
+    figures = "".join(f'<figure><figcaption><h3>{_e(c.title)}</h3><p>{_e(notes[c.id])}</p></figcaption>'
+                      f"{svg.line_chart(c)}</figure>" for c in charts)
+    return f'<div class="charts">{figures}</div>'
+
+
+def _moving_mean(points: Sequence[svg.Point], window: int) -> list[svg.Point]:
+    out, total = [], 0.0
+    for i, (x, y) in enumerate(points):
+        total += y - (points[i - window][1] if i >= window else 0.0)
+        out.append((x, round(total / min(i + 1, window), 3)))
+    return out
+
+
+def _describe(what: str, points: Sequence[svg.Point], fmt: Callable[[float], str]) -> str:
+    if not points:
+        return f"{what}: no cycles recorded yet."
+    (x0, y0), (x1, y1) = points[0], points[-1]
+    return (f"{what} over {len(points)} cycles: {fmt(y0)} at cycle {x0:.0f}, {fmt(y1)} at cycle {x1:.0f}; "
+            f"lowest {fmt(min(y for _, y in points))}, highest {fmt(max(y for _, y in points))}.")
+
+
+def _pct(part: int, whole: int) -> str:
+    share = 100 * part / whole if whole else 0
+    return (f'{part} ({share:.0f}%)<span class="bar" role="presentation"><span style="width:{share:.0f}%">'
+            "</span></span>")
+
+
+def _coverage(plan: Sequence[PlanChapter], entities: Sequence[ChapterCoverage]) -> str:
+    out = []
+    if entities:
+        total = ChapterCoverage("All chapters", *(sum(getattr(c, f) for c in entities) for f in (
+            "entities", "formalized", "proved", "faithful", "stronger", "different")))
+        body = "".join(_entity_row(c) for c in entities)
+        out.append('<h3>Textbook entities (from the latest audit)</h3><div class="scroll">'
+                   '<table id="entity-coverage"><thead><tr><th scope="col">Chapter</th>'
+                   '<th scope="col" class="num">Entities</th><th scope="col" class="num">Formalized</th>'
+                   '<th scope="col" class="num">Proved</th><th scope="col" class="num">Judged faithful</th>'
+                   '<th scope="col" class="num">Stronger</th><th scope="col" class="num">Different</th>'
+                   '<th scope="col" class="num">Not judged</th></tr></thead>'
+                   f"<tbody>{body}</tbody><tfoot>{_entity_row(total, 'th')}</tfoot></table></div>")
+    if plan:
+        rows = "".join(f'<tr><th scope="row">{_e(c.chapter)}</th><td class="num">{c.targets}</td>'
+                       f'<td class="num">{_pct(c.done, c.targets)}</td></tr>' for c in plan)
+        targets, done = sum(c.targets for c in plan), sum(c.done for c in plan)
+        out.append('<h3>Targets of the plan</h3><div class="scroll"><table id="plan-coverage"><thead><tr>'
+                   '<th scope="col">Chapter</th><th scope="col" class="num">Targets</th>'
+                   f'<th scope="col" class="num">Checked off</th></tr></thead><tbody>{rows}</tbody>'
+                   f'<tfoot><tr><th scope="row">All chapters</th><td class="num">{targets}</td>'
+                   f'<td class="num">{_pct(done, targets)}</td></tr></tfoot></table></div>')
+    if not out:
+        return ('<p class="note">Nothing to measure yet: the plan has no <code>- [ ]</code> targets and no audit '
+                "has listed the book's entities.</p>")
+    return "".join(out)
+
+
+def _entity_row(c: ChapterCoverage, head: str = "th") -> str:
+    cells = [_pct(c.formalized, c.entities), _pct(c.proved, c.entities), _pct(c.faithful, c.entities),
+             str(c.stronger), str(c.different), str(c.entities - c.judged)]
+    return (f'<tr><{head} scope="row">{_e(c.chapter)}</{head}><td class="num">{c.entities}</td>'
+            + "".join(f'<td class="num">{cell}</td>' for cell in cells) + "</tr>")
+
+
+def _outcomes(outcomes: dict[str, int]) -> str:
+    if not outcomes:
+        return '<p class="note">No cycle has been recorded yet.</p>'
+    order = ["accepted", "rejected", "no_change", "error", "interrupted", "legacy"]
+    names = sorted(outcomes, key=lambda o: order.index(o) if o in order else len(order))
+    head = "".join(f'<th scope="col" class="num">{_e(_outcome_label(o))}</th>' for o in names)
+    cells = "".join(f'<td class="num" data-outcome="{_e(o)}">{outcomes[o]}</td>' for o in names)
+    return (f'<table id="outcome-counts"><caption>Cycles by outcome</caption><thead><tr>{head}</tr></thead>'
+            f"<tbody><tr>{cells}</tr></tbody></table>")
+
+
+def _outcome_label(outcome: str) -> str:
+    return "legacy (no outcome)" if outcome == "legacy" else outcome.replace("_", " ")
+
+
+def _cycles(rows: Sequence[CycleRow]) -> str:
+    if not rows:
+        return ""
+    body = "".join(_cycle_row(r) for r in reversed(rows))
+    return ('<h3>Every cycle, newest first</h3><div class="scroll"><table id="cycle-table"><thead><tr>'
+            '<th scope="col" class="num">Cycle</th><th scope="col">Finished (UTC)</th><th scope="col">Outcome</th>'
+            '<th scope="col">Gates</th><th scope="col" class="num">Score</th><th scope="col" class="num">Sorries</th>'
+            '<th scope="col" class="num">Cost</th><th scope="col">Summary</th></tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def _cycle_row(r: CycleRow) -> str:
+    when = (f'<time datetime="{_e(r.finished_at.isoformat())}">{_e(r.finished_at.strftime("%Y-%m-%d %H:%M"))}</time>'
+            if r.finished_at else "—")
+    if r.outcome is None:
+        outcome = ('<span class="outcome outcome-legacy" title="recorded by the reference script: no outcome or '
+                   'gates">legacy</span>')
+    else:
+        outcome = f'<span class="outcome outcome-{_e(r.outcome)}">{_e(r.outcome.replace("_", " "))}</span>'
+    score_class = "score-pos" if r.score > 0 else "score-neg" if r.score < 0 else ""
+    sorries = ("—" if r.pre_sorries is None and r.post_sorries is None else
+               f"{_e(_count(r.pre_sorries))} → {_e(_count(r.post_sorries))}")
+    cost = (f"${r.cost_usd:,.2f}" if r.cost_usd is not None else
+            f'<span title="the price of a role is unknown">≥ ${r.spent_usd:,.2f}</span>' if r.spent_usd else "—")
+    summary = f"<p>{_e(r.summary)}</p>" if r.summary else ""
+    if r.details:
+        items = "".join(f"<dt>{_e(label)}</dt><dd>{_e(text)}</dd>" for label, text in r.details)
+        summary += f'<details><summary>More</summary><dl class="fields">{items}</dl></details>'
+    return (f'<tr data-cycle="{r.cycle}" data-outcome="{_e(r.outcome or "legacy")}">'
+            f'<td class="num">{r.cycle}</td><td class="when">{when}</td><td>{outcome}</td>'
+            f'<td class="gates">{_gates(r.gates, r.outcome)}</td>'
+            f'<td class="num {score_class}">{r.score:+d}</td><td class="num">{sorries}</td>'
+            f'<td class="num">{cost}</td><td class="summary">{summary}</td></tr>')
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else str(n)
+
+
+def _gates(gates: Sequence[GateVerdict], outcome: str | None) -> str:
+    if not gates:
+        return "—" if outcome is None else "not run"
+    failed = [g.name for g in gates if not g.passed]
+    head = (f"{len(gates) - len(failed)} of {len(gates)} passed"
+            + (f'; <span class="gate-failed">failed: {_e(", ".join(failed))}</span>' if failed else ""))
+    items = "".join(
+        f'<li><span class="gate-{"passed" if g.passed else "failed"}">{_e(g.name)}: '
+        f'{"passed" if g.passed else "failed"}</span>'
+        + (f'<pre class="text">{_e(g.detail)}</pre>' if g.detail else "") + "</li>" for g in gates)
+    return f'<details class="gates"><summary>{head}</summary><ul>{items}</ul></details>'
+
+
+def _issue_list(issues: Sequence[IssueRow], now: datetime) -> str:
+    if not issues:
+        return '<p class="note">No open issue.</p>'
+    rows = []
+    for i in issues:
+        age = now - i.added_at
+        text = i.text if len(i.text) <= ISSUE_TEXT_LIMIT else i.text[:ISSUE_TEXT_LIMIT] + "\n… (cut here)"
+        source = "added in git" if i.from_git else "file time (not committed)"
+        rows.append(
+            f'<tr data-issue="{_e(i.slug)}"><th scope="row"><code>{_e(i.slug)}</code></th>'
+            f'<td class="num" data-age-days="{age.days}">{_e(_age(age))}</td>'
+            f'<td class="when"><time datetime="{_e(i.added_at.isoformat())}">'
+            f'{_e(i.added_at.strftime("%Y-%m-%d"))}</time> <small>{_e(source)}</small></td>'
+            f'<td><details><summary>{_e(i.title)}</summary><pre class="text">{_e(text)}</pre></details></td></tr>')
+    return ('<div class="scroll"><table id="issue-table"><caption>Oldest first; the age counts from the commit '
+            'that added the file.</caption><thead><tr><th scope="col">Issue</th><th scope="col" class="num">Age</th>'
+            '<th scope="col">Opened</th><th scope="col">Title and text</th></tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _age(age: timedelta) -> str:
+    if age.days >= 1:
+        return f"{age.days} day" + ("" if age.days == 1 else "s")
+    hours = max(int(age.total_seconds() // 3600), 0)
+    return f"{hours} h" if hours else "under an hour"
+
+
+def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> str:
+    if audit is None:
+        return ('<p class="note">No audit yet: <code>autoformalize audit</code> writes one to '
+                "<code>&lt;state&gt;/audit/latest.json</code>.</p>")
+    n = sum(c.entities for c in chapters)
+    counts = {f: sum(getattr(c, f) for c in chapters) for f in ("formalized", "proved", "faithful", "stronger",
+                                                                  "different")}
+    judged = counts["faithful"] + counts["stronger"] + counts["different"]
+    line = (f"{n} entities: {counts['formalized']} formalized, {counts['proved']} proved; {judged} judged — "
+            f"{counts['faithful']} faithful, {counts['stronger']} stronger, {counts['different']} different.")
+    out = [f'<p>From <code>{_e(audit.path)}</code>' + (f", {_e(audit.when)}" if audit.when else "") + ".</p>",
+           f'<p id="audit-line">{_e(line)}</p>']
+    if audit.summary:
+        out.append(f'<pre class="text">{_e(audit.summary)}</pre>')
+    if audit.fields:
+        out.append('<dl class="fields">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in audit.fields)
+                   + "</dl>")
+    return "".join(out)
+
+
+def _notes(problems: Sequence[str]) -> str:
+    if not problems:
+        return ""
+    items = "".join(f"<li>{_e(p)}</li>" for p in problems)
+    return (f'<section id="notes" aria-labelledby="notes-h"><h2 id="notes-h">Notes on the files read</h2>'
+            f'<ul class="notes">{items}</ul></section>')
