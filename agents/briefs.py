@@ -100,11 +100,13 @@ def worker(*, strategy: str, census: Census, scope_files: list[str], issues: lis
 
 
 def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list[HistoryRecord],
-              attempts: str | None) -> Context:
+              attempts: str | None, faithfulness: str = "") -> Context:
     lines, note = window([history_line(r) for r in history], 8, "cycles")
     return Context([
         Section("Outcome", outcome, 1_000),
         Section("Gate verdicts", gates, 6_000),
+        Section("Faithfulness of the statements this change added or changed (the judge, against the book)",
+                faithfulness, 4_000),
         Section("Worker report", report, 8_000),
         Section("Diff", diff, 30_000),
         Section("Recent cycles", lines, 4_000, Keep.TAIL, note),

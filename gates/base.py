@@ -45,6 +45,8 @@ class GateInput:
     compiler: Compiler | None = None
     base_census: Census | None = None  # reuse the baseline's census when the caller has it
     candidates: list[str] | None = None  # paths that may differ (from git); None: compare every file
+    strategy: str = ""  # strategy.md, where restatements of locked statements are declared
+    locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
 
     @cached_property
     def changes(self) -> list[Change]:

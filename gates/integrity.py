@@ -7,8 +7,9 @@ on a theorem, a macro that hides a `sorry`, code run at build time (unless
 allowed); edits to protected files or to the orchestrator's state files; and
 closing a sorry by deleting, renaming or restating its declaration, by changing
 what its statement depends on (the variables, notations and options before it,
-or a definition it names), or a proof traded for a sorry without a declared
-restructuring.
+or a definition it names), a proof traded for a sorry without a declared
+restructuring, or a change to a statement judged faithful to the book (locked
+in statement_lock.json) that the strategy does not declare as a restatement.
 """
 
 from __future__ import annotations
@@ -29,8 +30,16 @@ _TRUSTING_ATTRIBUTES = ("implemented_by", "extern")
 _DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 
 
+_RESTATE = re.compile(r"^[ \t>*-]*RESTATE:[ \t]*`?([^\s`]+)`?[ \t]*(?:(?:—|–|--|-|:)[ \t]*)?(.*)$", re.MULTILINE)
+
+
+def restatements(strategy: str) -> dict[str, str]:
+    """`RESTATE: <declaration> — <rationale>` lines of the strategy: declaration → rationale (maybe empty)."""
+    return {m.group(1): m.group(2).strip() for m in _RESTATE.finditer(strategy)}
+
+
 def check(inp: GateInput) -> GateResult:
-    problems = _protected(inp) + _new_constructs(inp) + _vanished(inp) + _weakened(inp)
+    problems = _protected(inp) + _new_constructs(inp) + _vanished(inp) + _weakened(inp) + _restated(inp)
     if problems:
         return GateResult(NAME, False, "; ".join(problems))
     return GateResult(NAME, True, "no new axiom, admit, sorryAx or checking option; no sorry closed by removal "
@@ -113,6 +122,27 @@ def _weakened(inp: GateInput) -> list[str]:
         if not old.holes and new.holes and not declared:
             out.append(f"{old.name} was proved and now holds a sorry; if that is a deliberate restructuring, "
                        "declare it with `RESTRUCTURING: <rationale>`")
+    return out
+
+
+def _restated(inp: GateInput) -> list[str]:
+    """A statement judged faithful to the book changed (or vanished) without a declared restatement."""
+    if not inp.locked:
+        return []
+    declared = restatements(inp.strategy)
+    now = {d.name: d for _, d in inp.after.decls() if d.name}
+    out: list[str] = []
+    for name, locked in sorted(inp.locked.items()):
+        new = now.get(name)
+        if new is not None and new.statement_hash == locked:
+            continue
+        what = "was deleted or renamed" if new is None else "changed"
+        why = declared.get(name)
+        if why:
+            continue
+        hint = (f"the strategy's `RESTATE: {name}` gives no rationale" if why == "" else
+                f"restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
+        out.append(f"{name}: its statement was judged faithful to the book and is locked, and it {what}; {hint}")
     return out
 
 

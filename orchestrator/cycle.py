@@ -1,6 +1,6 @@
 """One cycle of the loop, phase by phase (SPEC §5):
 
-    sync → baseline → plan → work (gates, repair rounds) → evaluate → escalate → bookkeeping → land
+    sync → baseline → plan → work (gates, repair rounds) → judge → evaluate → escalate → bookkeeping → land
 
 Every change is made in the Worker's working copy; the user's checkout only
 ever moves by a fast-forward to the cycle's one commit, which holds the state
@@ -23,6 +23,8 @@ from agents.ledger import Ledger
 from agents.planner import Plan, PlanFailed
 from agents.tools import Workspace
 from agents.worker import Limits
+from audit.judge import Score
+from audit.loop import changed_statements, issue_slug, issue_text, judge_changes, update_lock
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.registry import run_gates
@@ -42,6 +44,7 @@ from state import files
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
 from state.lock import RunLock
+from state.statement_lock import read_lock, write_lock
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
@@ -70,7 +73,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         baseline(c)
         agents = config.agents
         for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
-                             (evaluate, agents.evaluator.timeout_s), (escalate, agents.consultant.timeout_s)):
+                             (judge, agents.judge.timeout_s), (evaluate, agents.evaluator.timeout_s),
+                             (escalate, agents.consultant.timeout_s)):
             if c.outcome is Outcome.ERROR:
                 break
             _checkpoint(c)
@@ -83,7 +87,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
                 log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
                 if phase in (plan, work):
                     c.fail(f"{phase.__name__}: {e}", infra=True)
-                else:  # the Evaluator and the Consultant advise: a change that passed the gates still lands
+                else:  # the judge, the Evaluator and the Consultant advise: a change that passed the gates lands
                     c.error, c.infra = f"{phase.__name__}: {e}", True
         _checkpoint(c)
         # From here to the end the cycle runs to completion: its writes and its commit are the transaction.
@@ -252,7 +256,8 @@ def gate(c: Cycle) -> bool:
                     lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
-                    candidates=_candidates(c.work, c.base))
+                    candidates=_candidates(c.work, c.base), strategy=c.plan.text,
+                    locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()})
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp)
     c.changed = [ch.path for ch in inp.changes]
@@ -268,13 +273,26 @@ def gate(c: Cycle) -> bool:
     return True
 
 
+def judge(c: Cycle) -> None:
+    """The judge reads each statement the accepted change added or changed for a textbook entity."""
+    if c.outcome is not Outcome.ACCEPTED or not c.config.audit.judge_in_loop:
+        return
+    assert c.work is not None and c.after is not None
+    if not changed_statements(c.census, c.after):
+        return
+    c.judged = judge_changes(c.deps.model("judge", c.ledger), c.work.root, c.census, c.after,
+                             context_chars=c.config.audit.context_chars)
+    for j in c.judged:
+        log.info("cycle.judged", entity=j.entity.id, score=j.verdict.score, error=j.verdict.error)
+
+
 def evaluate(c: Cycle) -> None:
     """The Evaluator scores the cycle; a change that did not land scores at most 0."""
     assert c.session is not None and c.work is not None
     diff = c.work.run("diff", c.base, c.worker_commit) if c.worker_commit else "(no change)"
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
-                               attempts=files.read_text(c.paths.attempts))
+                               attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c))
     verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render())
     c.evaluation = verdict.evaluation
     if c.outcome is not Outcome.ACCEPTED and c.evaluation.progress_score > 0:
@@ -317,6 +335,11 @@ def bookkeeping(c: Cycle) -> None:
         files.write_task_result(wp, c.number, cs.task_result(c))
     if c.advice:
         files.write_issue(wp, c.advice_slug, c.advice)
+    if c.judged and c.after is not None:
+        write_lock(wp.statement_lock, update_lock(read_lock(c.paths.statement_lock), c.judged, c.after, c.number))
+        for j in c.judged:
+            if j.verdict.score == Score.DIFFERENT:
+                files.write_issue(wp, issue_slug(j.entity.id), issue_text(j, c.number))
     if c.evaluation is not None and c.evaluation.attempts_update.strip():
         files.append_attempt(wp, c.number, c.evaluation.attempts_update)
     c.record = cs.record(c)

@@ -14,6 +14,7 @@ from agents.evaluator import Evaluation
 from agents.ledger import Budget, Ledger
 from agents.planner import Plan
 from agents.worker import Session
+from audit.loop import Judged
 from gates.base import GateResult
 from gates.census import Census
 from gates.sorry import restructuring
@@ -68,6 +69,7 @@ class Cycle:
     outcome: Outcome | None = None
     evaluation: Evaluation | None = None
     advice: str | None = None  # the Consultant's, when called
+    judged: list[Judged] = field(default_factory=list)  # the judge's verdicts on the statements the change touched
     ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
@@ -104,13 +106,23 @@ def record(c: Cycle) -> HistoryRecord:
         served_by=c.ledger.served_by(),
         consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
         restructuring=restructuring_of(c), pivot=c.pivot, base=c.base, error=c.error,
-        worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None)
+        worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
+        faithfulness=[j.verdict for j in c.judged])
 
 
 def budget_of(budget: BudgetConfig, history: list[HistoryRecord], now: datetime) -> Budget:
     """The limits, with what the history already spent against them."""
     today = sum(r.spent_usd for r in history if r.finished_at and r.finished_at.date() == now.date())
     return Budget(budget, today_usd=today, total_usd=sum(r.spent_usd for r in history))
+
+
+def faithfulness(c: Cycle) -> str:
+    """The judge's verdicts for the Evaluator."""
+    names = {3: "faithful", 2: "stronger (a sound generalization)", 1: "DIFFERENT from the book"}
+    return "\n".join(f"- {j.entity.id} ({', '.join(j.verdict.declarations)}): "
+                     + (names[j.verdict.score] + (f" — {j.verdict.reason}" if j.verdict.reason else "")
+                        if j.verdict.score is not None else f"not judged: {j.verdict.error}")
+                     for j in c.judged)
 
 
 def restructuring_of(c: Cycle) -> str | None:

@@ -21,6 +21,7 @@ from orchestrator.journal import Journal
 from state import files
 from state.history import read_history
 from state.lock import inspect_lock
+from state.statement_lock import read_lock
 
 
 def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[str]:
@@ -87,6 +88,12 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)
         + f"; up to {config.agents.worker.max_turns} turns, {config.agents.worker.timeout_s}s, then the gates "
           f"with up to {config.gates.repair_rounds} repair rounds")
+    if config.audit.judge_in_loop:
+        locked = len(read_lock(paths.statement_lock).statements)
+        say(f"judge: {config.agents.judge.model} reads each statement the change adds or changes for a textbook "
+            f"entity; {locked} statement(s) locked as faithful")
+    else:
+        say("judge: off ([audit] judge_in_loop = false)")
     say(_size("evaluate", config.agents.evaluator.model, render("evaluator"), "")
         + " plus the cycle's diff, report and verdicts (at most ~60,000 characters)")
     every = config.loop.escalate_after

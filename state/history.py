@@ -38,6 +38,16 @@ class GateVerdict(BaseModel):
     detail: str = ""
 
 
+class Faithfulness(BaseModel):
+    """The judge's verdict on a statement the cycle added or changed for a textbook entity."""
+
+    entity: str
+    declarations: list[str]
+    score: int | None  # 3 faithful, 2 stronger, 1 different; None: not judged
+    reason: str = ""
+    error: str | None = None
+
+
 class Usage(BaseModel):
     """Tokens one role spent in a cycle."""
 
@@ -82,6 +92,7 @@ class HistoryRecord(BaseModel):
     base: str | None = None  # the branch commit the cycle started from
     error: str | None = None  # what stopped the cycle, for outcome `error`
     worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens
+    faithfulness: list[Faithfulness] = Field(default_factory=list)  # verdicts on the statements it changed
 
     @field_validator("started_at", "finished_at")
     @classmethod

@@ -80,8 +80,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
 def workflow(config: Config) -> str:
     """The scheduled GitHub Actions workflow, its job timeout above one whole cycle's."""
     a = config.agents
-    cycle_s = (a.planner.timeout_s + a.worker.timeout_s + a.evaluator.timeout_s + a.consultant.timeout_s
-               + 2 * config.build.timeout_s)
+    cycle_s = (a.planner.timeout_s + a.worker.timeout_s + a.judge.timeout_s + a.evaluator.timeout_s
+               + a.consultant.timeout_s + 2 * config.build.timeout_s)
     minutes = min(MAX_JOB_MINUTES, cycle_s // 60 + 15)
     text = resources.files("orchestrator.templates").joinpath("autoformalize.yml").read_text(encoding="utf-8")
     for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),

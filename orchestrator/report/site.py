@@ -64,9 +64,8 @@ class CycleRow:
             ("Worker stopped", r.worker_stop or ""), ("Scope", ", ".join(r.scope)),
             ("Changed files", ", ".join(r.changed_files)), ("Recommendation", r.strategy_recommendation),
             ("Attempts", r.attempts_update)) if text]
-        known = r.cost_usd if r.cost_usd is not None else sum(v for v in r.costs.values() if v is not None)
         return cls(r.cycle, r.finished_at, r.outcome.value if r.outcome else None, list(r.gates), r.progress_score,
-                   r.pre_sorry_count, r.post_sorry_count, r.cost_usd, known, r.summary, details)
+                   r.pre_sorry_count, r.post_sorry_count, r.cost_usd, r.spent_usd, r.summary, details)
 
     @property
     def sorries_after(self) -> int | None:

@@ -119,3 +119,32 @@ def test_reformatting_a_statement_while_closing_passes() -> None:
                             "theorem hard (n : ℕ) :\n    n + 0 = n := by -- by simp\n  simp")
     result = check({"Book/A.lean": reformatted})
     assert result.passed, result.detail
+
+
+def locked_easy() -> dict[str, str]:
+    inp = gate_input(BASE, {})
+    return {"Book.easy": next(d.statement_hash for _, d in inp.before.decls() if d.name == "Book.easy")}
+
+
+@pytest.mark.parametrize(("change", "what"), [
+    (A.replace("theorem easy : True := trivial", "theorem easy : 1 = 1 := rfl"), "changed"),
+    (A.replace("theorem easy : True := trivial", "theorem easy' : True := trivial"), "was deleted or renamed"),
+])
+def test_a_locked_statement_may_not_change_unannounced(change: str, what: str) -> None:
+    result = check({"Book/A.lean": change}, locked=locked_easy())
+    assert not result.passed
+    assert f"Book.easy: its statement was judged faithful to the book and is locked, and it {what}" in result.detail
+
+
+def test_a_restatement_needs_its_rationale() -> None:
+    change = {"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : 1 = 1 := rfl")}
+    bare = check(change, locked=locked_easy(), strategy="## Target\nRESTATE: Book.easy\n")
+    assert not bare.passed and "the strategy's `RESTATE: Book.easy` gives no rationale" in bare.detail
+    declared = check(change, locked=locked_easy(), strategy="RESTATE: `Book.easy` — the book says 1 = 1\n")
+    assert declared.passed, declared.detail
+
+
+def test_a_locked_statement_with_a_new_proof_passes() -> None:
+    result = check({"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : True := by trivial")},
+                   locked=locked_easy())
+    assert result.passed, result.detail

@@ -37,7 +37,7 @@ from tests.standin.anthropic_server import (
 FAKE_KEY = "sk-ant-test-Zq9XwV7kP3-never-print-me"
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 ROLES = {"planner": "You are the Planner", "worker": "You are the Worker", "evaluator": "You are the Evaluator",
-         "consultant": "You are the Consultant"}
+         "consultant": "You are the Consultant", "judge": "You judge whether a Lean 4 formalization"}
 
 A = """\
 import Mathlib.Tactic
@@ -140,6 +140,10 @@ class Agents:
 
     def consult(self, text: str) -> None:
         self.add("consultant", text_reply(text))
+
+    def judge(self, q1: bool, q2: bool, score: int, reason: str = "as scripted") -> None:
+        self.add("judge", text_reply(json.dumps({"lean_implies_nl": q1, "nl_implies_lean": q2, "score": score,
+                                                 "reason": reason})))
 
 
 def blocking(inside: threading.Event, release: threading.Event, answer: str = "too late"

@@ -94,7 +94,7 @@ def test_init_github_writes_a_workflow_actionlint_accepts(make_repo: Callable[..
     done = actionlint(path)
     assert done.returncode == 0, done.stdout + done.stderr
     for needle in ('cron: "0 */3 * * *"', "workflow_dispatch:", "concurrency:", "cancel-in-progress: false",
-                   "timeout-minutes: 200", "path: .lake", 'python -m pip install "autoformalize"',
+                   "timeout-minutes: 205", "path: .lake", 'python -m pip install "autoformalize"',
                    "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}", "autoformalize cycle"):
         assert needle in text, needle
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
@@ -105,7 +105,7 @@ def test_the_workflow_timeout_follows_the_config_and_its_cap(make_repo: Callable
     from orchestrator.config import Config
 
     short = Config.model_validate({"agents": {"worker": {"model": "m", "timeout_s": 600}}})
-    assert "timeout-minutes: 90\n" in workflow(short)
+    assert "timeout-minutes: 95\n" in workflow(short)  # (900 + 600 + 300 + 900 + 900 + 2 × 600) s + 15 min
     long = Config.model_validate({"agents": {"worker": {"model": "m", "timeout_s": 86_400}}})
     assert "timeout-minutes: 360\n" in workflow(long)
 

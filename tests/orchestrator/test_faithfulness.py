@@ -1,0 +1,104 @@
+"""Faithfulness in the loop: the judge reads each statement a cycle adds or changes for a textbook entity; a
+different one opens an issue and reaches the Evaluator, a faithful one is locked against unannounced change."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import git, write
+from tests.orchestrator.harness import Project, config_text, evaluation, strategy, user_text
+from tests.standin.anthropic_server import text_reply
+
+NEW = '''
+
+/-- Theorem 2.1 For every natural number $n$, $0 + n = n$. -/
+theorem zero_add' (n : ℕ) (h : 0 < n) : 0 + n = n := by
+  simp
+'''
+EDIT = [("edit_file", {"path": "Book/B.lean", "old_string": "end Book", "new_string": NEW.strip() + "\n\nend Book"})]
+RESTATED = [("edit_file", {"path": "Book/B.lean", "old_string": "(h : 0 < n) : 0 + n", "new_string": ": 0 + n"})]
+
+
+def add_theorem(project: Project, score: tuple[bool, bool, int], reason: str = "as scripted") -> None:
+    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1."))
+    project.agents.work(EDIT, "added Theorem 2.1")
+    project.agents.judge(*score, reason=reason)
+    project.agents.evaluate(evaluation(1))
+
+
+def test_a_statement_judged_different_opens_an_issue_and_reaches_the_evaluator(project: Project) -> None:
+    add_theorem(project, (False, True, 1), "Lean adds the hypothesis 0 < n")
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted"  # the gates decide what lands; the judge advises
+    assert [(f.entity, f.declarations, f.score) for f in record.faithfulness] == [("thm:2.1", ["Book.zero_add'"], 1)]
+    judged = user_text(project.agents.requests["judge"][0])
+    assert "NAME: Theorem 2.1" in judged and "theorem zero_add' (n : ℕ) (h : 0 < n) : 0 + n = n" in judged
+    assert "simp" not in judged  # the statement, not the proof
+    assert "Book.zero_add'): DIFFERENT from the book — Lean adds the hypothesis 0 < n" in user_text(
+        project.agents.requests["evaluator"][0])
+    issue = project.show("HEAD", ".prover-state/issues/unfaithful-thm-2.1.md")
+    assert "judged it different: Lean adds the hypothesis 0 < n" in issue and "$0 + n = n$" in issue
+    assert json.loads(project.show("HEAD", ".prover-state/statement_lock.json"))["statements"] == {}
+
+
+def test_a_faithful_statement_is_locked_and_may_change_only_when_the_strategy_restates_it(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0})})
+    git(project.repo, "commit", "-qam", "no repair rounds")
+    add_theorem(project, (True, True, 3))
+    first, _ = project.cycle()
+    lock = json.loads(project.show("HEAD", ".prover-state/statement_lock.json"))["statements"]
+    assert first.faithfulness[0].score == 3
+    assert lock["Book.zero_add'"]["entity"] == "thm:2.1" and lock["Book.zero_add'"]["cycle"] == 1
+
+    project.agents.plan(strategy("Book/B.lean", target="Drop the hypothesis."))
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.evaluate(evaluation(0))
+    refused, _ = project.cycle()
+    integrity = next(g for g in refused.gates if g.name == "integrity")
+    assert refused.outcome == "rejected" and not integrity.passed
+    assert ("Book.zero_add': its statement was judged faithful to the book and is locked, and it changed; "
+            "restating it needs a line `RESTATE: Book.zero_add' — <rationale>` in the strategy") in integrity.detail
+    assert project.agents.calls["judge"] == 1
+
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — the book has no hypothesis"))
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.judge(True, True, 3)
+    project.agents.evaluate(evaluation(1))
+    restated, _ = project.cycle()
+    assert restated.outcome == "accepted" and restated.faithfulness[0].score == 3
+    relocked = json.loads(project.show("HEAD", ".prover-state/statement_lock.json"))["statements"]
+    assert relocked["Book.zero_add'"]["cycle"] == 3
+    assert relocked["Book.zero_add'"]["hash"] != lock["Book.zero_add'"]["hash"]
+
+
+def test_a_judge_that_cannot_answer_is_recorded_and_the_change_still_lands(project: Project) -> None:
+    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1."))
+    project.agents.work(EDIT, "added Theorem 2.1")
+    project.agents.add("judge", text_reply("not json"), text_reply("still not json"))
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+    assert record.outcome == "accepted" and record.faithfulness[0].score is None
+    assert (record.faithfulness[0].error or "").startswith("unreadable answer")
+    assert "not judged: unreadable answer" in user_text(project.agents.requests["evaluator"][0])
+
+
+def test_the_judge_can_be_turned_off(project: Project) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(audit={"judge_in_loop": False})})
+    git(project.repo, "commit", "-qam", "no judge")
+    add_theorem(project, (True, True, 3))
+    project.agents.scripts["judge"].clear()
+    record, _ = project.cycle()
+    assert record.outcome == "accepted" and record.faithfulness == [] and project.agents.calls["judge"] == 0
+
+
+def test_an_uncommitted_audit_does_not_stop_a_cycle(project: Project) -> None:
+    write(project.repo, {".prover-state/audit/latest.json": "{}\n"})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing to do")
+    project.agents.evaluate(evaluation(0))
+    record, _ = project.cycle()
+    assert record.outcome == "no_change"
+    assert (project.repo / ".prover-state/audit/latest.json").read_text() == "{}\n"
+
