@@ -11,7 +11,7 @@ from agents.model import Model
 from audit.entities import Entity
 from audit.extract import find_entities
 from audit.judge import Score, judge_direct
-from audit.run import lean_text
+from audit.run import declarations, lean_text
 from gates.census import Census
 from state.history import Faithfulness
 from state.statement_lock import Locked, StatementLock
@@ -37,12 +37,12 @@ def judge_changes(model: Model, root: Path, before: Census, after: Census, *, co
     if not changed:
         return []
     entities, _ = find_entities(root, after)
-    decls = {d.name: d for _, d in after.decls() if d.name}
+    decls = declarations(after)
     out: list[Judged] = []
     for entity in entities:
         if not changed.intersection(entity.lean):
             continue
-        text, missing = lean_text(after, entity.lean)
+        text, missing = lean_text(decls, entity.lean)
         present = [n for n in entity.lean if n in decls]
         if missing:
             verdict = Faithfulness(entity=entity.id, declarations=present, score=None,

@@ -194,7 +194,11 @@ def candidate_edges(entities: Sequence[Entity]) -> list[Edge]:
         if evidence not in edge.evidence:
             edge.evidence.append(evidence)
 
-    longest = max((len(term.split()) for found in terms.values() for term, _ in found), default=1)
+    introducers: dict[str, list[tuple[str, str]]] = {}  # term → the entities introducing it, and how
+    for e in entities:
+        for term, how in terms[e.id]:
+            introducers.setdefault(term, []).append((e.id, how))
+    longest = max((len(term.split()) for term in introducers), default=1)
     for s in entities:
         for target in s.uses:
             if target in by_id and target != s.id:
@@ -207,11 +211,10 @@ def candidate_edges(entities: Sequence[Entity]) -> list[Edge]:
                     for target in hits:
                         if target != s.id:
                             add(s.id, target, EdgeType.CITATION, f"its {part} cites “{' '.join(m.group().split())}”")
-            grams = _phrases(text, longest)
-            for t in entities:
-                for term, how in terms[t.id] if t.id != s.id else []:
-                    if term in grams:
-                        add(s.id, t.id, EdgeType.KEYWORD, f"its {part} mentions “{term}”, which {t.id} {how}")
+            for term in sorted(_phrases(text, longest).intersection(introducers)):
+                for target, how in introducers[term]:
+                    if target != s.id:
+                        add(s.id, target, EdgeType.KEYWORD, f"its {part} mentions “{term}”, which {target} {how}")
     order = {e.id: i for i, e in enumerate(entities)}
     return sorted(edges.values(), key=lambda e: (order[e.source], order[e.target]))
 

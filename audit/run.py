@@ -48,10 +48,13 @@ class Options:
     context_chars: int = judge.CONTEXT_CHARS
 
 
-def lean_text(census: Census, names: Sequence[str]) -> tuple[str, list[str]]:
+def declarations(census: Census) -> dict[str, Decl]:
+    return {d.name: d for _, d in census.decls() if d.name}
+
+
+def lean_text(found: dict[str, Decl], names: Sequence[str]) -> tuple[str, list[str]]:
     """The declarations as the judges see them (statement only for theorems, everything for definitions,
     after the `variable`s of their file), and the names that are not declarations of the project."""
-    found: dict[str, Decl] = {d.name: d for _, d in census.decls() if d.name}
     parts: list[str] = []
     missing: list[str] = []
     for name in names:
@@ -71,14 +74,14 @@ def lean_text(census: Census, names: Sequence[str]) -> tuple[str, list[str]]:
 def audit(root: Path, census: Census, models: Models, options: Options, now: datetime) -> dict[str, Any]:
     """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given."""
     entities, problems = find_entities(root, census)
-    decls = {d.name: d for _, d in census.decls() if d.name}
+    decls = declarations(census)
     rows = {e.id: _row(e, decls) for e in entities}
     judged = [e for e in entities if rows[e.id]["formalized"]]
     drawn = None
     if options.sample is not None:
         drawn = sample.stratified_sample(judged, options.sample, options.seed)
         judged = drawn.entities
-    faithfulness = _faithfulness(census, judged, rows, models, options)
+    faithfulness = _faithfulness(decls, judged, rows, models, options)
     edge_filter = None
     if options.filter_edges and models.edge_filter is not None:
         edge_filter = _edge_filter(models.edge_filter)
@@ -105,7 +108,7 @@ def _row(e: Entity, decls: dict[str, Decl]) -> dict[str, Any]:
             "faithful": None, "direct": None, "round_trip": None}
 
 
-def _faithfulness(census: Census, entities: list[Entity], rows: dict[str, dict[str, Any]], models: Models,
+def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str, dict[str, Any]], models: Models,
                   options: Options) -> dict[str, Any]:
     protocols: dict[str, Callable[[Entity, str], judge.Verdict]] = {}
     if models.judge is not None:
@@ -117,7 +120,7 @@ def _faithfulness(census: Census, entities: list[Entity], rows: dict[str, dict[s
         protocols["round_trip"] = lambda e, lean: judge.judge_round_trip(translator, second, e, lean,
                                                                          context_chars=options.context_chars)
     unjudged: list[dict[str, str]] = []
-    texts = {e.id: lean_text(census, e.lean)[0] for e in entities}
+    texts = {e.id: lean_text(decls, e.lean)[0] for e in entities} if protocols else {}
     jobs = [(protocol, e) for protocol in protocols for e in entities]
     with ThreadPoolExecutor(max_workers=options.concurrency) as pool:
         verdicts = list(pool.map(lambda job: protocols[job[0]](job[1], texts[job[1].id]), jobs))

@@ -449,6 +449,21 @@ def test_a_freshly_initialised_repository(make_repo: Callable[..., Path], tmp_pa
     assert "2026-06-02 12:00 UTC" in index.read_text(encoding="utf-8")
 
 
+def test_the_command_writes_the_site_and_warns_about_an_output_inside_the_repository(
+        make_repo: Callable[..., Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo)]) == 0
+    capsys.readouterr()
+    assert main(["report", "--repo", str(repo), "--out", str(tmp_path / "site")]) == 0
+    out = capsys.readouterr()
+    assert f"wrote {tmp_path / 'site' / 'index.html'}" in out.out and out.err == ""
+    monkeypatch.chdir(repo)
+    assert main(["report", "--out", "site"]) == 0
+    assert "site is inside the repository; add it to .gitignore" in capsys.readouterr().err
+    assert (repo / "site" / "index.html").is_file()
+
+
 def test_outside_git_issue_ages_come_from_file_times(tmp_path: Path) -> None:
     issue = tmp_path / ".prover-state" / "issues" / "x.md"
     write(tmp_path, {".prover-state/issues/x.md": "# X\n"})
