@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
+from agents.answers import FormatError, parse_json
 from agents.model import Message, Model, System
 from agents.prompts import render
 from state.history import Usage
 
 MAX_TOKENS = 2048
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 
 class Evaluation(BaseModel):
@@ -22,21 +20,6 @@ class Evaluation(BaseModel):
     stuck_on: str = ""
     strategy_recommendation: str = ""
     attempts_update: str = ""
-
-
-class FormatError(ValueError):
-    """The answer is not the JSON object asked for; the message says what to fix."""
-
-
-def parse(text: str) -> Evaluation:
-    body = _FENCE.sub("", text.strip()).strip()
-    try:
-        return Evaluation.model_validate(json.loads(body))
-    except json.JSONDecodeError as e:
-        raise FormatError(f"not a JSON object ({e.msg} at character {e.pos})") from None
-    except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'object'}: {err['msg']}" for err in e.errors())
-        raise FormatError(problems) from None
 
 
 @dataclass
@@ -55,7 +38,7 @@ def evaluate(model: Model, context: str) -> Verdict:
         reply = model.send(system, messages, max_tokens=MAX_TOKENS)
         usage += reply.usage
         try:
-            return Verdict(parse(reply.text), usage)
+            return Verdict(parse_json(reply.text, Evaluation), usage)
         except FormatError as e:
             error = str(e)
             if attempt == 1:

@@ -10,15 +10,14 @@ and the reason, so the report can name it.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from importlib import resources
-from typing import Literal, TypeVar
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from agents.answers import Answer, FormatError, parse_json
 from agents.model import Message, Model, System
 from audit.entities import Entity
 from state.errors import InfraError
@@ -27,7 +26,6 @@ from state.history import Usage
 CONTEXT_CHARS = 2000  # the paper's cut of the surrounding prose
 JUDGE_MAX_TOKENS = 1024
 TRANSLATOR_MAX_TOKENS = 2048
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 
 class Score(IntEnum):
@@ -74,27 +72,6 @@ class EdgeAnswer(BaseModel):
     reasoning: str = ""
 
 
-Answer = TypeVar("Answer", bound=BaseModel)
-
-
-class FormatError(ValueError):
-    """The answer is not the JSON object asked for; the message says what to fix."""
-
-
-def parse(text: str, shape: type[Answer]) -> Answer:
-    body = _FENCE.sub("", text.strip()).strip()
-    start, end = body.find("{"), body.rfind("}")
-    if start > 0 and end > start:  # prose around the object: keep the object
-        body = body[start:end + 1]
-    try:
-        return shape.model_validate(json.loads(body))
-    except json.JSONDecodeError as e:
-        raise FormatError(f"not a JSON object ({e.msg} at character {e.pos})") from None
-    except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'object'}: {err['msg']}" for err in e.errors())
-        raise FormatError(problems) from None
-
-
 def table_score(q1: bool, q2: bool, claimed: int) -> Score:
     """The rubric's truth table. A score of 2 with Q1 false is the case-split exception and stands."""
     if q1:
@@ -128,7 +105,7 @@ def _ask(model: Model, system: str, message: str, shape: type[Answer], max_token
             return None, usage, f"{type(e).__name__}: {e}"
         usage += reply.usage
         try:
-            return parse(reply.text, shape), usage, None
+            return parse_json(reply.text, shape), usage, None
         except FormatError as e:
             error = f"unreadable answer: {e}"
             if attempt == 1:

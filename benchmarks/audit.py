@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import argparse
 import platform
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from census import median_time
 
 from audit.run import Models, Options, audit
 from gates.census import census
@@ -34,15 +33,6 @@ from state.history import GateVerdict, HistoryRecord, Outcome, Usage, append_rec
 
 PER_CHAPTER = 100
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def write_book(root: Path, entities: int) -> None:
