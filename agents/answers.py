@@ -20,7 +20,7 @@ def parse_json(text: str, shape: type[Answer]) -> Answer:
     """The one JSON object of `text` (a Markdown fence or prose around it tolerated) as `shape`."""
     body = _FENCE.sub("", text.strip()).strip()
     start, end = body.find("{"), body.rfind("}")
-    if start > 0 and end > start:
+    if start >= 0 and end > start:  # prose before or after the object: keep the object
         body = body[start:end + 1]
     try:
         return shape.model_validate(json.loads(body))

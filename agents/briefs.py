@@ -66,7 +66,7 @@ def ranked_issues(issues: list[IssueText], target: str) -> tuple[str, str]:
 
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
-            pivot: str | None, build: str) -> Context:
+            pivot: str | None, build: str, locked: list[str] | None = None) -> Context:
     target = section(plan, "Current Target")
     lines, history_note = window([history_line(r) for r in history], HISTORY_LINES, "cycles")
     issue_text, issue_note = ranked_issues(issues, target)
@@ -83,6 +83,8 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
         Section("Latest task result", last_result or "", 6_000),
         Section("Open issues", issue_text, 12_000, note=issue_note),
         Section("Latest Consultant advice", advice or "", 5_000),
+        Section("Statements locked as faithful to the book (change one only with `RESTATE: <name> — <why>`)",
+                ", ".join(locked or []), 4_000),
     ]
     if pivot:
         sections.append(Section("Pivot required", f"The last cycles were all stuck on the same blocker: {pivot}\n"

@@ -51,7 +51,7 @@ from gates.index import Decl
 from gates.lexer import SpanKind
 from gates.tree import DirTree
 
-CONTEXT_CHARS = 1200
+CONTEXT_CHARS = 8000  # generous: the judges cut it to [audit] context_chars
 MAPPING_FILE = "lean_status.json"
 ENV_KINDS = {"definition": "definition", "defn": "definition", "dfn": "definition", "theorem": "theorem",
              "thm": "theorem", "lemma": "lemma", "lem": "lemma", "proposition": "proposition",

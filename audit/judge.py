@@ -72,11 +72,12 @@ class EdgeAnswer(BaseModel):
     reasoning: str = ""
 
 
-def table_score(q1: bool, q2: bool, claimed: int) -> Score:
-    """The rubric's truth table. A score of 2 with Q1 false is the case-split exception and stands."""
+def table_score(q1: bool, q2: bool, claimed: int, parts: int = 1) -> Score:
+    """The rubric's truth table. A score of 2 with Q1 false is the case-split exception: it stands only when
+    several declarations split the claim; a single one covering part of it is different."""
     if q1:
         return Score.FAITHFUL if q2 else Score.STRONGER
-    return Score.STRONGER if claimed == Score.STRONGER else Score.DIFFERENT
+    return Score.STRONGER if claimed == Score.STRONGER and parts > 1 else Score.DIFFERENT
 
 
 def user_message(entity: Entity, label: str, formal: str, *, context_chars: int = CONTEXT_CHARS) -> str:
@@ -86,8 +87,8 @@ def user_message(entity: Entity, label: str, formal: str, *, context_chars: int 
              f"{label}:", formal.strip()]
     context = entity.context.strip()
     if context:
-        if len(context) > context_chars:
-            context = context[:context_chars] + " [...truncated]"
+        if len(context) > context_chars:  # the prose nearest the statement is where implicit hypotheses sit
+            context = "[...truncated] " + context[-context_chars:]
         parts += ["", "SURROUNDING CONTEXT (textbook prose immediately before this statement; may carry hypotheses, "
                       "may be background -- apply the rubric's instructions):", context]
     return "\n".join(parts)
@@ -123,7 +124,8 @@ def judge_direct(model: Model, entity: Entity, lean: str, *, context_chars: int 
                                 _Direct, JUDGE_MAX_TOKENS)
     if answer is None:
         return Verdict(error=error, usage=usage)
-    return _verdict(answer.lean_implies_nl, answer.nl_implies_lean, answer.score, answer.reason, usage)
+    return _verdict(answer.lean_implies_nl, answer.nl_implies_lean, answer.score, answer.reason, usage,
+                    len(entity.lean))
 
 
 def back_translate(model: Model, entity: Entity, lean: str) -> tuple[str | None, Usage, str | None]:
@@ -150,13 +152,14 @@ def judge_round_trip(translator: Model, judge: Model, entity: Entity, lean: str,
     usage += judged
     if answer is None:
         return Verdict(back_translation=back, error=error, usage=usage)
-    verdict = _verdict(answer.back_implies_nl, answer.nl_implies_back, answer.score, answer.reason, usage)
+    verdict = _verdict(answer.back_implies_nl, answer.nl_implies_back, answer.score, answer.reason, usage,
+                       len(entity.lean))
     verdict.back_translation = back
     return verdict
 
 
-def _verdict(q1: bool, q2: bool, claimed: int, reason: str, usage: Usage) -> Verdict:
-    score = table_score(q1, q2, claimed)
+def _verdict(q1: bool, q2: bool, claimed: int, reason: str, usage: Usage, parts: int) -> Verdict:
+    score = table_score(q1, q2, claimed, parts)
     return Verdict(score, q1, q2, reason.strip(), score != claimed, usage=usage)
 
 

@@ -13,6 +13,7 @@ from audit.extract import find_entities
 from audit.judge import Score, judge_direct
 from audit.run import declarations, lean_text
 from gates.census import Census
+from gates.meaning import meanings
 from state.history import Faithfulness
 from state.statement_lock import Locked, StatementLock
 
@@ -22,22 +23,17 @@ class Judged:
     entity: Entity
     lean: str  # what the judge read
     verdict: Faithfulness
-    hashes: dict[str, str]  # declaration → statement hash, as judged
+    hashes: dict[str, str]  # declaration → meaning hash, as judged
 
 
-def changed_statements(before: Census, after: Census) -> set[str]:
-    """Named declarations whose statement is new or differs from the base's."""
-    old = {d.name: d.statement_hash for _, d in before.decls() if d.name}
-    return {d.name for _, d in after.decls() if d.name and old.get(d.name) != d.statement_hash}
-
-
-def judge_changes(model: Model, root: Path, before: Census, after: Census, *, context_chars: int) -> list[Judged]:
-    """The direct judge on every entity one of whose declarations changed its statement."""
-    changed = changed_statements(before, after)
+def judge_changes(model: Model, root: Path, changed: set[str], after: Census, *, context_chars: int
+                  ) -> list[Judged]:
+    """The direct judge on every entity of the project at `root` one of whose declarations is `changed`."""
     if not changed:
         return []
     entities, _ = find_entities(root, after)
     decls = declarations(after)
+    meant = meanings(after)
     out: list[Judged] = []
     for entity in entities:
         if not changed.intersection(entity.lean):
@@ -51,24 +47,23 @@ def judge_changes(model: Model, root: Path, before: Census, after: Census, *, co
             v = judge_direct(model, entity, text, context_chars=context_chars)
             verdict = Faithfulness(entity=entity.id, declarations=present, score=v.score, reason=v.reason,
                                    error=v.error)
-        out.append(Judged(entity, text, verdict, {n: decls[n].statement_hash for n in present}))
+        out.append(Judged(entity, text, verdict, {n: meant[n][0] for n in present}))
     return out
 
 
-def update_lock(lock: StatementLock, judged: list[Judged], after: Census, cycle: int) -> StatementLock:
-    """Faithful and stronger statements locked at their judged hash; those judged different, and locked ones
-    that no longer exist (a declared restatement removed them), unlocked."""
+def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int
+                ) -> StatementLock:
+    """Faithful and stronger statements locked as judged. A locked statement that vanished or changed (a
+    declared restatement) is unlocked unless judged again faithful: a lock must always hold the current
+    meaning, or every later cycle would be refused."""
     names = {d.name for _, d in after.decls() if d.name}
-    statements = {n: s for n, s in lock.statements.items() if n in names}
+    statements = {n: s for n, s in lock.statements.items() if n in names and n not in changed}
     for j in judged:
         score = j.verdict.score
-        if score is None:
+        if score is None or score < Score.STRONGER:
             continue
         for name, digest in j.hashes.items():
-            if score >= Score.STRONGER:
-                statements[name] = Locked(hash=digest, entity=j.entity.id, score=score, cycle=cycle)
-            else:
-                statements.pop(name, None)
+            statements[name] = Locked(hash=digest, entity=j.entity.id, score=score, cycle=cycle)
     return StatementLock(statements=dict(sorted(statements.items())))
 
 

@@ -122,8 +122,15 @@ def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str
     unjudged: list[dict[str, str]] = []
     texts = {e.id: lean_text(decls, e.lean)[0] for e in entities} if protocols else {}
     jobs = [(protocol, e) for protocol in protocols for e in entities]
+    def run(job: tuple[str, Entity]) -> judge.Verdict:
+        protocol, entity = job
+        try:
+            return protocols[protocol](entity, texts[entity.id])
+        except Exception as e:  # one entity's surprise must not discard the verdicts already paid for
+            return judge.Verdict(error=f"{type(e).__name__}: {e}")
+
     with ThreadPoolExecutor(max_workers=options.concurrency) as pool:
-        verdicts = list(pool.map(lambda job: protocols[job[0]](job[1], texts[job[1].id]), jobs))
+        verdicts = list(pool.map(run, jobs))
     for (protocol, e), verdict in zip(jobs, verdicts, strict=True):
         rows[e.id][protocol] = _verdict_json(verdict)
         if verdict.score is None:
@@ -181,6 +188,9 @@ def summary(doc: dict[str, Any]) -> str:
              "lines)",
              f"{len(rows)} textbook entities: {sum(r['formalized'] for r in rows)} formalized, "
              f"{sum(r['proved'] for r in rows)} proved"]
+    if doc.get("sample"):
+        lines.append(f"judged: a stratified sample of {doc['sample']['size']} formalized entities "
+                     f"(seed {doc['sample']['seed']})")
     for protocol, name in (("direct", "direct judge"), ("round_trip", "round trip")):
         counts = f.get(protocol)
         if counts is None:

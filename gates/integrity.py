@@ -20,6 +20,7 @@ from collections import Counter
 from gates.base import GateInput, GateResult
 from gates.index import BUILD_TIME_CODE, SUSPECT_NAMES, THEOREM_KINDS, Decl, FileIndex
 from gates.lexer import ID_REST
+from gates.meaning import changed_meanings, meanings
 from gates.scope import matches
 from gates.sorry import restructuring
 
@@ -30,7 +31,7 @@ _TRUSTING_ATTRIBUTES = ("implemented_by", "extern")
 _DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 
 
-_RESTATE = re.compile(r"^[ \t>*-]*RESTATE:[ \t]*`?([^\s`]+)`?[ \t]*(?:(?:—|–|--|-|:)[ \t]*)?(.*)$", re.MULTILINE)
+_RESTATE = re.compile(r"^[ \t>*-]*RESTATE:[ \t]*`?([^\s`—–:]+)`?[ \t]*(?:(?:—|–|--|-|:)[ \t]*)?(.*)$", re.MULTILINE)
 
 
 def restatements(strategy: str) -> dict[str, str]:
@@ -80,6 +81,7 @@ def _vanished(inp: GateInput) -> list[str]:
     """Sorry-holding declarations of the base that were deleted, renamed, or restated while closed."""
     touched = {c.path for c in inp.lean_changes()}
     now: dict[str, Decl] = {d.key: d for _, d in inp.after.decls()}
+    meant_before, meant_now = meanings(inp.before, bodies=False), meanings(inp.after, bodies=False)
     old_keys = {d.key for _, d in inp.before.decls()}
     added = [d for path, d in inp.after.decls() if path in touched and d.key not in old_keys]
     out: list[str] = []
@@ -92,10 +94,12 @@ def _vanished(inp: GateInput) -> list[str]:
             twin = next((a for a in added if a.statement_hash == d.statement_hash), None)
             verb = f"renamed to {twin.name}" if twin and twin.name else "deleted"
             out.append(f"{label} held {d.holes} sorry/admit in {path} and was {verb}; close the sorry instead")
-        elif successor.statement_hash != d.statement_hash and successor.holes < d.holes:
+        elif successor.holes < d.holes and (
+                sorted(meant_now.get(d.name, [])) != sorted(meant_before.get(d.name, [])) if d.name
+                else successor.statement_hash != d.statement_hash):
             what = ("its statement" if successor.statement_text != d.statement_text
-                    else "what its statement means (the variables, includes, notations, attributes or options "
-                         "declared before it)")
+                    else "what its statement means (the variables, includes, notations or namespaces opened "
+                         "before it)")
             out.append(f"{label}: {what} changed in the same change that closed its sorry; change a statement in "
                        "one cycle and prove it in another")
     return out
@@ -126,20 +130,21 @@ def _weakened(inp: GateInput) -> list[str]:
 
 
 def _restated(inp: GateInput) -> list[str]:
-    """A statement judged faithful to the book changed (or vanished) without a declared restatement."""
+    """A statement judged faithful to the book changed meaning (or vanished) without a declared restatement."""
     if not inp.locked:
         return []
     declared = restatements(inp.strategy)
-    now = {d.name: d for _, d in inp.after.decls() if d.name}
+    now = meanings(inp.after)
+    changed = changed_meanings(inp.before, inp.after)
     out: list[str] = []
     for name, locked in sorted(inp.locked.items()):
-        new = now.get(name)
-        if new is not None and new.statement_hash == locked:
+        found = now.get(name, [])
+        if found and all(f == locked for f in found) and name not in changed:
             continue
-        what = "was deleted or renamed" if new is None else "changed"
         why = declared.get(name)
         if why:
             continue
+        what = "was deleted or renamed" if not found else changed.get(name, "changed")
         hint = (f"the strategy's `RESTATE: {name}` gives no rationale" if why == "" else
                 f"restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
         out.append(f"{name}: its statement was judged faithful to the book and is locked, and it {what}; {hint}")

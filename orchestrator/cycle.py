@@ -24,9 +24,10 @@ from agents.planner import Plan, PlanFailed
 from agents.tools import Workspace
 from agents.worker import Limits
 from audit.judge import Score
-from audit.loop import changed_statements, issue_slug, issue_text, judge_changes, update_lock
+from audit.loop import issue_slug, issue_text, judge_changes, update_lock
 from gates.base import GateInput, GateResult
 from gates.census import census
+from gates.meaning import changed_meanings
 from gates.registry import run_gates
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
@@ -80,6 +81,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             _checkpoint(c)
             if phase is work:  # the gates and their repair rounds run inside this phase
                 limit += (config.gates.repair_rounds + 1) * 2 * config.build.timeout_s
+            if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
+                limit *= 2 * max(1, len(c.altered))
             beat.phase(phase.__name__, limit, cycle=c.number)
             try:
                 phase(c)
@@ -208,7 +211,8 @@ def plan(c: Cycle) -> None:
                 plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
                 last_result=cs.last_task_result(c.paths), issues=cs.issues(c.paths), advice=cs.last_advice(c.paths),
-                pivot=c.pivot, build=c.build.detail)
+                pivot=c.pivot, build=c.build.detail,
+                locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [])
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots)
     except InvalidStrategy as e:
@@ -257,7 +261,8 @@ def gate(c: Cycle) -> bool:
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
-                    locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()})
+                    locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
+                    if cfg.audit.judge_in_loop else {})
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp)
     c.changed = [ch.path for ch in inp.changes]
@@ -270,6 +275,7 @@ def gate(c: Cycle) -> bool:
     lean = any(is_lean_source(p, cfg.project.lean_roots) for p in c.changed)
     c.outcome = Outcome.ACCEPTED if lean else Outcome.NO_CHANGE
     c.after = inp.after
+    c.altered = changed_meanings(c.census, inp.after)
     return True
 
 
@@ -278,9 +284,9 @@ def judge(c: Cycle) -> None:
     if c.outcome is not Outcome.ACCEPTED or not c.config.audit.judge_in_loop:
         return
     assert c.work is not None and c.after is not None
-    if not changed_statements(c.census, c.after):
+    if not c.altered:
         return
-    c.judged = judge_changes(c.deps.model("judge", c.ledger), c.work.root, c.census, c.after,
+    c.judged = judge_changes(c.deps.model("judge", c.ledger), c.work.root, set(c.altered), c.after,
                              context_chars=c.config.audit.context_chars)
     for j in c.judged:
         log.info("cycle.judged", entity=j.entity.id, score=j.verdict.score, error=j.verdict.error)
@@ -335,11 +341,17 @@ def bookkeeping(c: Cycle) -> None:
         files.write_task_result(wp, c.number, cs.task_result(c))
     if c.advice:
         files.write_issue(wp, c.advice_slug, c.advice)
-    if c.judged and c.after is not None:
-        write_lock(wp.statement_lock, update_lock(read_lock(c.paths.statement_lock), c.judged, c.after, c.number))
+    if c.outcome is Outcome.ACCEPTED and c.after is not None and c.config.audit.judge_in_loop:
+        lock = read_lock(c.paths.statement_lock)
+        updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number)
+        if updated != lock:
+            write_lock(wp.statement_lock, updated)
         for j in c.judged:
+            issue = wp.issues / f"{issue_slug(j.entity.id)}.md"
             if j.verdict.score == Score.DIFFERENT:
-                files.write_issue(wp, issue_slug(j.entity.id), issue_text(j, c.number))
+                files.write_issue(wp, issue.stem, issue_text(j, c.number))
+            elif j.verdict.score is not None:  # judged faithful or stronger now: the issue is resolved
+                issue.unlink(missing_ok=True)
     if c.evaluation is not None and c.evaluation.attempts_update.strip():
         files.append_attempt(wp, c.number, c.evaluation.attempts_update)
     c.record = cs.record(c)

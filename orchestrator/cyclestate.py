@@ -65,6 +65,7 @@ class Cycle:
     gates: list[GateResult] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     after: Census | None = None  # the census with the Worker's change, when it passed
+    altered: dict[str, str] = field(default_factory=dict)  # declarations whose meaning that change altered, and how
     worker_commit: str | None = None  # the Worker's change as a scratch commit, for landing or re-applying
     outcome: Outcome | None = None
     evaluation: Evaluation | None = None

@@ -87,7 +87,7 @@ def test_the_message_follows_the_template_and_cuts_the_context() -> None:
     assert text.startswith("KIND: theorem\nNAME: Theorem 212A\n\nNATURAL LANGUAGE (LaTeX):\nIf $f$ is Lipschitz")
     assert f"LEAN 4 STATEMENT:\n{LEAN}\n" in text
     context = text.split("apply the rubric's instructions):\n", 1)[1]
-    assert context == ENTITY.context.strip()[:CONTEXT_CHARS] + " [...truncated]"
+    assert context == "[...truncated] " + ENTITY.context.strip()[-CONTEXT_CHARS:]  # the prose nearest the statement
 
 
 def test_no_context_block_without_context() -> None:
@@ -95,17 +95,18 @@ def test_no_context_block_without_context() -> None:
     assert "SURROUNDING CONTEXT" not in user_message(bare, "LEAN 4 STATEMENT", "def IsOpen' : Prop")
 
 
-@pytest.mark.parametrize(("q1", "q2", "claimed", "score"), [
-    (True, True, 3, Score.FAITHFUL),
-    (True, False, 2, Score.STRONGER),
-    (False, True, 1, Score.DIFFERENT),
-    (False, False, 1, Score.DIFFERENT),
-    (False, False, 2, Score.STRONGER),  # the case-split exception
-    (True, True, 1, Score.FAITHFUL),  # contradicts its answers: the table wins
-    (False, True, 3, Score.DIFFERENT),
+@pytest.mark.parametrize(("q1", "q2", "claimed", "parts", "score"), [
+    (True, True, 3, 1, Score.FAITHFUL),
+    (True, False, 2, 1, Score.STRONGER),
+    (False, True, 1, 1, Score.DIFFERENT),
+    (False, False, 1, 2, Score.DIFFERENT),
+    (False, False, 2, 2, Score.STRONGER),  # the case-split exception: several declarations
+    (False, True, 2, 1, Score.DIFFERENT),  # one declaration covering part of the claim is not a case split
+    (True, True, 1, 1, Score.FAITHFUL),  # contradicts its answers: the table wins
+    (False, True, 3, 2, Score.DIFFERENT),
 ])
-def test_the_score_follows_the_truth_table(q1: bool, q2: bool, claimed: int, score: Score) -> None:
-    assert table_score(q1, q2, claimed) is score
+def test_the_score_follows_the_truth_table(q1: bool, q2: bool, claimed: int, parts: int, score: Score) -> None:
+    assert table_score(q1, q2, claimed, parts) is score
 
 
 # --- the direct judge --------------------------------------------------------------------------------------------
@@ -133,6 +134,12 @@ def test_an_inconsistent_score_is_corrected_and_says_so(claude: AnthropicStandin
     claude.enqueue_text(direct(False, True, 3))
     verdict = judge_direct(anthropic_model(claude), ENTITY, LEAN)
     assert verdict.score is Score.DIFFERENT and verdict.corrected
+
+
+def test_an_answer_with_prose_after_the_object_is_read(claude: AnthropicStandin) -> None:
+    claude.enqueue_text(direct(True, True, 3) + "\nI hope this helps.")
+    assert judge_direct(anthropic_model(claude), ENTITY, LEAN).score is Score.FAITHFUL
+    assert len(claude.requests) == 1
 
 
 @pytest.mark.parametrize("bad", ["I think it is faithful.", '{"lean_implies_nl": true, "score": 3}',

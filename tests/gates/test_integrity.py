@@ -6,6 +6,7 @@ import pytest
 
 from gates import integrity
 from gates.config import GatesConfig
+from gates.meaning import meanings
 from tests.gates.helpers import gate_input
 
 A = """\
@@ -122,8 +123,7 @@ def test_reformatting_a_statement_while_closing_passes() -> None:
 
 
 def locked_easy() -> dict[str, str]:
-    inp = gate_input(BASE, {})
-    return {"Book.easy": next(d.statement_hash for _, d in inp.before.decls() if d.name == "Book.easy")}
+    return {"Book.easy": meanings(gate_input(BASE, {}).before)["Book.easy"][0]}
 
 
 @pytest.mark.parametrize(("change", "what"), [
@@ -147,4 +147,22 @@ def test_a_restatement_needs_its_rationale() -> None:
 def test_a_locked_statement_with_a_new_proof_passes() -> None:
     result = check({"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : True := by trivial")},
                    locked=locked_easy())
+    assert result.passed, result.detail
+
+
+def test_restate_lines_in_the_ways_people_write_them() -> None:
+    assert integrity.restatements("RESTATE: Book.easy—the book says 1 = 1\n- RESTATE: `A.b` -- why\n"
+                                  "> RESTATE: C.d: because\n") == {
+        "Book.easy": "the book says 1 = 1", "A.b": "why", "C.d": "because"}
+
+
+def test_closing_a_sorry_in_a_definitions_body_passes() -> None:
+    base = {**BASE, "Book/C.lean": "namespace Book\ndef seed : Nat := sorry\nend Book\n"}
+    result = integrity.check(gate_input(base, {"Book/C.lean": "namespace Book\ndef seed : Nat := 3\nend Book\n"}))
+    assert result.passed, result.detail
+
+
+def test_a_set_option_in_to_close_a_sorry_passes() -> None:
+    result = check({"Book/A.lean": A.replace("theorem hard", "set_option maxHeartbeats 400000 in\ntheorem hard")
+                    .replace("  sorry", "  simp")})
     assert result.passed, result.detail

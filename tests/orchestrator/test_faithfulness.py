@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from orchestrator.cycle import Options, run_cycle
+from state.history import HistoryRecord
 from tests.conftest import git, write
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy, user_text
 from tests.standin.anthropic_server import text_reply
@@ -40,7 +42,7 @@ def test_a_statement_judged_different_opens_an_issue_and_reaches_the_evaluator(p
         project.agents.requests["evaluator"][0])
     issue = project.show("HEAD", ".prover-state/issues/unfaithful-thm-2.1.md")
     assert "judged it different: Lean adds the hypothesis 0 < n" in issue and "$0 + n = n$" in issue
-    assert json.loads(project.show("HEAD", ".prover-state/statement_lock.json"))["statements"] == {}
+    assert not (project.repo / ".prover-state/statement_lock.json").exists()  # nothing to lock
 
 
 def test_a_faithful_statement_is_locked_and_may_change_only_when_the_strategy_restates_it(project: Project) -> None:
@@ -61,6 +63,8 @@ def test_a_faithful_statement_is_locked_and_may_change_only_when_the_strategy_re
     assert ("Book.zero_add': its statement was judged faithful to the book and is locked, and it changed; "
             "restating it needs a line `RESTATE: Book.zero_add' — <rationale>` in the strategy") in integrity.detail
     assert project.agents.calls["judge"] == 1
+    told = user_text(project.agents.requests["planner"][1])
+    assert "## Statements locked as faithful to the book" in told and "Book.zero_add'" in told
 
     project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — the book has no hypothesis"))
     project.agents.work(RESTATED, "dropped h")
@@ -102,3 +106,76 @@ def test_an_uncommitted_audit_does_not_stop_a_cycle(project: Project) -> None:
     assert record.outcome == "no_change"
     assert (project.repo / ".prover-state/audit/latest.json").read_text() == "{}\n"
 
+
+
+TOUCH_A = [("edit_file", {"path": "Book/A.lean", "old_string": "theorem easy : True := trivial",
+                          "new_string": "theorem easy : True := by trivial"})]
+
+
+def unrelated_cycle(project: Project) -> HistoryRecord:
+    project.agents.plan(strategy("Book/A.lean", target="Tidy Book.easy."))
+    project.agents.work(TOUCH_A, "tidied")
+    project.agents.evaluate(evaluation(0))
+    return project.cycle()[0]
+
+
+def lock_a_theorem(project: Project, **config: dict[str, object]) -> None:
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0}, **config)})
+    git(project.repo, "commit", "-qam", "no repair rounds")
+    add_theorem(project, (True, True, 3))
+    assert project.cycle()[0].faithfulness[0].score == 3
+
+
+def test_a_restatement_the_judge_could_not_read_is_unlocked_not_left_to_jam_the_loop(project: Project) -> None:
+    lock_a_theorem(project)
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — the book has no hypothesis"))
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.add("judge", text_reply("not json"), text_reply("still not json"))
+    project.agents.evaluate(evaluation(1))
+    restated, _ = project.cycle()
+    assert restated.outcome == "accepted" and restated.faithfulness[0].score is None
+    assert json.loads(project.show("HEAD", ".prover-state/statement_lock.json"))["statements"] == {}
+    assert unrelated_cycle(project).outcome == "accepted"
+
+
+def test_with_the_judge_off_the_lock_is_not_enforced(project: Project) -> None:
+    lock_a_theorem(project)
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0},
+                                                           audit={"judge_in_loop": False})})
+    git(project.repo, "commit", "-qam", "judge off")
+    git(project.repo, "push", "-q", "origin", "main")
+    project.agents.plan(strategy("Book/B.lean", target="Drop the hypothesis."))
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.evaluate(evaluation(0))
+    assert project.cycle()[0].outcome == "accepted" and project.agents.calls["judge"] == 1
+
+
+def test_an_unfaithful_issue_is_closed_once_the_statement_is_judged_faithful(project: Project) -> None:
+    add_theorem(project, (False, True, 1), "Lean adds the hypothesis 0 < n")
+    project.cycle()
+    issue = ".prover-state/issues/unfaithful-thm-2.1.md"
+    assert "judged it different" in project.show("HEAD", issue)
+    project.agents.plan(strategy("Book/B.lean", target="Drop the hypothesis."))
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.judge(True, True, 3)
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+    assert record.faithfulness[0].score == 3 and not (project.repo / issue).exists()
+
+
+def test_the_judge_phase_deadline_grows_with_what_it_judges(project: Project) -> None:
+    limits: dict[str, float] = {}
+
+    class Beat:
+        def phase(self, name: str, limit: float, **_: object) -> None:
+            limits[name] = limit
+
+    two = NEW + NEW.replace("2.1", "2.2").replace("zero_add'", "zero_add''")
+    project.agents.plan(strategy("Book/B.lean", target="State Theorems 2.1 and 2.2."))
+    project.agents.work([("edit_file", {"path": "Book/B.lean", "old_string": "end Book",
+                                        "new_string": two.strip() + "\n\nend Book"})], "added both")
+    project.agents.judge(True, True, 3)
+    project.agents.judge(True, True, 3)
+    project.agents.evaluate(evaluation(1))
+    run_cycle(project.repo, project.config, project.deps(), Options(), beat=Beat())  # type: ignore[arg-type]
+    assert limits["judge"] == project.config.agents.judge.timeout_s * 2 * 2

@@ -1,0 +1,80 @@
+"""What a declaration means to a reader of the book, as a hash; and which meanings a change altered.
+
+The statement lock compares these. A theorem's meaning is its signature; a
+definition's is its whole text (the body is what it defines). Both are read
+after the settings that change them: the `variable`/`include`/`omit` binders
+and the notations declared before it, and the namespaces `open`ed at column 0.
+Left out, so proof work never counts as restating: `set_option` and
+`attribute` commands, and commands scoped with `… in` to another declaration.
+A theorem whose statement names a definition whose meaning changed has
+changed meaning too.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+
+from gates.census import Census
+from gates.index import MACRO_KINDS, THEOREM_KINDS, FileIndex
+from gates.lexer import ID_REST
+
+SETTING_WORDS = frozenset({"variable", "include", "omit"}) | MACRO_KINDS
+DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
+_OPEN = re.compile(r"^open[ \t]+[^\n]*", re.MULTILINE)
+
+
+def meanings(census: Census, *, bodies: bool = True) -> dict[str, list[str]]:
+    """Named declaration → the meaning hash of each declaration of that name (two files may repeat one).
+    Without `bodies`, a definition's signature alone stands for it, as a theorem's does."""
+    out: dict[str, list[str]] = {}
+    for index in census.files.values():
+        for name, digest in _file_meanings(index, bodies):
+            out.setdefault(name, []).append(digest)
+    return out
+
+
+def _file_meanings(index: FileIndex, bodies: bool) -> list[tuple[str, str]]:
+    if not index.decls:
+        return []
+    source = index.decls[0].source
+    assert source is not None
+    opens = [(m.start(), " ".join(m.group().split())) for m in _OPEN.finditer(source.code)]
+    opens = [(at, text) for at, text in opens if not text.endswith(" in")]
+    starts = [at for at, _ in opens]
+    first_after: set[int] = set()  # declarations that a `… in` command just before them applies to
+    seen: set[int] = set()
+    for d in index.decls:
+        if d.context not in seen:
+            seen.add(d.context)
+            first_after.add(id(d))
+    out = []
+    for d in index.decls:
+        if d.name is None:
+            continue
+        contexts = source.contexts[:d.context]
+        setting = [c for i, c in enumerate(contexts) if SETTING_WORDS.intersection(c.split()[:2])
+                   and (not c.endswith(" in") or (i == len(contexts) - 1 and id(d) in first_after))]
+        opened = [text for _, text in opens[:bisect.bisect_left(starts, d.start)]]
+        what = d.text_hash if bodies and d.kind not in THEOREM_KINDS else d.statement_text
+        text = "\n".join([d.kind, what, *setting, *opened])
+        out.append((d.name, hashlib.sha256(text.encode()).hexdigest()[:16]))
+    return out
+
+
+def changed_meanings(before: Census, after: Census) -> dict[str, str]:
+    """Named declarations of `after` whose meaning is new or differs from `before`'s, each with why."""
+    old, new = meanings(before), meanings(after)
+    out = {name: "is new" if name not in old else "changed" for name, digests in new.items()
+           if sorted(digests) != sorted(old.get(name, []))}
+    defining = {d.name for _, d in after.decls() if d.name and d.kind in DEFINING}
+    defined = {name.rsplit(".", 1)[-1]: name for name in out if name in old and name in defining}
+    if defined:
+        uses = re.compile(rf"(?<![{ID_REST}.])(?:{'|'.join(map(re.escape, defined))})(?![{ID_REST}])")
+        for _, d in after.decls():
+            if d.name and d.name not in out and d.kind in THEOREM_KINDS:
+                used = sorted({defined[m.group()] for m in uses.finditer(d.statement_text)})
+                if used:
+                    out[d.name] = f"states something else: it uses {', '.join(used)}, which changed"
+    return out

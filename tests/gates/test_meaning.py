@@ -1,0 +1,57 @@
+"""What the statement lock compares: a declaration's meaning, through every route a change can alter it, and
+none of the proof-only changes that leave it alone (each case through the integrity gate)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gates import integrity
+from gates.meaning import meanings
+from tests.gates.helpers import gate_input
+
+DEFS = ("namespace Book\n/-- Definition 1.1 A number is good when it exceeds 2. -/\n"
+        "def Good (n : Nat) : Prop := n > 2\n\n/-- Theorem 1.2 Three is good. -/\n"
+        "theorem three_good : Good 3 := by decide\nend Book\n")
+OPEN = "open Nat\nnamespace Book\ntheorem t (n : Nat) : sqrt (n * n) = n := sorry\nend Book\n"
+TWO = ("namespace Book\ntheorem helper : True := trivial\n\ntheorem locked (n : Nat) : n + 0 = n := by\n  sorry\n"
+       "end Book\n")
+
+
+def check(base: str, change: str, locked: list[str], strategy: str = "") -> integrity.GateResult:
+    digests = meanings(gate_input({"Book/A.lean": base}, {}).before)
+    return integrity.check(gate_input({"Book/A.lean": base}, {"Book/A.lean": change},
+                                      locked={n: digests[n][0] for n in locked}, strategy=strategy))
+
+
+@pytest.mark.parametrize(("base", "change", "locked", "named"), [
+    (DEFS, DEFS.replace("n > 2", "n > 100"), ["Book.Good"], "Book.Good: its statement was judged faithful to the book "
+                                                            "and is locked, and it changed"),
+    (DEFS, DEFS.replace("n > 2", "n ≥ 0"), ["Book.three_good"], "Book.three_good: its statement was judged faithful "
+     "to the book and is locked, and it states something else: it uses Book.Good, which changed"),
+    (OPEN, OPEN.replace("open Nat", "open Real"), ["Book.t"], "Book.t: its statement"),
+    (TWO, TWO.replace("namespace Book\n", "namespace Book\nvariable (h : 1 = 2)\ninclude h\n"), ["Book.locked"],
+     "Book.locked: its statement"),
+])
+def test_a_change_of_meaning_is_caught_however_it_is_made(base: str, change: str, locked: list[str],
+                                                          named: str) -> None:
+    result = check(base, change, locked)
+    assert not result.passed and named in result.detail
+
+
+def test_a_copy_elsewhere_does_not_hide_a_changed_locked_statement() -> None:
+    base = "namespace Book\ntheorem easy (n : Nat) : n + 0 = n := rfl\nend Book\n"
+    inp = gate_input({"Book/A.lean": base}, {"Book/A.lean": base.replace("(n : Nat) :", "(n : Nat) (h : n = 0) :"),
+                                             "Book/Z.lean": base},
+                     locked={"Book.easy": meanings(gate_input({"Book/A.lean": base}, {}).before)["Book.easy"][0]})
+    assert not integrity.check(inp).passed
+
+
+@pytest.mark.parametrize("change", [
+    TWO.replace("theorem locked", "set_option maxHeartbeats 400000 in\ntheorem locked").replace("  sorry", "  simp"),
+    TWO.replace("theorem helper", "set_option maxHeartbeats 400000 in\ntheorem helper"),
+    TWO.replace("theorem helper", "attribute [simp] Nat.add_zero\n\ntheorem helper"),
+    TWO.replace("theorem helper : True := trivial", "theorem helper : True := by\n  trivial -- tidied"),
+])
+def test_proof_work_around_a_locked_statement_passes(change: str) -> None:
+    result = check(TWO, change, ["Book.locked"])
+    assert result.passed, result.detail
