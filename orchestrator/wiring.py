@@ -73,6 +73,11 @@ def missing_keys(config: Config, roles: Iterable[str]) -> dict[str, list[str]]:
     return missing
 
 
+def unset(missing: dict[str, list[str]]) -> str:
+    """`missing_keys`' answer as one line: "not set: VAR (for the roles); …"."""
+    return "not set: " + "; ".join(f"{v} (for the {', '.join(sorted(set(r)))})" for v, r in missing.items())
+
+
 def make_model(endpoint: Endpoint, timeout_s: float, *, cli_path: str | None = None, **backend_options: Any
                ) -> Model:
     key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
@@ -102,8 +107,7 @@ def check_endpoints(config: Config, roles: Iterable[str]) -> None:
     roles = list(roles)
     missing = missing_keys(config, roles)
     if missing:
-        needs = "; ".join(f"{v} (for the {', '.join(sorted(set(r)))})" for v, r in missing.items())
-        raise UsageError(f"not set: {needs}; export it (keys are read from the environment only; a local "
+        raise UsageError(f"{unset(missing)}; export it (keys are read from the environment only; a local "
                          "OpenAI-compatible server that takes any key still needs the variable set)")
     b = config.budget
     if b.per_cycle_usd is None and b.per_day_usd is None and b.total_usd is None:

@@ -43,8 +43,8 @@ from anthropic.types import (
     UserMessageParam,
 )
 from anthropic.types import Message as ApiMessage
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
+from agents.backends.retry import Policy, Transient, plural
 from agents.model import (
     Message,
     ModelRejected,
@@ -84,12 +84,9 @@ class AnthropicModel:
         streamed reply still arriving after it is abandoned (pings alone would keep the read timeout from firing).
         `api_key` and `base_url` default to the SDK's own reading of ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL.
         `max_attempts` counts the first try."""
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts counts the first try, so it is at least 1, not {max_attempts}")
         self.name = model
         self._timeout_s = timeout_s
-        self._max_attempts = max_attempts
-        self._backoff = wait_random_exponential(multiplier=backoff_base_s, max=backoff_max_s, min=backoff_base_s)
+        self._retry = Policy("anthropic", model, max_attempts, backoff_base_s, backoff_max_s)
         try:
             self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
         except anthropic.CredentialsError as err:  # a broken profile the SDK found on disk or in the environment
@@ -101,27 +98,18 @@ class AnthropicModel:
              max_tokens: int = 8192) -> Reply:
         request = _Request(_system_blocks(system), _api_messages(messages), _tool_params(tools or []), max_tokens)
         started = time.monotonic()
-        attempts = 0
-        retrying = Retrying(stop=stop_after_attempt(self._max_attempts), wait=self._wait,
-                            retry=retry_if_exception_type(_Transient), before_sleep=self._log_retry, reraise=True)
         try:
-            for attempt in retrying:
-                with attempt:
-                    attempts = attempt.retry_state.attempt_number
-                    message = self._call(request)
-        except _Transient as err:
+            message, attempts = self._retry.run(lambda: self._call(request))
+        except Transient as err:
             raise ModelUnavailable(self._redact(
-                f"The Anthropic API did not answer for model {self.name} after {attempts} attempt"
-                f"{'s' if attempts != 1 else ''}; last error: {err.summary}. Try again later.")) from err.__cause__
+                f"The Anthropic API did not answer for model {self.name} after {plural(err.attempts, 'attempt')}; "
+                f"last error: {err.summary}. Try again later.")) from err.__cause__
         reply = _reply(message)
-        log.info("model.call", backend="anthropic", model=self.name, attempt=attempts, streamed=request.streamed,
-                 input_tokens=reply.usage.input, output_tokens=reply.usage.output,
-                 cache_read_tokens=reply.usage.cache_read, cache_write_tokens=reply.usage.cache_write,
-                 stop=str(reply.stop), duration_s=round(time.monotonic() - started, 3))
+        self._retry.log_call(reply, attempts, request.streamed, started)
         return reply
 
     def _call(self, request: _Request) -> ApiMessage:
-        """One attempt, its failure sorted into `_Transient` (retry) or `ModelRejected` (give up)."""
+        """One attempt, its failure sorted into `Transient` (retry) or `ModelRejected` (give up)."""
         system = request.system or omit
         tools = request.tools or omit
         deadline = time.monotonic() + self._timeout_s
@@ -131,41 +119,29 @@ class AnthropicModel:
                                                   messages=request.messages, tools=tools) as stream:
                     for _event in stream:
                         if time.monotonic() > deadline:
-                            raise _Transient(f"the streamed reply ran past the {self._timeout_s}s timeout")
+                            raise Transient(f"the streamed reply ran past the {self._timeout_s}s timeout")
                     return stream.get_final_message()
             return self._client.messages.create(model=self.name, max_tokens=request.max_tokens, system=system,
                                                 messages=request.messages, tools=tools)
         except anthropic.APIStatusError as err:
             raise self._sorted(err) from err
         except anthropic.APITimeoutError as err:
-            raise _Transient(f"no answer within the {self._timeout_s}s timeout") from err
+            raise Transient(f"no answer within the {self._timeout_s}s timeout") from err
         except anthropic.APIConnectionError as err:
-            raise _Transient(f"connection failed ({err.__cause__ or err})") from err
+            raise Transient(f"connection failed ({err.__cause__ or err})") from err
         except httpx2.TransportError as err:  # raised while reading a stream, which the SDK leaves unwrapped
-            raise _Transient(f"the stream broke off ({type(err).__name__}: {err})") from err
+            raise Transient(f"the stream broke off ({type(err).__name__}: {err})") from err
 
-    def _sorted(self, err: anthropic.APIStatusError) -> _Transient | ModelRejected:
+    def _sorted(self, err: anthropic.APIStatusError) -> Transient | ModelRejected:
         status, kind = err.status_code, err.type or "error"
         detail = self._redact(f"HTTP {status} {kind}: {err.api_message or err.message}"
                               + (f" (request-id {err.request_id})" if err.request_id else ""))
         if status in _RETRYABLE_STATUS or status >= 500 or kind in _RETRYABLE_ERROR_TYPES:
-            return _Transient(detail, _retry_after(err.response))
+            return Transient(detail, _retry_after(err.response))
         if status in (401, 403):
             return ModelRejected(f"The Anthropic API rejected the key ({detail}). Check that ANTHROPIC_API_KEY holds "
                                  "a current key with access to model " + self.name + ".")
         return ModelRejected(f"The Anthropic API refused the request for model {self.name} ({detail}).")
-
-    def _wait(self, state: RetryCallState) -> float:
-        err = state.outcome.exception() if state.outcome else None
-        if isinstance(err, _Transient) and err.retry_after is not None:
-            return err.retry_after
-        return float(self._backoff(state))
-
-    def _log_retry(self, state: RetryCallState) -> None:
-        err = state.outcome.exception() if state.outcome else None
-        log.warning("model.retry", backend="anthropic", model=self.name, attempt=state.attempt_number,
-                    error=err.summary if isinstance(err, _Transient) else repr(err),
-                    wait_s=round(state.next_action.sleep, 3) if state.next_action else None)
 
     def _redact(self, text: str) -> str:
         """`text` without any credential in it (an error body could echo one back)."""
@@ -173,15 +149,6 @@ class AnthropicModel:
             if secret:
                 text = text.replace(secret, "[redacted]")
         return text
-
-
-class _Transient(Exception):
-    """A failure worth another attempt; `summary` is safe to show, `retry_after` the server's requested wait."""
-
-    def __init__(self, summary: str, retry_after: float | None = None) -> None:
-        super().__init__(summary)
-        self.summary = summary
-        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

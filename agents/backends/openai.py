@@ -47,8 +47,8 @@ from openai.types.chat import (
     ChatCompletionMessageParam,
     ChatCompletionToolMessageParam,
 )
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
+from agents.backends.retry import Policy, Transient, plural
 from agents.model import (
     Message,
     ModelRejected,
@@ -94,12 +94,9 @@ class OpenAIModel:
         streamed reply still arriving after it is abandoned. `api_key` and `base_url` default to the SDK's own
         reading of OPENAI_API_KEY and OPENAI_BASE_URL (the base URL ends in `/v1` for most servers).
         `max_attempts` counts the first try."""
-        if max_attempts < 1:
-            raise ValueError(f"max_attempts counts the first try, so it is at least 1, not {max_attempts}")
         self.name = model
         self._timeout_s = timeout_s
-        self._max_attempts = max_attempts
-        self._backoff = wait_random_exponential(multiplier=backoff_base_s, max=backoff_max_s, min=backoff_base_s)
+        self._retry = Policy("openai", model, max_attempts, backoff_base_s, backoff_max_s)
         try:
             self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0)
         except openai.OpenAIError as err:  # with the arguments given here, only its "Missing credentials"
@@ -117,31 +114,22 @@ class OpenAIModel:
              max_tokens: int = 8192) -> Reply:
         request = _Request(_api_messages(system, messages), _tool_params(tools or []), max_tokens)
         started = time.monotonic()
-        attempts = 0
-        retrying = Retrying(stop=stop_after_attempt(self._max_attempts), wait=self._wait,
-                            retry=retry_if_exception_type(_Transient), before_sleep=self._log_retry, reraise=True)
         try:
-            for attempt in retrying:
-                with attempt:
-                    attempts = attempt.retry_state.attempt_number
-                    completion = self._call(request)
-        except _Transient as err:
+            completion, attempts = self._retry.run(lambda: self._call(request))
+        except Transient as err:
             raise ModelUnavailable(self._redact(
                 f"The OpenAI-compatible API at {self._server} did not answer for model {self.name} after "
-                f"{attempts} attempt{'s' if attempts != 1 else ''}; last error: {err.summary}. Try again later.")
+                f"{plural(err.attempts, 'attempt')}; last error: {err.summary}. Try again later.")
             ) from err.__cause__
         if completion.usage is None:
             log.warning("model.no_usage", backend="openai", model=self.name,
                         hint="the server reported no token usage, so this call is recorded as 0 tokens")
         reply = _reply(completion)
-        log.info("model.call", backend="openai", model=self.name, attempt=attempts, streamed=request.streamed,
-                 input_tokens=reply.usage.input, output_tokens=reply.usage.output,
-                 cache_read_tokens=reply.usage.cache_read, cache_write_tokens=reply.usage.cache_write,
-                 stop=str(reply.stop), duration_s=round(time.monotonic() - started, 3))
+        self._retry.log_call(reply, attempts, request.streamed, started)
         return reply
 
     def _call(self, request: _Request) -> _Completion:
-        """One attempt, its failure sorted into `_Transient` (retry) or `ModelRejected` (give up)."""
+        """One attempt, its failure sorted into `Transient` (retry) or `ModelRejected` (give up)."""
         tools = request.tools or omit
         max_tokens = request.max_tokens if self._limit_key == "max_tokens" else omit
         max_completion_tokens = request.max_tokens if self._limit_key == "max_completion_tokens" else omit
@@ -155,10 +143,10 @@ class OpenAIModel:
                         stream_options={"include_usage": True}) as stream:
                     for chunk in stream:
                         if time.monotonic() > deadline:
-                            raise _Transient(f"the streamed reply ran past the {self._timeout_s}s timeout")
+                            raise Transient(f"the streamed reply ran past the {self._timeout_s}s timeout")
                         collected.add(chunk)
                 if collected.finish is None:  # a stream that closed cleanly but early: the reply may be partial
-                    raise _Transient("the stream ended before the reply said it was finished")
+                    raise Transient("the stream ended before the reply said it was finished")
                 return collected
             return _completion(self._client.chat.completions.create(
                 model=self.name, messages=request.messages, tools=tools, max_tokens=max_tokens,
@@ -166,13 +154,13 @@ class OpenAIModel:
         except openai.APIStatusError as err:
             raise self._sorted(err) from err
         except openai.APITimeoutError as err:  # the SDK wraps a stream's read errors in these two as well
-            raise _Transient(f"no answer within the {self._timeout_s}s timeout") from err
+            raise Transient(f"no answer within the {self._timeout_s}s timeout") from err
         except openai.APIConnectionError as err:
-            raise _Transient(f"connection failed ({err.__cause__ or err})") from err
+            raise Transient(f"connection failed ({err.__cause__ or err})") from err
         except openai.APIError as err:  # an error object sent inside a stream, after its HTTP 200
             raise self._sorted_in_stream(err) from err
 
-    def _sorted(self, err: openai.APIStatusError) -> _Transient | ModelRejected:
+    def _sorted(self, err: openai.APIStatusError) -> Transient | ModelRejected:
         status, kind = err.status_code, err.code or err.type or "error"
         detail = self._redact(f"HTTP {status} {kind}: {_api_message(err)}"
                               + (f" (request-id {err.request_id})" if err.request_id else ""))
@@ -180,43 +168,22 @@ class OpenAIModel:
             return ModelRejected(f"The OpenAI-compatible API has no quota left for model {self.name} ({detail}). "
                                  "Check the account's plan and billing.")
         if status in _RETRYABLE_STATUS or status >= 500:
-            return _Transient(detail, _retry_after(err))
+            return Transient(detail, _retry_after(err))
         if status in (401, 403):
             return ModelRejected(f"The OpenAI-compatible API rejected the key ({detail}). Check that OPENAI_API_KEY "
                                  f"holds a current key with access to model {self.name}.")
         return ModelRejected(f"The OpenAI-compatible API refused the request for model {self.name} ({detail}).")
 
-    def _sorted_in_stream(self, err: openai.APIError) -> _Transient | ModelRejected:
+    def _sorted_in_stream(self, err: openai.APIError) -> Transient | ModelRejected:
         detail = self._redact(f"error inside the stream, {err.code or err.type or 'error'}: {err.message}")
         if err.type == "invalid_request_error":
             return ModelRejected(f"The OpenAI-compatible API refused the request for model {self.name} ({detail}).")
-        return _Transient(detail)
-
-    def _wait(self, state: RetryCallState) -> float:
-        err = state.outcome.exception() if state.outcome else None
-        if isinstance(err, _Transient) and err.retry_after is not None:
-            return err.retry_after
-        return float(self._backoff(state))
-
-    def _log_retry(self, state: RetryCallState) -> None:
-        err = state.outcome.exception() if state.outcome else None
-        log.warning("model.retry", backend="openai", model=self.name, attempt=state.attempt_number,
-                    error=err.summary if isinstance(err, _Transient) else repr(err),
-                    wait_s=round(state.next_action.sleep, 3) if state.next_action else None)
+        return Transient(detail)
 
     def _redact(self, text: str) -> str:
         """`text` without the key in it (an error body could echo it back)."""
         key = self._client.api_key
         return text.replace(key, "[redacted]") if key else text
-
-
-class _Transient(Exception):
-    """A failure worth another attempt; `summary` is safe to show, `retry_after` the server's requested wait."""
-
-    def __init__(self, summary: str, retry_after: float | None = None) -> None:
-        super().__init__(summary)
-        self.summary = summary
-        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -356,7 +323,7 @@ class _Completion:
 
 def _completion(response: ChatCompletion) -> _Completion:
     if not response.choices:
-        raise _Transient("the reply held no choices")
+        raise Transient("the reply held no choices")
     choice = response.choices[0]
     # custom (free-text) tool calls only come for custom tools, which are never offered
     calls = [c for c in choice.message.tool_calls or [] if isinstance(c, ChatCompletionMessageFunctionToolCall)]

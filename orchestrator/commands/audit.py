@@ -14,7 +14,7 @@ from gates.census import census
 from gates.tree import DirTree
 from orchestrator.config import CONFIG_FILE, Config, load_config
 from orchestrator.repo import detect_lean_project, find_repo
-from orchestrator.wiring import missing_keys, model_for
+from orchestrator.wiring import missing_keys, model_for, unset
 from state.atomic import write_atomic
 from state.errors import UsageError
 
@@ -89,8 +89,7 @@ def _models(config: Config, ledger: Ledger, *, no_models: bool, filter_edges: bo
             continue
         missing = missing_keys(config, roles)
         if missing:
-            models.skipped[protocol] = "not set: " + "; ".join(f"{v} (for the {', '.join(r)})"
-                                                               for v, r in missing.items())
+            models.skipped[protocol] = unset(missing)
             continue
         for role in roles:
             setattr(models, role, model_for(config, role, ledger))
