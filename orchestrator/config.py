@@ -14,6 +14,7 @@ from agents.config import AgentsConfig, BudgetConfig
 from agents.prices import Price
 from audit.config import AuditConfig
 from gates.config import BuildConfig, GatesConfig
+from orchestrator.notify import NotifyConfig
 from state.errors import UsageError
 from state.paths import StatePaths
 
@@ -59,15 +60,6 @@ class GitHubConfig(BaseModel):
     """What the workflow installs with pip: a version, a git URL, or a path."""
     python: str = "3.11"
     """The Python version of the workflow."""
-
-
-class NotifyConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    webhook_env: str = "AUTOFORMALIZE_WEBHOOK_URL"
-    """The environment variable holding the webhook URL (a URL is a credential, so never in this file)."""
-    every_cycle: bool = False
-    """Send a line per cycle too, not only on watchdog restarts and give-ups."""
 
 
 class GitConfig(BaseModel):

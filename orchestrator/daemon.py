@@ -32,8 +32,8 @@ from orchestrator.cyclestate import budget_of
 from orchestrator.deps import Deps
 from orchestrator.git import Git, GitTree
 from orchestrator.liveness import Beat
-from orchestrator.notify import Notifier
-from state.errors import InfraError
+from orchestrator.notify import Event, Notifier
+from state.errors import InfraError, UsageError
 from state.files import read_text
 from state.history import Outcome, read_history
 from state.lock import RunLock
@@ -53,6 +53,7 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
     """Run cycles until a stop condition or a stop request; returns why it stopped."""
     paths = config.state(repo)
     loop = config.loop
+    notify = notify or Notifier(None)
     failures = 0
     done = 0
     with RunLock(paths.lock), Beat(paths.heartbeat, loop.heartbeat_s, deps.clock) as beat:
@@ -60,30 +61,37 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
             reason = _stop_reason(repo, config, limits, done, options.stop)
             if reason is not None:
                 log.info("daemon.stop", reason=reason, cycles=done)
+                notify.send(Event.STOPPED, reason=reason)
                 return reason
             if _day_spent(repo, config, deps.clock.now()):
                 _wait_for_tomorrow(deps.clock.now(), beat, options.stop)
                 continue
             try:
-                record, cycle = run_cycle(repo, config, deps, options, beat=beat)
+                try:
+                    record, cycle = run_cycle(repo, config, deps, options, beat=beat)
+                except UsageError as e:  # the checkout needs the user (diverged, dirty, wrong branch)
+                    notify.send(Event.STOPPED, reason=str(e)[:300])
+                    raise
                 infra = record.outcome is Outcome.ERROR and cycle.infra
-                if notify is not None:
-                    notify.cycle(record)
+                notify.cycle(record, read_history(paths.history).records, stall_after=loop.escalate_after)
                 refused = cycle.ledger.refused
                 if refused is Limit.TOTAL:
                     log.info("daemon.stop", reason="budget", cycles=done + 1)
-                    return f"the total budget stopped cycle {record.cycle}: {record.error or record.summary}"
+                    reason = f"the total budget stopped cycle {record.cycle}: {record.error or record.summary}"
+                    notify.send(Event.STOPPED, reason=reason)
+                    return reason
                 if refused is Limit.DAY:
                     done += 1
                     _wait_for_tomorrow(deps.clock.now(), beat, options.stop)
                     continue
             except Interrupted:
-                return "stopped on request; the unfinished cycle will be recorded as interrupted"
-            except InfraError as e:  # before the cycle could record anything (git, the disk)
-                log.error("daemon.cycle_failed", error=str(e))
-                infra = True
-            except OSError as e:
-                log.error("daemon.cycle_failed", error=f"{type(e).__name__}: {e}")
+                reason = "stopped on request; the unfinished cycle will be recorded as interrupted"
+                notify.send(Event.STOPPED, reason=reason)
+                return reason
+            except (InfraError, OSError) as e:  # before the cycle could record anything (git, the disk)
+                error = str(e) if isinstance(e, InfraError) else f"{type(e).__name__}: {e}"
+                log.error("daemon.cycle_failed", error=error)
+                notify.send(Event.FAILURE, cycle="(unnumbered)", error=error[:300])
                 infra = True
             done += 1
             failures = failures + 1 if infra else 0

@@ -1,38 +1,120 @@
-"""Plain-text notifications to a webhook (Slack, Discord, ntfy and chat bridges all take `{"text": …}`).
+"""Alerts: a plain-text line per cycle, and on stalls, failures, stops, restarts and give-ups, to a webhook.
 
-The URL is read from an environment variable, never from a committed file:
-a webhook URL is a credential. A failed notification is logged, never fatal.
+Slack and Mattermost take `{"text": …}`, Discord `{"content": …}`, ntfy and most chat bridges (Telegram's
+included) a plain-text body; `[notify] format` chooses. The URL is read from an environment variable, never from
+a committed file: a webhook URL is a credential. A failed alert is logged without the URL, never fatal.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import string
 import urllib.error
 import urllib.request
+from enum import StrEnum
+from typing import Any, Literal
 
 import structlog
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from state.history import HistoryRecord
+from state.history import HistoryRecord, Outcome
 
 log = structlog.get_logger()
 TIMEOUT_S = 10
+SUMMARY_CHARS = 300
+
+
+class Event(StrEnum):
+    CYCLE = "cycle"
+    STALL = "stall"
+    FAILURE = "failure"
+    STOPPED = "stopped"
+    RESTART = "restart"
+    GIVE_UP = "give_up"
+
+
+TEMPLATES: dict[Event, str] = {
+    Event.CYCLE: "[{project}] cycle {cycle}: {outcome}, score {score}, sorries {sorries}. {summary}",
+    Event.STALL: "[{project}] stalled: {streak} cycles in a row without progress, up to cycle {cycle}. "
+                 "Stuck on: {stuck_on}. {action}",
+    Event.FAILURE: "[{project}] cycle {cycle} failed: {error}",
+    Event.STOPPED: "[{project}] run stopped: {reason}",
+    Event.RESTART: "[{project}] watchdog: {reason}; restarting in {wait}s. Log: {log}",
+    Event.GIVE_UP: "[{project}] watchdog gave up: {reason}. Log: {log}",
+}
+FIELDS: dict[Event, frozenset[str]] = {
+    event: frozenset(name for _, name, _, _ in string.Formatter().parse(text) if name)
+    for event, text in TEMPLATES.items()}
+
+
+class NotifyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    webhook_env: str = Field(default="AUTOFORMALIZE_WEBHOOK_URL", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The environment variable holding the webhook URL (a URL is a credential, so never in this file)."""
+    format: Literal["slack", "discord", "text"] = "slack"
+    """The body posted: `slack` is `{"text": …}` (Slack, Mattermost), `discord` is `{"content": …}`, `text` is the
+    bare line (ntfy, Telegram bridges)."""
+    events: list[Event] = Field(default_factory=lambda: list(Event))
+    """What is sent: `cycle` (each cycle's outcome, score, sorry change and summary; a failed cycle sends `failure`
+    instead), `stall` (non-positive scores `[loop] escalate_after` times in a row, and again every as many),
+    `failure`, `stopped` (why `run` stopped), and the watchdog's `restart` and `give_up`."""
+    templates: dict[Event, str] = Field(default_factory=dict)
+    """Your own wording per event, e.g. `{ cycle = "{project} #{cycle}: {outcome}" }`. The fields of each are those
+    of its default: cycle {project} {cycle} {outcome} {score} {sorries} {summary}; stall {project} {streak} {cycle}
+    {stuck_on} {action}; failure {project} {cycle} {error}; stopped {project} {reason}; restart {project} {reason}
+    {wait} {log}; give_up {project} {reason} {log}."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _every_cycle(cls, data: Any) -> Any:
+        """Files written before `events` existed say `every_cycle = false` to mean no line per cycle."""
+        if isinstance(data, dict) and "every_cycle" in data:
+            data = dict(data)
+            if not data.pop("every_cycle"):
+                data["events"] = [e for e in data.get("events", list(Event)) if e != Event.CYCLE]
+        return data
+
+    @model_validator(mode="after")
+    def _known_fields(self) -> NotifyConfig:
+        for event, text in self.templates.items():
+            try:
+                text.format(**{name: "" for name in FIELDS[event]})
+            except (KeyError, IndexError, ValueError) as e:
+                problem = f"unknown field {e}" if isinstance(e, KeyError) else str(e)
+                raise ValueError(f"templates.{event}: {problem}; its fields are "
+                                 f"{', '.join('{' + f + '}' for f in sorted(FIELDS[event]))}, each already text"
+                                 ) from None
+        return self
 
 
 class Notifier:
-    def __init__(self, url: str | None, *, every_cycle: bool = False) -> None:
+    """Sends the configured events; with no URL it sends nothing."""
+
+    def __init__(self, url: str | None, config: NotifyConfig | None = None, project: str = "") -> None:
         self.url = url
-        self.every_cycle = every_cycle
+        self.config = config or NotifyConfig()
+        self.project = project
 
     @classmethod
-    def from_env(cls, variable: str, *, every_cycle: bool = False) -> Notifier:
-        return cls(os.environ.get(variable) or None, every_cycle=every_cycle)
+    def from_env(cls, config: NotifyConfig, project: str) -> Notifier:
+        return cls(os.environ.get(config.webhook_env) or None, config, project)
 
-    def send(self, text: str) -> bool:
-        if not self.url:
+    def send(self, event: Event, **fields: object) -> bool:
+        if not self.url or event not in self.config.events:
             return False
-        request = urllib.request.Request(self.url, data=json.dumps({"text": text}).encode(),
-                                         headers={"Content-Type": "application/json"}, method="POST")
+        text = self.config.templates.get(event, TEMPLATES[event])
+        return self.post(text.format(project=self.project, **{k: str(v) for k, v in fields.items()}).strip())
+
+    def post(self, text: str) -> bool:
+        assert self.url is not None
+        if self.config.format == "text":
+            body, kind = text.encode(), "text/plain; charset=utf-8"
+        else:
+            body, kind = json.dumps({"text" if self.config.format == "slack" else "content": text}).encode(), \
+                "application/json"
+        request = urllib.request.Request(self.url, data=body, headers={"Content-Type": kind}, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
                 response.read()
@@ -41,11 +123,32 @@ class Notifier:
             return False
         return True
 
-    def cycle(self, record: HistoryRecord) -> None:
-        if not self.every_cycle:
-            return
-        delta = ""
-        if record.pre_sorry_count is not None and record.post_sorry_count is not None:
-            delta = f", sorries {record.pre_sorry_count} → {record.post_sorry_count}"
-        self.send(f"autoformalize cycle {record.cycle}: {record.outcome}, score {record.progress_score:+d}{delta}. "
-                  f"{record.summary}")
+    def cycle(self, record: HistoryRecord, history: list[HistoryRecord], *, stall_after: int) -> None:
+        """The cycle's line (a failure's when it failed), then a stall alert when one is due."""
+        if record.outcome is Outcome.ERROR:
+            self.send(Event.FAILURE, cycle=record.cycle, error=_clip(record.error or record.summary))
+        else:
+            sorries = "?" if record.pre_sorry_count is None else f"{record.pre_sorry_count} → {record.post_sorry_count}"
+            self.send(Event.CYCLE, cycle=record.cycle, outcome=record.outcome or "recorded",
+                      score=f"{record.progress_score:+d}", sorries=sorries, summary=_clip(record.summary))
+        streak = stalled(history, record, stall_after)
+        if streak:
+            action = (f"The Consultant was asked: {record.consultant}." if record.consultant else
+                      f"The Planner was told to leave: {record.pivot}." if record.pivot else "")
+            self.send(Event.STALL, streak=streak, cycle=record.cycle, stuck_on=_clip(record.stuck_on or "(not named)"),
+                      action=action)
+
+
+def stalled(history: list[HistoryRecord], record: HistoryRecord, every: int) -> int:
+    """The length of the run of non-positive scores ending at `record`, when it is a multiple of `every`; else 0."""
+    streak = 0
+    for r in reversed([*(h for h in history if h.cycle < record.cycle), record]):
+        if r.progress_score > 0:
+            break
+        streak += 1
+    return streak if streak and streak % every == 0 else 0
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[:SUMMARY_CHARS - 1] + "…"

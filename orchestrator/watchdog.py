@@ -24,7 +24,7 @@ from types import FrameType
 import structlog
 
 from gates.process import kill_tree
-from orchestrator.notify import Notifier
+from orchestrator.notify import Event, Notifier
 from state.heartbeat import read_heartbeat
 
 log = structlog.get_logger()
@@ -66,7 +66,8 @@ def watch(command: list[str], heartbeat: Path, log_path: Path, policy: Policy, n
                     log.info("watchdog.child_finished")
                     return 0
                 if code in (2, 3):  # bad usage or configuration, or another holder of the lock: a restart cannot help
-                    notify.send(f"autoformalize watchdog: `run` exited with {code} (see {log_path}); not restarting.")
+                    notify.send(Event.GIVE_UP, reason=f"`run` exited with {code}, which a restart cannot mend",
+                                log=log_path)
                     return code
                 why = f"`run` (pid {child.pid}) exited with code {code}"
             now = time.monotonic()
@@ -74,14 +75,13 @@ def watch(command: list[str], heartbeat: Path, log_path: Path, policy: Policy, n
             while restarts and restarts[0] < now - policy.window_s:
                 restarts.popleft()
             if len(restarts) > policy.max_restarts:
-                message = (f"autoformalize watchdog: giving up after {len(restarts) - 1} restarts within "
-                           f"{policy.window_s:.0f}s; last: {why}. Log: {log_path}")
                 log.error("watchdog.give_up", reason=why)
-                notify.send(message)
+                notify.send(Event.GIVE_UP, reason=f"{len(restarts) - 1} restarts within {policy.window_s:.0f}s; "
+                                                  f"last: {why}", log=log_path)
                 return 1
             wait = min(300.0, 2.0 ** (len(restarts) - 1))
             log.warning("watchdog.restart", reason=why, in_s=wait)
-            notify.send(f"autoformalize watchdog: {why}; restarting in {wait:.0f}s. Log: {log_path}")
+            notify.send(Event.RESTART, reason=why, wait=f"{wait:.0f}", log=log_path)
             if stopping.wait(wait):
                 return 0
     finally:

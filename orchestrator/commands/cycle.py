@@ -10,10 +10,11 @@ import click
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.cyclestate import budget_of
+from orchestrator.notify import Event, Notifier
 from orchestrator.preview import preview
 from orchestrator.repo import find_repo
 from orchestrator.wiring import check_endpoints, loop_roles, real_deps
-from state.errors import InfraError
+from state.errors import InfraError, UsageError
 from state.history import Outcome, read_history
 
 
@@ -35,8 +36,14 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         click.echo(f"Today's budget is spent (${budget.today_usd:.2f} of [budget] per_day_usd ${day:.2f}); "
                    "no cycle runs until the next UTC day.")
         return 0
-    record, cycle = run_cycle(root, config, real_deps(config, root), Options(skip_planner=skip_planner,
-                                                                           push=not no_push))
+    notify = Notifier.from_env(config.notify, root.name)
+    try:
+        record, cycle = run_cycle(root, config, real_deps(config, root), Options(skip_planner=skip_planner,
+                                                                               push=not no_push))
+    except (InfraError, UsageError) as e:
+        notify.send(Event.FAILURE, cycle="(unnumbered)", error=str(e)[:300])
+        raise
+    notify.cycle(record, read_history(config.state(root).history).records, stall_after=config.loop.escalate_after)
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"
     click.echo(f"cycle {record.cycle}: {record.outcome}, score {record.progress_score:+d}, sorries "
                f"{record.pre_sorry_count} → {record.post_sorry_count}, {cost}")

@@ -85,7 +85,8 @@ def workflow(config: Config) -> str:
     minutes = min(MAX_JOB_MINUTES, cycle_s // 60 + 15)
     text = resources.files("orchestrator.templates").joinpath("autoformalize.yml").read_text(encoding="utf-8")
     for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),
-                       "@PYTHON@": config.github.python, "@INSTALL@": config.github.install}.items():
+                       "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
+                       "@WEBHOOK_ENV@": config.notify.webhook_env}.items():
         text = text.replace(key, value)
     return text
 

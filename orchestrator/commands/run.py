@@ -20,7 +20,7 @@ def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> in
     config = load_config(root)
     check_endpoints(config, loop_roles(config))
     options = Options()
-    notify = Notifier.from_env(config.notify.webhook_env, every_cycle=config.notify.every_cycle)
+    notify = Notifier.from_env(config.notify, root.name)
     with stop_on_signals(options.stop, on_second=lambda: os._exit(130)):
         reason = run_daemon(root, config, real_deps(config, root), Limits(max_cycles, cooldown), options, notify)
     click.echo(f"autoformalize run stopped: {reason}")

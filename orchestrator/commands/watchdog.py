@@ -19,5 +19,5 @@ def run(repo: Path | None, stale_after: float | None, max_restarts: int, log: Pa
     policy = Policy(stale_after_s=stale_after or 5.0 * config.loop.heartbeat_s, max_restarts=max_restarts,
                     check_every_s=min(5.0, float(config.loop.heartbeat_s)))
     log_path = log or git_dir(Git(root)) / "autoformalize" / "run.log"
-    notify = Notifier.from_env(config.notify.webhook_env)
+    notify = Notifier.from_env(config.notify, root.name)
     return watch(run_command(root, run_args), config.state(root).heartbeat, log_path, policy, notify)

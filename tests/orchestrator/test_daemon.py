@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 
 from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon
-from orchestrator.notify import Notifier
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git, write
 from tests.orchestrator.harness import PLAN, Project, blocking, config_text, evaluation, strategy
@@ -118,33 +117,6 @@ def test_an_unreachable_remote_keeps_the_commit_local_until_a_later_cycle_pushes
     daemon(project, max_cycles=1)
     assert project.remote_head() == project.head()
     assert git(project.repo, "merge-base", "--is-ancestor", local, project.remote_head()) == ""
-
-
-def test_notifications_go_to_the_webhook_from_the_environment(project: Project) -> None:
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    received: list[bytes] = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            received.append(self.rfile.read(int(self.headers["Content-Length"])))
-            self.send_response(204)
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        configure(project)
-        idle_cycle(project, score=-1)
-        notify = Notifier(f"http://127.0.0.1:{server.server_address[1]}/hook", every_cycle=True)
-        run_daemon(project.repo, project.config, project.deps(), Limits(max_cycles=1), Options(), notify)
-    finally:
-        server.shutdown()
-    assert len(received) == 1 and b"cycle 1: no_change, score -1" in received[0]
-    assert Notifier("http://127.0.0.1:9/unreachable").send("x") is False  # logged, never raised
 
 
 def test_two_runs_at_once_the_second_exits_3_naming_the_first(project: Project) -> None:

@@ -15,6 +15,7 @@ from state.heartbeat import read_heartbeat
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git, write
 from tests.orchestrator.harness import Project, blocking, config_text, evaluation, strategy
+from tests.standin.webhook import Webhook
 
 # A stand-in for `run`: beats for a while, then does what its first argument says.
 CHILD = r"""
@@ -56,16 +57,6 @@ def policy(**kw: float) -> Policy:
     return Policy(**values)  # type: ignore[arg-type]
 
 
-class Recorder(Notifier):
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.messages: list[str] = []
-
-    def send(self, text: str) -> bool:
-        self.messages.append(text)
-        return True
-
-
 def child(tmp_path: Path, mode: str) -> list[str]:
     script = tmp_path / "child.py"
     script.write_text(CHILD)
@@ -85,24 +76,28 @@ def alive(pid: int) -> bool:
 
 
 def test_a_dead_child_is_restarted(tmp_path: Path) -> None:
-    notify = Recorder()
-    code = watch(child(tmp_path, "crash-once"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(), notify)
+    with Webhook() as hook:
+        code = watch(child(tmp_path, "crash-once"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(),
+                     Notifier(hook.url, project="book"))
     assert code == 0 and runs(tmp_path) == 2
-    assert len(notify.messages) == 1 and "exited with code 1; restarting" in notify.messages[0]
-    assert str(tmp_path / "run.log") in notify.messages[0]
+    [message] = hook.texts()
+    assert message.startswith("[book] watchdog: `run` (pid ") and "exited with code 1; restarting in 1s" in message
+    assert message.endswith(f"Log: {tmp_path / 'run.log'}")
 
 
 def test_it_gives_up_after_max_restarts(tmp_path: Path) -> None:
-    notify = Recorder()
-    code = watch(child(tmp_path, "crash"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(max_restarts=2),
-                 notify)
+    with Webhook() as hook:
+        code = watch(child(tmp_path, "crash"), tmp_path / "heartbeat.json", tmp_path / "run.log",
+                     policy(max_restarts=2), Notifier(hook.url, project="book"))
     assert code == 1 and runs(tmp_path) == 3
-    assert notify.messages[-1].startswith("autoformalize watchdog: giving up after 2 restarts")
+    texts = hook.texts()
+    assert len(texts) == 3 and all("restarting" in t for t in texts[:2])
+    assert texts[-1].startswith("[book] watchdog gave up: 2 restarts within 60s; last: `run` (pid ")
 
 
 def test_a_hung_child_is_killed_with_its_group_and_restarted(tmp_path: Path) -> None:
     start = time.monotonic()
-    code = watch(child(tmp_path, "hang"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(), Recorder())
+    code = watch(child(tmp_path, "hang"), tmp_path / "heartbeat.json", tmp_path / "run.log", policy(), Notifier(None))
     assert code == 0 and runs(tmp_path) == 2
     assert time.monotonic() - start < 30
     grandchild = int((tmp_path / "runs.grandchild").read_text())
@@ -110,13 +105,13 @@ def test_a_hung_child_is_killed_with_its_group_and_restarted(tmp_path: Path) -> 
 
 
 def test_exit_3_is_not_restarted(tmp_path: Path) -> None:
-    assert watch(child(tmp_path, "exit3"), tmp_path / "heartbeat.json", tmp_path / "log", policy(), Recorder()) == 3
+    assert watch(child(tmp_path, "exit3"), tmp_path / "heartbeat.json", tmp_path / "log", policy(), Notifier(None)) == 3
     assert runs(tmp_path) == 1
 
 
 def test_sigterm_stops_the_child_cleanly_then_the_watchdog(tmp_path: Path) -> None:
     threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
-    code = watch(child(tmp_path, "forever"), tmp_path / "heartbeat.json", tmp_path / "log", policy(), Recorder())
+    code = watch(child(tmp_path, "forever"), tmp_path / "heartbeat.json", tmp_path / "log", policy(), Notifier(None))
     assert code == 0 and runs(tmp_path) == 1
     beat, _ = read_heartbeat(tmp_path / "heartbeat.json")
     assert beat is not None and not alive(beat.pid)
@@ -144,7 +139,7 @@ def test_a_frozen_daemon_is_killed_restarted_and_loses_nothing(project: Project,
     threading.Thread(target=freeze, daemon=True).start()
     try:
         code = watch(run_command(project.repo, ["--max-cycles", "1"]), heartbeat, tmp_path / "run.log",
-                     policy(stale_after_s=4.0), Recorder())
+                     policy(stale_after_s=4.0), Notifier(None))
     finally:
         release.set()
     log = (tmp_path / "run.log").read_text()

@@ -1,0 +1,120 @@
+"""Alerts to a webhook: a line per cycle, stalls, failures and stops, in each chat service's format."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+
+from orchestrator.cli import main
+from orchestrator.config import load_config
+from orchestrator.cycle import Options
+from orchestrator.daemon import Limits, run_daemon
+from orchestrator.notify import Event, Notifier, NotifyConfig, stalled
+from state.errors import UsageError
+from state.history import HistoryRecord, Outcome
+from tests.conftest import git, write
+from tests.orchestrator.harness import Project, config_text, evaluation, strategy
+from tests.standin.anthropic_server import error_reply
+from tests.standin.webhook import Webhook
+
+EDIT = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
+
+
+def configure(project: Project, **sections: dict[str, object]) -> None:
+    loop = {"heartbeat_s": 1, "cooldown_s": 0, "escalate_after": 2, **sections.pop("loop", {})}
+    write(project.repo, {"autoformalize.toml": config_text(loop=loop, **sections)})
+    git(project.repo, "commit", "-qam", "config")
+    git(project.repo, "push", "-q", "origin", "main")
+
+
+@pytest.mark.parametrize(("fmt", "content_type", "key"), [("slack", "application/json", "text"),
+                                                          ("discord", "application/json", "content"),
+                                                          ("text", "text/plain", None)])
+def test_each_format_carries_the_line_as_its_service_expects(fmt: str, content_type: str, key: str | None) -> None:
+    with Webhook() as hook:
+        assert Notifier(hook.url, NotifyConfig(format=fmt), "book").send(Event.STOPPED, reason="done")  # type: ignore[arg-type]
+    [post] = hook.posts
+    assert post.content_type.startswith(content_type)
+    line = "[book] run stopped: done"
+    assert (post.json() == {key: line}) if key else post.body.decode() == line
+
+
+def test_a_users_template_replaces_the_default_and_a_bad_one_is_refused(project: Project) -> None:
+    config = NotifyConfig(templates={Event.STOPPED: "{project} halted ({reason})"})
+    with Webhook() as hook:
+        Notifier(hook.url, config, "book").send(Event.STOPPED, reason="budget")
+    assert hook.texts() == ["book halted (budget)"]
+
+    for template, problem in (("{cycle} {colour}", "unknown field 'colour'"),
+                              ("{cycle} {score:+d}", "Unknown format code 'd'")):
+        write(project.repo, {"autoformalize.toml": f'[notify]\ntemplates = {{ cycle = "{template}" }}\n'})
+        with pytest.raises(UsageError, match=rf"templates\.cycle: {problem}.*\{{outcome\}}.*already text"):
+            load_config(project.repo)
+
+
+def test_an_older_file_without_lines_per_cycle_keeps_that_choice() -> None:
+    assert Event.CYCLE not in NotifyConfig.model_validate({"every_cycle": False}).events
+    assert NotifyConfig.model_validate({"every_cycle": True}).events == list(Event)
+
+
+def test_events_left_out_are_not_sent_and_no_url_sends_nothing() -> None:
+    with Webhook() as hook:
+        quiet = Notifier(hook.url, NotifyConfig(events=[Event.FAILURE]), "book")
+        assert not quiet.send(Event.STOPPED, reason="x")
+        assert quiet.send(Event.FAILURE, cycle=3, error="disk full")
+        assert not Notifier(None).send(Event.FAILURE, cycle=3, error="x")
+    assert hook.texts() == ["[book] cycle 3 failed: disk full"]
+
+
+def test_an_alert_that_cannot_be_delivered_is_logged_without_the_url() -> None:
+    with Webhook() as hook, capture_logs() as logs:
+        hook.status = 503
+        assert not Notifier(hook.url).send(Event.STOPPED, reason="x")
+    assert len(hook.posts) == 1 and logs and logs[0]["event"] == "notify.failed"
+    assert "secret-token" not in repr(logs)
+
+
+def record(cycle: int, score: int) -> HistoryRecord:
+    return HistoryRecord(cycle=cycle, outcome=Outcome.NO_CHANGE, progress_score=score)
+
+
+def test_a_stall_is_announced_when_it_reaches_the_threshold_and_every_as_many_cycles_after() -> None:
+    history = [record(1, 1), *(record(n, s) for n, s in zip(range(2, 9), [0, -1, 0, 0, -2, 0, 0], strict=True))]
+    assert [stalled(history, r, 3) for r in history] == [0, 0, 0, 3, 0, 0, 6, 0]
+    assert stalled([], record(1, 0), 1) == 1
+
+
+def test_the_daemon_sends_each_cycle_then_the_stall_then_why_it_stopped(project: Project) -> None:
+    configure(project)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work(EDIT, "closed it")
+    project.agents.evaluate(evaluation(1, "closed Book.hard"))
+    for score in (-1, 0):
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.work("nothing left I can do")
+        project.agents.evaluate(evaluation(score, "no progress", stuck_on="Book.uses needs a lemma"))
+    project.agents.consult("Try induction on the other argument.")
+    with Webhook() as hook:
+        reason = run_daemon(project.repo, project.config, project.deps(), Limits(max_cycles=3), Options(),
+                            Notifier(hook.url, project.config.notify, "book"))
+    texts = hook.texts()
+    assert texts[0] == "[book] cycle 1: accepted, score +1, sorries 2 → 1. closed Book.hard"
+    assert texts[1] == "[book] cycle 2: no_change, score -1, sorries 1 → 1. no progress"
+    assert texts[2] == "[book] cycle 3: no_change, score +0, sorries 1 → 1. no progress"
+    assert texts[3] == ("[book] stalled: 2 cycles in a row without progress, up to cycle 3. Stuck on: Book.uses "
+                        "needs a lemma. The Consultant was asked: .prover-state/issues/consultant_advice_cycle_003.md.")
+    assert texts[4] == f"[book] run stopped: {reason}" and len(texts) == 5
+
+
+def test_a_scheduled_cycle_alerts_on_its_failure(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    configure(project, notify={"format": "text"})
+    overloaded = error_reply(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})
+    project.agents.add("planner", *[overloaded for _ in range(10)])
+    with Webhook() as hook:
+        monkeypatch.setenv("AUTOFORMALIZE_WEBHOOK_URL", hook.url)
+        assert main(["cycle", "--repo", str(project.repo)]) == 1
+        (project.repo / "Book/B.lean").write_text("-- mine\n")
+        assert main(["cycle", "--repo", str(project.repo)]) == 2
+    first, second = hook.texts()
+    assert first.startswith("[book] cycle 1 failed: plan:") and "verloaded" in first
+    assert second.startswith("[book] cycle (unnumbered) failed: uncommitted changes in Book/B.lean")
