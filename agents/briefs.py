@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from agents.context import Context, Keep, Section, window
 from gates.census import Census
+from gates.config import GatesConfig
 from state.history import HistoryRecord
 
 HISTORY_LINES = 12
@@ -49,9 +50,20 @@ def sorry_table(census: Census, only: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def file_sizes(census: Census) -> str:
+def file_sizes(census: Census, gates: GatesConfig) -> str:
+    """Lean files by length, those over the warning or the cap marked, and what a file over the cap demands."""
+    warn, cap = gates.file_warn_lines, gates.file_cap_lines
     ranked = sorted(census.files.items(), key=lambda kv: -kv[1].lines)
-    return "\n".join(f"{path}: {index.lines} lines" for path, index in ranked)
+    rows = [f"{path}: {index.lines:,} lines" + (" — OVER THE CAP: split it this cycle" if index.lines > cap else
+                                                 " — over the warning: split it soon" if index.lines > warn else "")
+            for path, index in ranked]
+    over = sum(1 for _, index in ranked if index.lines > cap)
+    head = (f"Warning at {warn:,} lines, cap at {cap:,}. "
+            + (f"{over} file{'s are' if over > 1 else ' is'} over the cap: schedule a split (move declarations to a "
+               "new file that the old one, or its users, import), with the new file in the Scope. Until then a "
+               "change that makes such a file longer is rejected, unless the Worker declares `SPLITTING:`."
+               if over else ""))
+    return "\n".join([head.strip(), *rows])
 
 
 def ranked_issues(issues: list[IssueText], target: str) -> tuple[str, str]:
@@ -66,7 +78,8 @@ def ranked_issues(issues: list[IssueText], target: str) -> tuple[str, str]:
 
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
-            pivot: str | None, build: str, locked: list[str] | None = None) -> Context:
+            pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None
+            ) -> Context:
     target = section(plan, "Current Target")
     lines, history_note = window([history_line(r) for r in history], HISTORY_LINES, "cycles")
     issue_text, issue_note = ranked_issues(issues, target)
@@ -77,7 +90,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 2_000),
         Section("Build", build, 4_000),
         Section("Sorries by declaration", sorry_table(census), 8_000),
-        Section("Lean file sizes", file_sizes(census), 3_000),
+        Section("Lean file sizes", file_sizes(census, gates or GatesConfig()), 3_000),
         Section("Recent cycles", lines, 5_000, Keep.TAIL, history_note),
         Section("Attempts (attempts.md)", attempts or "", 8_000, Keep.TAIL),
         Section("Latest task result", last_result or "", 6_000),
@@ -102,11 +115,12 @@ def worker(*, strategy: str, census: Census, scope_files: list[str], issues: lis
 
 
 def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list[HistoryRecord],
-              attempts: str | None, faithfulness: str = "") -> Context:
+              attempts: str | None, faithfulness: str = "", oversized: str = "") -> Context:
     lines, note = window([history_line(r) for r in history], 8, "cycles")
     return Context([
         Section("Outcome", outcome, 1_000),
         Section("Gate verdicts", gates, 6_000),
+        Section("Lean files over the size cap that this change made longer", oversized, 2_000),
         Section("Faithfulness of the statements this change added or changed (the judge, against the book)",
                 faithfulness, 4_000),
         Section("Worker report", report, 8_000),

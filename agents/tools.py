@@ -67,7 +67,8 @@ SPECS = [
                      body=("string", "Markdown explaining WHY it is blocked."))),
     ToolSpec("finish", "End the session. The report becomes this cycle's task result.",
              _schema(report=("string", "What you did, tried and suggest next. A sorry-count rise needs a line "
-                                       "`RESTRUCTURING: <rationale>`."))),
+                                       "`RESTRUCTURING: <rationale>`; making a Lean file over the size cap "
+                                       "longer, a line `SPLITTING: <rationale>`."))),
 ]
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class BuildConfig(BaseModel):
@@ -25,9 +27,17 @@ class GatesConfig(BaseModel):
     restructure_budget: int = Field(default=2, ge=0)
     """Sorry-count increases allowed within `restructure_window` cycles, each with a rationale."""
     restructure_window: int = Field(default=10, ge=1)
-    """The window, in cycles, of `restructure_budget`."""
+    """The window, in cycles, of `restructure_budget` and of `split_budget`."""
     max_sorry_increase: int = Field(default=10, ge=0)
     """The largest increase one restructuring may make."""
+    file_warn_lines: int = Field(default=3000, ge=1)
+    """A Lean file longer than this is marked for the Planner as one to split soon."""
+    file_cap_lines: int = Field(default=6000, ge=1)
+    """A Lean file longer than this must be split: the Planner is told to schedule it, a change that makes such a
+    file longer is rejected (unless the report declares `SPLITTING: <rationale>`) and scores at most 0."""
+    split_budget: int = Field(default=2, ge=0)
+    """Changes allowed within `restructure_window` cycles to make a file over `file_cap_lines` longer, each declared
+    as a split in progress with a line `SPLITTING: <rationale>` in the Worker's report."""
     repair_rounds: int = Field(default=2, ge=0)
     """Times a failing gate's report goes back to the Worker before the change is rejected."""
     protected: list[str] = Field(default_factory=lambda: [
@@ -39,3 +49,10 @@ class GatesConfig(BaseModel):
     allow_build_time_code: bool = False
     """Let changes add `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code that runs
     while the file is built, with your user's rights."""
+
+    @model_validator(mode="after")
+    def _warning_before_cap(self) -> Self:
+        if self.file_warn_lines > self.file_cap_lines:
+            raise ValueError(f"file_warn_lines ({self.file_warn_lines}) is above file_cap_lines "
+                             f"({self.file_cap_lines}); the warning must come at or before the cap")
+        return self

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gates import build, integrity, scope, sorry
+from gates import build, integrity, scope, size, sorry
 from gates.base import GateInput, GateResult
 
 GATES: dict[str, Callable[[GateInput], GateResult]] = {
     scope.NAME: scope.check,
     integrity.NAME: integrity.check,
     sorry.NAME: sorry.check,
+    size.NAME: size.check,
     build.NAME: build.check,
 }
-CHEAP = (scope.NAME, integrity.NAME, sorry.NAME)
+CHEAP = (scope.NAME, integrity.NAME, sorry.NAME, size.NAME)
 
 
 def run_gates(inp: GateInput) -> list[GateResult]:

@@ -211,7 +211,7 @@ def plan(c: Cycle) -> None:
                 plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
                 last_result=cs.last_task_result(c.paths), issues=cs.issues(c.paths), advice=cs.last_advice(c.paths),
-                pivot=c.pivot, build=c.build.detail,
+                pivot=c.pivot, build=c.build.detail, gates=c.config.gates,
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [])
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots)
@@ -293,15 +293,18 @@ def judge(c: Cycle) -> None:
 
 
 def evaluate(c: Cycle) -> None:
-    """The Evaluator scores the cycle; a change that did not land scores at most 0."""
+    """The Evaluator scores the cycle; a change that did not land, or made a file over the size cap longer,
+    scores at most 0."""
     assert c.session is not None and c.work is not None
     diff = c.work.run("diff", c.base, c.worker_commit) if c.worker_commit else "(no change)"
+    oversized, cap = cs.oversized(c), c.config.gates.file_cap_lines
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
-                               attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c))
+                               attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
+                               oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized))
     verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render())
     c.evaluation = verdict.evaluation
-    if c.outcome is not Outcome.ACCEPTED and c.evaluation.progress_score > 0:
+    if (c.outcome is not Outcome.ACCEPTED or oversized) and c.evaluation.progress_score > 0:
         c.evaluation = c.evaluation.model_copy(update={"progress_score": 0})
 
 
@@ -427,7 +430,7 @@ def _rebase(c: Cycle, new_base: str) -> None:
         else:
             if not gate(c):
                 c.outcome = Outcome.REJECTED
-        if c.evaluation is not None and c.outcome is not Outcome.ACCEPTED:
+        if c.evaluation is not None and (c.outcome is not Outcome.ACCEPTED or cs.oversized(c)):
             c.evaluation = c.evaluation.model_copy(update={"progress_score": min(0, c.evaluation.progress_score)})
     bookkeeping(c)
 

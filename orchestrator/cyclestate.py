@@ -17,6 +17,7 @@ from agents.worker import Session
 from audit.loop import Judged
 from gates.base import GateResult
 from gates.census import Census
+from gates.size import Growth, grown, splitting
 from gates.sorry import restructuring
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
@@ -106,7 +107,7 @@ def record(c: Cycle) -> HistoryRecord:
         costs={role: None if v is None else round(v, 6) for role, v in costs.items()},
         served_by=c.ledger.served_by(),
         consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
-        restructuring=restructuring_of(c), pivot=c.pivot, base=c.base, error=c.error,
+        restructuring=restructuring_of(c), splitting=splitting_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
         faithfulness=[j.verdict for j in c.judged])
 
@@ -131,6 +132,18 @@ def restructuring_of(c: Cycle) -> str | None:
     if c.outcome is not Outcome.ACCEPTED or c.session is None or c.after is None:
         return None
     return restructuring(c.session.report()) if c.after.holes > c.census.holes else None
+
+
+def oversized(c: Cycle) -> list[Growth]:
+    """The files over the size cap that this cycle's landed change made longer."""
+    if c.outcome is not Outcome.ACCEPTED or c.after is None:
+        return []
+    return grown(c.census, c.after, c.config.gates.file_cap_lines)
+
+
+def splitting_of(c: Cycle) -> str | None:
+    """The declared rationale, when this cycle landed a change that made a file over the size cap longer."""
+    return splitting(c.session.report()) if c.session is not None and oversized(c) else None
 
 
 def task_result(c: Cycle) -> str:

@@ -70,7 +70,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             plan=files.read_text(repo / config.project.plan), plan_name=config.project.plan, census=result,
             history=history.records, attempts=files.read_text(paths.attempts),
             last_result=cs.last_task_result(paths), issues=cs.issues(paths), advice=cs.last_advice(paths),
-            pivot=pivot, build="(checked when the cycle runs)")
+            pivot=pivot, build="(checked when the cycle runs)", gates=config.gates)
         text = context.render()
         system = render("planner", rules=rules, lean_roots=", ".join(roots) or "the repository")
         say(_size("plan", config.agents.planner.model, system, text) + (f"; pivot away from: {pivot}" if pivot

@@ -88,6 +88,7 @@ class HistoryRecord(BaseModel):
     served_by: dict[str, list[str]] = Field(default_factory=dict)  # per role, the backend:model pairs that answered
     consultant: str | None = None  # path of the advice written this cycle
     restructuring: str | None = None  # rationale of an allowed sorry-count rise
+    splitting: str | None = None  # rationale of an allowed growth of a file over the size cap
     pivot: str | None = None  # the blocker the Planner was told to leave
     base: str | None = None  # the branch commit the cycle started from
     error: str | None = None  # what stopped the cycle, for outcome `error`

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from gates.census import census
+from gates.size import large
 from gates.tree import DirTree
 from orchestrator.config import load_config
 from orchestrator.repo import find_repo
@@ -66,6 +67,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "total_admits": result.total_admits,
         "axioms": [d.name for _, d in result.axioms()],
         "lean_files": len(result.files),
+        "large_files": [{"file": path, "lines": lines, "over": "cap" if lines > config.gates.file_cap_lines else "warn"}
+                        for path, lines in large(result, config.gates.file_warn_lines)],
         "last_records": [r.model_dump(mode="json") for r in history.last(LAST_RECORDS)],
         "open_issues": [i.slug for i in open_issues(paths)],
         "lock": lock.status.value,
@@ -107,6 +110,9 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"  scores     {scores}  (last {len(records)} cycles, oldest first)")
         if last and last.get("summary"):
             lines.append(f"  summary    {last['summary']}")
+    for f in s["large_files"]:
+        lines.append(f"  large      {f['file']}: {f['lines']:,} lines, over the "
+                     + ("cap: it must be split" if f["over"] == "cap" else "warning: split it soon"))
     issues = s["open_issues"]
     lines.append(f"  issues     {len(issues)} open" + (f": {', '.join(issues[:8])}" if issues else "")
                  + (" …" if len(issues) > 8 else ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agents import briefs
 from agents.context import Context, Keep, Section
 from gates.census import Census
+from gates.config import GatesConfig
 from gates.index import index_source
 from state.history import HistoryRecord, Outcome
 
@@ -46,3 +47,20 @@ def test_issues_touching_the_target_come_first() -> None:
     issues = [briefs.IssueText("new", "unrelated"), briefs.IssueText("old", "blocked on Book/Chapter3/RK.lean")]
     text, _ = briefs.ranked_issues(issues, "Close the sorry in Book/Chapter3/RK.lean")
     assert text.index("### old") < text.index("### new")
+
+
+def test_the_planner_sees_which_files_to_split() -> None:
+    census = Census({path: index_source(path, "theorem t : True := trivial\n" * n)
+                     for path, n in (("Book/Small.lean", 2), ("Book/Long.lean", 5), ("Book/Huge.lean", 9))})
+    run = {**synthetic_run(1), "census": census, "gates": GatesConfig(file_warn_lines=4, file_cap_lines=8)}
+    text = briefs.planner(**run).render()  # type: ignore[arg-type]
+    sizes = briefs.section(text, "Lean file sizes")
+    assert sizes.splitlines() == [
+        "Warning at 4 lines, cap at 8. 1 file is over the cap: schedule a split (move declarations to a new file "
+        "that the old one, or its users, import), with the new file in the Scope. Until then a change that makes "
+        "such a file longer is rejected, unless the Worker declares `SPLITTING:`.",
+        "Book/Huge.lean: 9 lines — OVER THE CAP: split it this cycle",
+        "Book/Long.lean: 5 lines — over the warning: split it soon",
+        "Book/Small.lean: 2 lines"]
+    calm = briefs.file_sizes(Census({"Book/Small.lean": census.files["Book/Small.lean"]}), GatesConfig())
+    assert calm == "Warning at 3,000 lines, cap at 6,000.\nBook/Small.lean: 2 lines"

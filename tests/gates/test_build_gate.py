@@ -135,11 +135,11 @@ def test_a_failure_without_diagnostics_shows_the_output(setup: Setup) -> None:
 def test_the_build_gate_waits_for_the_cheap_gates(setup: Setup) -> None:
     inp = setup.input({"Book/D.lean": D + "axiom bad : False\n"})
     results = run_gates(inp)
-    assert [r.name for r in results] == ["scope", "integrity", "sorry"]
+    assert [r.name for r in results] == ["scope", "integrity", "sorry", "size"]
     assert not results[1].passed and setup.calls() == []
 
 
 def test_all_gates_pass_on_an_honest_change(setup: Setup) -> None:
     results = run_gates(setup.input({"Book/A.lean": A.replace("  sorry", "  trivial")}))
     assert [(r.name, r.passed) for r in results] == [("scope", True), ("integrity", True), ("sorry", True),
-                                                     ("build", True)]
+                                                     ("size", True), ("build", True)]

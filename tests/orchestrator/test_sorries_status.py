@@ -137,3 +137,23 @@ def test_entry_points(launcher: list[str] | None, tmp_path: Path) -> None:
     done = subprocess.run([*cmd, "sorries", str(tmp_path), "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total_sorries"] == 1
+
+
+def test_status_lists_files_over_the_warning_and_the_cap(make_repo: Callable[..., Path],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    line = "theorem t : True := trivial\n"
+    repo = make_repo({"autoformalize.toml": "[gates]\nfile_warn_lines = 11\nfile_cap_lines = 14\n",  # Basic: 11
+                      "Book/Long.lean": line * 12, "Book/Huge.lean": line * 15, "Book/Short.lean": line * 4})
+    status = run_json(["status", "--json", "--repo", str(repo)], capsys)
+    assert status["large_files"] == [{"file": "Book/Huge.lean", "lines": 15, "over": "cap"},
+                                     {"file": "Book/Long.lean", "lines": 12, "over": "warn"}]
+    assert main(["status", "--repo", str(repo)]) == 0
+    human = capsys.readouterr().out
+    assert "large      Book/Huge.lean: 15 lines, over the cap: it must be split" in human
+    assert "large      Book/Long.lean: 12 lines, over the warning" in human and "Short" not in human
+
+
+def test_a_warning_above_the_cap_exits_2(make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo({"autoformalize.toml": "[gates]\nfile_warn_lines = 7000\n"})
+    assert main(["status", "--repo", str(repo)]) == 2
+    assert "file_warn_lines (7000) is above file_cap_lines (6000)" in capsys.readouterr().err
