@@ -44,6 +44,7 @@ class ProverJob(BaseModel):
     proved: list[str] = Field(default_factory=list)  # targets the returned files hold without a sorry
     use: Use | None = None
     used_cycle: int | None = None
+    closed: list[str] = Field(default_factory=list)  # targets whose sorry an accepted cycle closed with its proof
     note: str = ""
 
     @property
@@ -53,6 +54,14 @@ class ProverJob(BaseModel):
 
 class ProverJobs(BaseModel):
     jobs: list[ProverJob] = Field(default_factory=list)
+
+
+def tally(jobs: ProverJobs) -> dict[str, object]:
+    """Jobs by status and by use, and the sorries the prover's proofs closed."""
+    return {"jobs": len(jobs.jobs),
+            "by_status": {s.value: n for s in JobStatus if (n := sum(j.status is s for j in jobs.jobs))},
+            "by_use": {u.value: n for u in Use if (n := sum(j.use is u for j in jobs.jobs))},
+            "sorries_closed": sum(len(j.closed) for j in jobs.jobs)}
 
 
 def read_jobs(path: Path) -> ProverJobs:

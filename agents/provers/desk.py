@@ -215,10 +215,10 @@ class Desk:
             i = next(i for i, j in enumerate(self.jobs.jobs) if j.id == job_id)
             job = self.jobs.jobs[i]
             if name in closed:
-                update = {"use": Use.USED, "used_cycle": self.cycle,
+                update = {"use": Use.USED, "used_cycle": self.cycle, "closed": sorted({*job.closed, name}),
                           "note": f"cycle {self.cycle} landed its proof of {name}"}
             elif job.used_cycle in (None, self.cycle):
-                update = {"use": Use.UNUSED, "used_cycle": None,
+                update = {"use": Use.UNUSED, "used_cycle": None, "closed": [],
                           "note": f"cycle {self.cycle} applied its proof of {name}; the change was rejected"}
             else:
                 continue

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
 
+from orchestrator.commands import status
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.deps import Deps, SystemClock
+from orchestrator.report import site
 from state.prover_jobs import JobStatus, ProverJob, Use, read_jobs
 from tests.orchestrator.harness import A, Project, config_text, evaluation, make_project, strategy, user_text
 from tests.standin.anthropic_server import AnthropicStandin
@@ -82,6 +84,11 @@ def test_a_returned_proof_applied_by_the_worker_lands_and_the_job_is_used(
     brief = user_text(project.agents.requests["worker"][-2])
     assert f"returned job {job.id} proves Book.hard" in brief
     assert project.clean()
+    prover = status.collect(project.repo, datetime.now(UTC))["prover"]
+    assert prover == {"backend": "aristotle", "off": None, "jobs": 1, "by_status": {"returned": 1},
+                      "by_use": {"used": 1}, "sorries_closed": 1}
+    page = site.render(site.gather(project.repo, datetime.now(UTC)))
+    assert f'data-job="{job.id}"' in page and "its proofs closed 1 sorry." in page
 
 
 def test_a_proof_that_fails_the_build_is_rejected_and_the_job_unused(
