@@ -78,8 +78,8 @@ def ranked_issues(issues: list[IssueText], target: str) -> tuple[str, str]:
 
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
-            pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None
-            ) -> Context:
+            pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
+            prover: str = "") -> Context:
     target = section(plan, "Current Target")
     lines, history_note = window([history_line(r) for r in history], HISTORY_LINES, "cycles")
     issue_text, issue_note = ranked_issues(issues, target)
@@ -98,6 +98,8 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
         Section("Latest Consultant advice", advice or "", 5_000),
         Section("Statements locked as faithful to the book (change one only with `RESTATE: <name> — <why>`)",
                 ", ".join(locked or []), 4_000),
+        Section("External prover (request a job with a line `PROVER: <declaration>` in the strategy)", prover,
+                3_000),
     ]
     if pivot:
         sections.append(Section("Pivot required", f"The last cycles were all stuck on the same blocker: {pivot}\n"
@@ -105,12 +107,14 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
     return Context(sections)
 
 
-def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText]) -> Context:
+def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
+           prover: str = "") -> Context:
     issue_text, issue_note = ranked_issues(issues, " ".join(scope_files))
     return Context([
         Section("strategy.md", strategy, 16_000),
         Section("Sorries in the Scope", sorry_table(census, scope_files), 6_000),
         Section("Open issues", issue_text, 8_000, note=issue_note),
+        Section("External prover (tools submit_to_prover, prover_result, apply_prover_result)", prover, 3_000),
     ])
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.model import ToolCall, ToolResult, ToolSpec
+from agents.provers.desk import Declined, Desk, declaration
 from gates.base import Compiler
 from gates.census import census
 from gates.imports import module_name
+from gates.index import Decl
 from gates.scope import matches
 from gates.tree import IGNORED_DIRS, DirTree
 from state.atomic import write_atomic
@@ -26,6 +28,13 @@ MAX_READ_CHARS = 60_000
 MAX_MATCHES = 200
 MAX_DIAGNOSTICS = 60
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,80}$")
+
+
+def _declaration(text: str, path: str, name: str) -> Decl:
+    found = declaration(text, path, name)
+    if found is None:
+        raise Refused(f"{path} has no single declaration named {name!r}")
+    return found
 
 
 class Refused(Exception):
@@ -62,6 +71,14 @@ SPECS = [
     ToolSpec("sorries", "The current sorry and admit locations, with their declarations.", _schema()),
     ToolSpec("read_declaration", "Show the source of a declaration by (qualified or final part of its) name.",
              _schema(name=("string", "e.g. `Book.Chapter3.rk_order` or `rk_order`."))),
+    ToolSpec("submit_to_prover", "Hand declarations holding a sorry to the external prover; a job takes tens of "
+             "minutes and its result reaches a later cycle.",
+             _schema(declarations=("string", "Declaration names, separated by commas."))),
+    ToolSpec("prover_result", "Show the external prover's returned proof of a declaration.",
+             _schema(declaration=("string", "e.g. `Book.Chapter3.rk_order` or `rk_order`."))),
+    ToolSpec("apply_prover_result", "Replace a declaration in its file (in the Scope) by the external prover's "
+             "returned version; check it with lean_check like any edit.",
+             _schema(declaration=("string", "e.g. `Book.Chapter3.rk_order` or `rk_order`."))),
     ToolSpec("open_issue", "Record a blocker for the next cycles: what is stuck, why, what was tried.",
              _schema(slug=("string", "File name: lowercase letters, digits, '-', '_'."),
                      body=("string", "Markdown explaining WHY it is blocked."))),
@@ -82,6 +99,7 @@ class Workspace:
     state_dir: str
     lean_roots: list[str]
     compiler: Compiler
+    desk: Desk | None = None  # the external prover, when the cycle has one
     report: str | None = None  # set by `finish`
     handlers: dict[str, Callable[..., str]] = field(init=False)
 
@@ -91,7 +109,8 @@ class Workspace:
             "read_file": self.read_file, "write_file": self.write_file, "edit_file": self.edit_file,
             "list_files": self.list_files, "search": self.search, "lean_check": self.lean_check,
             "sorries": self.sorries, "read_declaration": self.read_declaration, "open_issue": self.open_issue,
-            "finish": self.finish,
+            "submit_to_prover": self.submit_to_prover, "prover_result": self.prover_result,
+            "apply_prover_result": self.apply_prover_result, "finish": self.finish,
         }
 
     def call(self, call: ToolCall) -> ToolResult:
@@ -220,6 +239,40 @@ class Workspace:
             assert d.source is not None
             out.append(f"-- {path}:{d.line} ({d.kind} {d.name})\n{d.source.text[d.start:d.end]}")
         return "\n\n".join(out)
+
+    def _desk(self) -> Desk:
+        if self.desk is None:
+            raise Refused("the external prover is off")
+        if self.desk.off:
+            raise Refused(f"the external prover is off: {self.desk.off}")
+        return self.desk
+
+    def submit_to_prover(self, declarations: str) -> str:
+        names = [n.strip().strip("`") for n in declarations.split(",") if n.strip()]
+        try:
+            job = self._desk().submit(names, self.root, census(DirTree(self.root), self.lean_roots))
+        except Declined as e:
+            raise Refused(str(e)) from None
+        return f"submitted job {job.id}: " + ", ".join(t.declaration for t in job.targets)
+
+    def prover_result(self, declaration: str) -> str:
+        proof = self._desk().proof(declaration)
+        if proof is None:
+            raise Refused(f"no returned proof of {declaration!r}")
+        return f"-- job {proof.job}, for {proof.file}\n{proof.text}"
+
+    def apply_prover_result(self, declaration: str) -> str:
+        desk = self._desk()
+        proof = desk.proof(declaration)
+        if proof is None:
+            raise Refused(f"no returned proof of {declaration!r}")
+        real, rel = self.resolve(proof.file, write=True)
+        text = real.read_text(encoding="utf-8")
+        d = _declaration(text, rel, declaration)
+        write_atomic(real, text[:d.start] + proof.text + text[d.end:])
+        assert d.name is not None
+        desk.applied[d.name] = proof.job
+        return f"replaced {d.name} in {rel} by the proof of job {proof.job}; run lean_check on it"
 
     def open_issue(self, slug: str, body: str) -> str:
         if not _SLUG.match(slug):

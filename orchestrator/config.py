@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.config import AgentsConfig, BudgetConfig
 from agents.prices import Price
+from agents.provers.config import ProverConfig
 from audit.config import AuditConfig
 from gates.config import BuildConfig, GatesConfig
 from orchestrator.notify import NotifyConfig
@@ -86,6 +87,7 @@ class Config(BaseModel):
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
+    prover: ProverConfig = Field(default_factory=ProverConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:
@@ -133,7 +135,7 @@ def render_config(config: Config) -> str:
             for role, agent in model:
                 out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
         elif isinstance(model, BaseModel):
-            out.append(_table(section, model, model.__doc__ if section == "budget" else None))
+            out.append(_table(section, model, model.__doc__ if section in ("budget", "prover") else None))
     out.append(_PRICES_EXAMPLE)
     return "\n".join(out)
 

@@ -21,6 +21,7 @@ import structlog
 from agents import briefs, consultant, evaluator, planner
 from agents.ledger import Ledger
 from agents.planner import Plan, PlanFailed
+from agents.provers.desk import Desk
 from agents.tools import Workspace
 from agents.worker import Limits
 from audit.judge import Score
@@ -49,6 +50,7 @@ from state.statement_lock import read_lock, write_lock
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
+PROVER_CALL_S = 30.0  # aristotlelib's request timeout; a harvest polls, fetches or cancels each open job
 
 __all__ = ["Interrupted", "Options", "run_cycle"]
 
@@ -72,6 +74,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         sync(c)
         beat.phase("baseline", 2 * config.build.timeout_s + git_s)
         baseline(c)
+        beat.phase("harvest", 3 * config.prover.max_open_jobs * PROVER_CALL_S)
+        harvest(c)
         agents = config.agents
         for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
                              (judge, agents.judge.timeout_s), (evaluate, agents.evaluator.timeout_s),
@@ -186,6 +190,13 @@ def baseline(c: Cycle) -> None:
     log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
 
 
+def harvest(c: Cycle) -> None:
+    """Poll the external prover's open jobs: fetch the returned, cancel the overdue and those the Worker beat."""
+    c.desk = Desk.open(c.config.prover, c.deps.prover, c.paths.prover_jobs, c.paths.prover_results,
+                       c.deps.clock.now, c.number, c.config.project.state_dir)
+    c.desk.harvest(c.census)
+
+
 def _journal_spend(c: Cycle, ledger: Ledger) -> None:
     assert c.entry is not None
     c.entry = c.entry.model_copy(update={"usage": ledger.usage(), "costs": ledger.costs(),
@@ -211,7 +222,7 @@ def plan(c: Cycle) -> None:
                 plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
                 last_result=cs.last_task_result(c.paths), issues=cs.issues(c.paths), advice=cs.last_advice(c.paths),
-                pivot=c.pivot, build=c.build.detail, gates=c.config.gates,
+                pivot=c.pivot, build=c.build.detail, gates=c.config.gates, prover=cs.prover_summary(c),
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [])
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots)
@@ -226,13 +237,16 @@ def work(c: Cycle) -> None:
     assert c.plan is not None and c.work is not None
     cfg = c.config
     compiler = c.deps.compiler(c.work.root)
+    if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
+        c.desk.request(c.plan.text, c.work.root, c.census)
     workspace = Workspace(c.work.root, c.plan.scope, cfg.gates.protected, cfg.project.state_dir,
-                          cfg.project.lean_roots, compiler)
+                          cfg.project.lean_roots, compiler, desk=c.desk)
     w = cfg.agents.worker
     c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
                                c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
-    brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files, issues=cs.issues(c.paths))
+    brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files, issues=cs.issues(c.paths),
+                          prover=cs.prover_summary(c))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -355,6 +369,9 @@ def bookkeeping(c: Cycle) -> None:
                 files.write_issue(wp, issue.stem, issue_text(j, c.number))
             elif j.verdict.score is not None:  # judged faithful or stronger now: the issue is resolved
                 issue.unlink(missing_ok=True)
+    if c.desk is not None:
+        c.desk.settle(c.outcome is Outcome.ACCEPTED, c.after)
+        c.desk.write(wp.prover_jobs, wp.prover_results)
     if c.evaluation is not None and c.evaluation.attempts_update.strip():
         files.append_attempt(wp, c.number, c.evaluation.attempts_update)
     c.record = cs.record(c)

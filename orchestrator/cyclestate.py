@@ -13,6 +13,7 @@ from agents.config import BudgetConfig
 from agents.evaluator import Evaluation
 from agents.ledger import Budget, Ledger
 from agents.planner import Plan
+from agents.provers.desk import Desk
 from agents.worker import Session
 from audit.loop import Judged
 from gates.base import GateResult
@@ -73,6 +74,7 @@ class Cycle:
     advice: str | None = None  # the Consultant's, when called
     judged: list[Judged] = field(default_factory=list)  # the judge's verdicts on the statements the change touched
     ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
+    desk: Desk | None = None  # the external prover's jobs, harvested after the baseline
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
     record: HistoryRecord | None = None
@@ -109,7 +111,19 @@ def record(c: Cycle) -> HistoryRecord:
         consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
         restructuring=restructuring_of(c), splitting=splitting_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
-        faithfulness=[j.verdict for j in c.judged])
+        faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c))
+
+
+def prover_jobs(c: Cycle) -> dict[str, list[str]]:
+    """The jobs submitted this cycle and those whose proof it landed."""
+    if c.desk is None:
+        return {}
+    used = [j.id for j in c.desk.jobs.jobs if j.used_cycle == c.number]
+    return {k: v for k, v in (("submitted", c.desk.submitted), ("used", used)) if v}
+
+
+def prover_summary(c: Cycle) -> str:
+    return c.desk.summary(c.paths.relative(c.paths.prover_results)) if c.desk else ""
 
 
 def budget_of(budget: BudgetConfig, history: list[HistoryRecord], now: datetime) -> Budget:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from agents.ledger import Ledger
 from agents.model import Model
+from agents.provers.base import Off, Prover
 from agents.tools import Workspace
 from agents.worker import Limits, Session
 from gates.base import Compiler
@@ -51,3 +52,4 @@ class Deps:
     clock: Clock
     session: SessionFactory
     ci: CIStatus | None = None
+    prover: Prover | Off = field(default_factory=lambda: Off('[prover] backend = "none"'))

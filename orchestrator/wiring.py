@@ -8,11 +8,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from agents.config import LOOP_ROLES, AgentConfig, Endpoint
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
 from agents.prices import price_table
+from agents.provers.base import Off, Prover
+from agents.provers.config import ProverConfig
 from agents.tools import Workspace
 from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
@@ -20,6 +24,8 @@ from gates.build import LakeCompiler
 from orchestrator.config import Config
 from orchestrator.deps import Deps, SystemClock
 from state.errors import UsageError
+
+log = structlog.get_logger()
 
 # A single request never waits longer than this, whatever the role's session allows.
 REQUEST_TIMEOUT_S = 900.0
@@ -49,7 +55,26 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
 
     from orchestrator.github import ci_status
 
-    return Deps(model=model, compiler=compiler, clock=SystemClock(), session=session, ci=ci_status(repo, config))
+    return Deps(model=model, compiler=compiler, clock=SystemClock(), session=session, ci=ci_status(repo, config),
+                prover=prover_for(config.prover))
+
+
+def prover_for(config: ProverConfig) -> Prover | Off:
+    """The configured prover, or why there is none (logged here, once per process, not per call)."""
+    key = os.environ.get(config.api_key_env, "").strip()
+    if config.backend == "none":
+        return Off('[prover] backend = "none"')
+    if not key:
+        off = Off(f"{config.api_key_env} is not set")
+    else:
+        try:
+            from agents.provers.aristotle import AristotleProver
+        except ImportError:
+            off = Off("aristotlelib is not installed (pip install 'autoformalize[aristotle]')")
+        else:
+            return AristotleProver(key, config.base_url)
+    log.info("prover.off", backend=config.backend, reason=off.reason)
+    return off
 
 
 def model_for(config: Config, role: str, ledger: Ledger, **backend_options: Any) -> Model:

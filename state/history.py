@@ -94,6 +94,7 @@ class HistoryRecord(BaseModel):
     error: str | None = None  # what stopped the cycle, for outcome `error`
     worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens
     faithfulness: list[Faithfulness] = Field(default_factory=list)  # verdicts on the statements it changed
+    prover_jobs: dict[str, list[str]] = Field(default_factory=dict)  # external prover jobs "submitted", "used"
 
     @field_validator("started_at", "finished_at")
     @classmethod

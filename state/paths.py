@@ -61,6 +61,15 @@ class StatePaths:
     def statement_lock(self) -> Path:
         return self.root / "statement_lock.json"
 
+    @property
+    def prover_jobs(self) -> Path:
+        return self.root / "prover_jobs.json"
+
+    @property
+    def prover_results(self) -> Path:
+        """One directory per returned job, holding the Lean files the prover returned."""
+        return self.root / "prover_results"
+
     def relative(self, path: Path) -> str:
         """`path` relative to the repository, as POSIX."""
         return path.relative_to(self.repo).as_posix()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import click
 
+from agents.provers.config import ProverConfig
 from gates.census import census
 from gates.size import large
 from gates.tree import DirTree
@@ -19,6 +21,7 @@ from state.files import open_issues, read_cycle
 from state.heartbeat import read_heartbeat
 from state.history import HistoryRecord, read_history
 from state.lock import inspect_lock
+from state.prover_jobs import read_jobs, tally
 
 LAST_RECORDS = 5
 
@@ -80,6 +83,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
                       "week": round(spend.week, 4), "cycles_without_cost": spend.unpriced_cycles},
         "tokens_by_role": tokens,
         "budget": config.budget.model_dump(),
+        "prover": {"backend": config.prover.backend, "off": _prover_off(config.prover),
+                   **tally(read_jobs(paths.prover_jobs))},
         "problems": problems,
     }
 
@@ -134,8 +139,21 @@ def render(s: dict[str, Any]) -> str:
     if limits:
         lines.append("  budget     " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} ${v:.2f}"
                                                for k, v in limits.items()))
+    prover = s["prover"]
+    if prover["off"]:
+        lines.append(f"  prover     off: {prover['off']}")
+    if prover["jobs"]:
+        lines.append(f"  prover     {prover['backend']}: {prover['jobs']} jobs ("
+                     + ", ".join(f"{n} {k}" for k, n in {**prover["by_status"], **prover["by_use"]}.items())
+                     + f"), {prover['sorries_closed']} sorries closed by its proofs")
     lines += [f"  note       {p}" for p in s["problems"]]
     return "\n".join(lines)
+
+
+def _prover_off(config: ProverConfig) -> str | None:
+    if config.backend == "none":
+        return '[prover] backend = "none"'
+    return None if os.environ.get(config.api_key_env, "").strip() else f"{config.api_key_env} is not set"
 
 
 def _k(n: int) -> str:

@@ -12,7 +12,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from html import escape
 from importlib.resources import files
@@ -31,6 +31,7 @@ from state.errors import UsageError
 from state.files import open_issues, read_cycle, read_text
 from state.history import GateVerdict, HistoryRecord, read_history
 from state.paths import StatePaths
+from state.prover_jobs import ProverJob, read_jobs
 
 TEMPLATES = files("orchestrator.report") / "templates"
 ROLLING = 10  # cycles in the moving average of the score, at least
@@ -136,6 +137,7 @@ class Report:
     audit: AuditSummary | None
     issues: list[IssueRow]  # oldest first
     problems: list[str]
+    prover_jobs: list[ProverJob] = field(default_factory=list)  # in the order submitted
 
 
 def gather(repo: Path, now: datetime) -> Report:
@@ -158,8 +160,13 @@ def gather(repo: Path, now: datetime) -> Report:
                         dict(outcomes))
     plan_text = read_text(repo / config.project.plan)
     entities, audit = _read_audit(paths, problems)
+    try:
+        jobs = read_jobs(paths.prover_jobs).jobs
+    except UsageError as e:
+        jobs = []
+        problems.append(str(e))
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
-                  _issues(repo, paths, problems), problems)
+                  _issues(repo, paths, problems), problems, jobs)
 
 
 # ---------------------------------------------------------------- the plan
@@ -372,6 +379,7 @@ def render(report: Report) -> str:
         cycles=_cycles(report.cycles),
         issues=_issue_list(report.issues, report.generated_at),
         audit=_audit(report.audit, report.coverage),
+        prover=_prover(report.prover_jobs),
         notes=_notes(report.problems),
     )
 
@@ -601,6 +609,25 @@ def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> s
         out.append('<dl class="fields">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in audit.fields)
                    + "</dl>")
     return "".join(out)
+
+
+def _prover(jobs: Sequence[ProverJob]) -> str:
+    if not jobs:
+        return ""
+    rows = "".join(
+        f'<tr data-job="{_e(j.id)}"><th scope="row"><code>{_e(j.id)}</code></th><td>{_e(j.prover)}</td>'
+        f'<td class="num">{j.submitted_cycle}</td>'
+        f"<td>{_e(', '.join(t.declaration for t in j.targets))}</td><td>{_e(j.status.value)}</td>"
+        f"<td>{_e(j.use.value if j.use else '')}</td><td>{_e(', '.join(j.closed))}</td>"
+        f'<td><small>{_e(j.note)}</small></td></tr>' for j in jobs)
+    closed = sum(len(j.closed) for j in jobs)
+    return ('<section id="prover" aria-labelledby="prover-h"><h2 id="prover-h">External prover</h2>'
+            f'<p id="prover-line">{len(jobs)} jobs; its proofs closed {closed} '
+            f'{"sorry" if closed == 1 else "sorries"}.</p><div class="scroll"><table id="prover-table"><thead><tr>'
+            '<th scope="col">Job</th><th scope="col">Prover</th><th scope="col" class="num">Cycle</th>'
+            '<th scope="col">Targets</th><th scope="col">Status</th><th scope="col">Use</th>'
+            '<th scope="col">Closed</th><th scope="col">Note</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table></div></section>")
 
 
 def _notes(problems: Sequence[str]) -> str:

@@ -1,0 +1,185 @@
+"""Whole cycles racing the external prover: the real aristotlelib client against the stand-in Aristotle server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from orchestrator.commands import status
+from orchestrator.cycle import Options, run_cycle
+from orchestrator.deps import Deps, SystemClock
+from orchestrator.report import site
+from state.prover_jobs import JobStatus, ProverJob, Use, read_jobs
+from tests.orchestrator.harness import A, Project, config_text, evaluation, make_project, strategy, user_text
+from tests.standin.anthropic_server import AnthropicStandin
+from tests.standin.aristotle_server import AristotleStandin
+
+KEY = "arist-test-key-never-print"
+PROVED = A.replace("  sorry", "  simp")
+WRONG = A.replace("  sorry", "  exact absurd_marker")  # the stand-in Lean checker rejects it
+
+
+@pytest.fixture
+def aristotle(monkeypatch: pytest.MonkeyPatch) -> Iterator[AristotleStandin]:
+    with AristotleStandin(api_key=KEY) as standin:
+        monkeypatch.setenv("ARISTOTLE_API_KEY", KEY)
+        yield standin
+
+
+def with_prover(tmp_path: Path, server: AnthropicStandin, url: str, **sections: dict[str, object]) -> Project:
+    return make_project(tmp_path, server, config=config_text(prover={"base_url": url}, **sections))
+
+
+def jobs(project: Project) -> list[ProverJob]:
+    return read_jobs(project.repo / ".prover-state/prover_jobs.json").jobs
+
+
+def idle_cycle(project: Project, deps: Deps | None = None, *, plan: str = strategy("Book/A.lean")) -> None:
+    project.agents.plan(plan)
+    project.agents.work([("finish", {"report": "nothing this time"})])
+    project.agents.evaluate(evaluation(0))
+    run_cycle(project.repo, project.config, deps or project.deps(), Options())
+
+
+class Later(SystemClock):
+    def __init__(self, hours: float) -> None:
+        self.shift = timedelta(hours=hours)
+
+    def now(self) -> datetime:
+        return super().now() + self.shift
+
+
+def test_a_returned_proof_applied_by_the_worker_lands_and_the_job_is_used(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("submit_to_prover", {"declarations": "hard"})],
+                        [("finish", {"report": "handed Book.hard to the prover"})])
+    project.agents.evaluate(evaluation(0))
+    first, _ = project.cycle()
+
+    (job,) = jobs(project)
+    assert (job.status, job.targets[0].declaration, job.submitted_cycle) == (JobStatus.SUBMITTED, "Book.hard", 1)
+    assert first.prover_jobs == {"submitted": [job.id]}
+    assert aristotle.jobs[job.id].files["Book/A.lean"] == A.encode()
+
+    aristotle.finish(job.id, {"Book/A.lean": PROVED, "Book/B.lean": "unrelated"})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("apply_prover_result", {"declaration": "Book.hard"})],
+                        [("finish", {"report": "applied the prover's proof"})])
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert project.show("HEAD", "Book/A.lean") == PROVED
+    (job,) = jobs(project)
+    assert (job.status, job.proved, job.use, job.used_cycle) == (JobStatus.RETURNED, ["Book.hard"], Use.USED, 2)
+    assert record.prover_jobs == {"used": [job.id]}
+    assert project.show("HEAD", f".prover-state/prover_results/{job.id}/Book/A.lean") == PROVED
+    brief = user_text(project.agents.requests["worker"][-2])
+    assert f"returned job {job.id} proves Book.hard" in brief
+    assert project.clean()
+    prover = status.collect(project.repo, datetime.now(UTC))["prover"]
+    assert prover == {"backend": "aristotle", "off": None, "jobs": 1, "by_status": {"returned": 1},
+                      "by_use": {"used": 1}, "sorries_closed": 1}
+    page = site.render(site.gather(project.repo, datetime.now(UTC)))
+    assert f'data-job="{job.id}"' in page and "its proofs closed 1 sorry." in page
+
+
+def test_a_proof_that_fails_the_build_is_rejected_and_the_job_unused(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url, gates={"repair_rounds": 0})
+    idle_cycle(project, plan=strategy("Book/A.lean") + "\nPROVER: Book.hard\n")
+    (job,) = jobs(project)
+    aristotle.finish(job.id, {"Book/A.lean": WRONG})
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("apply_prover_result", {"declaration": "hard"})], [("finish", {"report": "applied"})])
+    project.agents.evaluate(evaluation(0))
+    record, _ = project.cycle()
+
+    assert record.outcome == "rejected"
+    assert [g.name for g in record.gates if not g.passed] == ["build"]
+    assert project.show("HEAD", "Book/A.lean") == A
+    (job,) = jobs(project)
+    assert (job.status, job.use) == (JobStatus.RETURNED, Use.UNUSED)
+    assert "rejected" in job.note and record.prover_jobs == {}
+
+
+def test_a_job_that_never_returns_is_cancelled_after_max_wait_hours(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    idle_cycle(project, plan=strategy("Book/A.lean") + "\nPROVER: Book.hard\n")
+    (job,) = jobs(project)
+
+    idle_cycle(project)  # within the wait: polled, still running
+    assert jobs(project)[0].status is JobStatus.SUBMITTED
+    deps = project.deps()
+    deps.clock = Later(hours=7)  # past the default max_wait_hours of 6
+    idle_cycle(project, deps)
+
+    (job,) = jobs(project)
+    assert job.status is JobStatus.CANCELLED and "no result after 7.0 h" in job.note
+    assert aristotle.jobs[job.id].status == "CANCELED"
+
+
+def test_a_job_whose_target_the_worker_closed_is_cancelled(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    idle_cycle(project, plan=strategy("Book/A.lean") + "\nPROVER: Book.hard\n")
+    project.commit_files({"Book/A.lean": PROVED}, "closed by hand")
+
+    idle_cycle(project)
+
+    (job,) = jobs(project)
+    assert job.status is JobStatus.CANCELLED and "closed before it returned" in job.note
+
+
+def test_without_a_key_the_prover_is_off_and_says_so_once(
+        tmp_path: Path, server: AnthropicStandin, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ARISTOTLE_API_KEY", raising=False)
+    project = make_project(tmp_path, server)
+    with capture_logs() as logs:
+        deps = project.deps()
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.work([("submit_to_prover", {"declarations": "Book.hard"})], [("finish", {"report": "x"})])
+        project.agents.evaluate(evaluation(0))
+        run_cycle(project.repo, project.config, deps, Options())
+        idle_cycle(project, deps)
+
+    assert [e["reason"] for e in logs if e["event"] == "prover.off"] == ["ARISTOTLE_API_KEY is not set"]
+    assert "The external prover is off: ARISTOTLE_API_KEY is not set." in user_text(
+        project.agents.requests["planner"][0])
+    refusal = user_text(project.agents.requests["worker"][1])
+    assert "refused: the external prover is off: ARISTOTLE_API_KEY is not set" in refusal
+    assert not (project.repo / ".prover-state/prover_jobs.json").exists()
+
+
+def test_the_cycle_completes_when_the_prover_is_down(
+        tmp_path: Path, server: AnthropicStandin, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARISTOTLE_API_KEY", KEY)
+    with AristotleStandin(api_key=KEY) as gone:
+        url = gone.base_url
+    ledger = {"jobs": [{"id": "prj-9", "prover": "aristotle", "submitted_cycle": 1,
+                        "submitted_at": "2030-01-01T00:00:00+00:00",
+                        "targets": [{"declaration": "Book.hard", "file": "Book/A.lean"}]}]}
+    project = with_prover(tmp_path, server, url)
+    project.commit_files({".prover-state/prover_jobs.json": json.dumps(ledger)}, "a job in flight")
+    project.agents.plan(strategy("Book/A.lean") + "\nPROVER: Book.other\n")
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "closed by simp"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted"
+    planner = user_text(project.agents.requests["planner"][0])
+    assert "job prj-9 could not be polled" in planner
+    assert "PROVER: Book.other not submitted" in user_text(project.agents.requests["worker"][0])
+    assert [j.status for j in jobs(project)] == [JobStatus.SUBMITTED]
+    assert project.clean()
