@@ -100,15 +100,13 @@ class Desk:
 
     def _harvest(self, job: ProverJob, holding: set[str]) -> None:
         assert not isinstance(self.prover, Off)
-        hours = (self.clock() - job.submitted_at).total_seconds() / 3600
-        if hours > self.config.max_wait_hours:
-            self._cancel(job, f"no result after {hours:.1f} h (max_wait_hours {self.config.max_wait_hours:g})")
-            return
-        if not holding & {t.declaration for t in job.targets}:
-            self._cancel(job, "its targets were closed before it returned")
-            return
-        poll = self.prover.poll(job.id)
+        poll = self.prover.poll(job.id)  # first: a job that finished late is still worth harvesting
         if poll.phase is Phase.RUNNING:
+            hours = (self.clock() - job.submitted_at).total_seconds() / 3600
+            if hours > self.config.max_wait_hours:
+                self._cancel(job, f"no result after {hours:.1f} h (max_wait_hours {self.config.max_wait_hours:g})")
+            elif not holding & {t.declaration for t in job.targets}:
+                self._cancel(job, "its targets were closed before it returned")
             return
         if poll.phase is not Phase.RETURNED:
             self._finish(job, JobStatus(poll.phase.value), note=poll.detail)
