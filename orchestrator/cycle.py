@@ -46,6 +46,7 @@ from state import files
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
 from state.lock import RunLock
+from state.prover_jobs import ProverJob
 from state.statement_lock import read_lock, write_lock
 
 log = structlog.get_logger()
@@ -157,6 +158,7 @@ def sync(c: Cycle) -> None:
     for u in unfinished:
         if u.cycle in recorded:  # a journal older than what the branch holds
             continue
+        c.adopted += u.prover_jobs
         costs = u.costs
         c.interrupted.append(HistoryRecord(
             cycle=u.cycle, started_at=datetime.fromisoformat(u.started_at), finished_at=c.started_at,
@@ -176,7 +178,7 @@ def baseline(c: Cycle) -> None:
                     unfinished=[Unfinished(cycle=r.cycle, base=r.base or "", pid=0,
                                            started_at=(r.started_at or c.started_at).isoformat(), usage=r.usage,
                                            costs=r.costs, served_by=r.served_by)
-                                for r in c.interrupted])
+                                for r in c.interrupted], prover_jobs=c.adopted)
     c.journal.write(c.entry)
     c.ledger.on_charge = lambda ledger: _journal_spend(c, ledger)
     c.work = workcopy.prepare(c.git, c.base)
@@ -193,8 +195,15 @@ def baseline(c: Cycle) -> None:
 def harvest(c: Cycle) -> None:
     """Poll the external prover's open jobs: fetch the returned, cancel the overdue and those the Worker beat."""
     c.desk = Desk.open(c.config.prover, c.deps.prover, c.paths.prover_jobs, c.paths.prover_results,
-                       c.deps.clock.now, c.number, c.config.project.state_dir)
+                       c.deps.clock.now, c.number, c.config.project.state_dir, c.adopted)
+    c.desk.on_submit = lambda job: _journal_job(c, job)
     c.desk.harvest(c.census)
+
+
+def _journal_job(c: Cycle, job: ProverJob) -> None:
+    assert c.entry is not None
+    c.entry = c.entry.model_copy(update={"prover_jobs": [*c.entry.prover_jobs, job]})
+    c.journal.write(c.entry)
 
 
 def _journal_spend(c: Cycle, ledger: Ledger) -> None:

@@ -28,6 +28,7 @@ from orchestrator.journal import Entry, Journal
 from state import files
 from state.history import GateVerdict, History, HistoryRecord, Outcome
 from state.paths import StatePaths
+from state.prover_jobs import ProverJob
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Cycle:
     number: int = 0
     base: str = ""  # the branch commit the cycle builds on
     interrupted: list[HistoryRecord] = field(default_factory=list)
+    adopted: list[ProverJob] = field(default_factory=list)  # prover jobs that interrupted cycles submitted
     history: History = field(default_factory=History)
     census: Census = field(default_factory=Census)
     build: BuildStatus | None = None

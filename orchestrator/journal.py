@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from state.atomic import write_atomic
 from state.history import Usage
+from state.prover_jobs import ProverJob
 
 
 class Unfinished(BaseModel):
@@ -25,6 +26,8 @@ class Unfinished(BaseModel):
     usage: dict[str, Usage] = Field(default_factory=dict)
     costs: dict[str, float | None] = Field(default_factory=dict)
     served_by: dict[str, list[str]] = Field(default_factory=dict)
+    # Jobs it handed an external prover: they run on whether or not the cycle lands, so the next one adopts them.
+    prover_jobs: list[ProverJob] = Field(default_factory=list)
 
 
 class Entry(Unfinished):

@@ -67,11 +67,16 @@ class Desk:
     applied: dict[str, str] = field(default_factory=dict)  # declaration → job whose proof the Worker applied
     submitted: list[str] = field(default_factory=list)  # jobs submitted this cycle
     notes: list[str] = field(default_factory=list)  # what went wrong talking to the prover
+    on_submit: Callable[[ProverJob], None] | None = None  # journals each job at once: it runs on, landed or not
 
     @classmethod
     def open(cls, config: ProverConfig, prover: Prover | Off, jobs_file: Path, results_dir: Path,
-             clock: Callable[[], datetime], cycle: int, state_dir: str) -> Desk:
-        return cls(config, prover, read_jobs(jobs_file), results_dir, clock, cycle, state_dir)
+             clock: Callable[[], datetime], cycle: int, state_dir: str, adopted: list[ProverJob]) -> Desk:
+        """The ledger of `jobs_file`, with the jobs of interrupted cycles (`adopted`) it does not hold yet."""
+        jobs = read_jobs(jobs_file)
+        known = {j.id for j in jobs.jobs}
+        jobs.jobs += [j for j in adopted if j.id not in known]
+        return cls(config, prover, jobs, results_dir, clock, cycle, state_dir)
 
     @property
     def off(self) -> str | None:
@@ -179,6 +184,8 @@ class Desk:
                         targets=targets)
         self.jobs.jobs.append(job)
         self.submitted.append(job_id)
+        if self.on_submit is not None:
+            self.on_submit(job)
         log.info("prover.submitted", job=job_id, targets=[t.declaration for t in targets])
         return job
 

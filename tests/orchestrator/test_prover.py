@@ -11,12 +11,12 @@ import pytest
 from structlog.testing import capture_logs
 
 from orchestrator.commands import status
-from orchestrator.cycle import Options, run_cycle
+from orchestrator.cycle import Interrupted, Options, run_cycle
 from orchestrator.deps import Deps, SystemClock
 from orchestrator.report import site
 from state.prover_jobs import JobStatus, ProverJob, Use, read_jobs
 from tests.orchestrator.harness import A, Project, config_text, evaluation, make_project, strategy, user_text
-from tests.standin.anthropic_server import AnthropicStandin
+from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, Reply, text_reply
 from tests.standin.aristotle_server import AristotleStandin
 
 KEY = "arist-test-key-never-print"
@@ -183,3 +183,25 @@ def test_the_cycle_completes_when_the_prover_is_down(
     assert "PROVER: Book.other not submitted" in user_text(project.agents.requests["worker"][0])
     assert [j.status for j in jobs(project)] == [JobStatus.SUBMITTED]
     assert project.clean()
+
+
+def test_a_job_submitted_by_a_cycle_that_never_landed_is_adopted_by_the_next(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    options = Options()
+
+    def stop_then_answer(request: RecordedRequest) -> Reply:  # a stop request arrives while the Evaluator thinks
+        options.stop.set()
+        return text_reply(evaluation(0))
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("submit_to_prover", {"declarations": "hard"})], [("finish", {"report": "submitted"})])
+    project.agents.add("evaluator", stop_then_answer)
+    with pytest.raises(Interrupted):
+        run_cycle(project.repo, project.config, project.deps(), options)
+    assert jobs(project) == [] and len(aristotle.jobs) == 1
+
+    idle_cycle(project)
+    (job,) = jobs(project)
+    assert (job.id, job.submitted_cycle, job.status) == (next(iter(aristotle.jobs)), 1, JobStatus.SUBMITTED)
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "no_change")]
