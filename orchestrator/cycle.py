@@ -198,9 +198,9 @@ def sweep(c: Cycle) -> None:
     if not housekeeping.due(c.git, c.base, c.history.records, c.started_at, hk):
         return
     wp = c.work_paths
-    mentions = housekeeping.mentions(files.read_strategy(wp), files.read_text(c.work.root / c.config.project.plan),
-                                     c.history.records, hk.issue_stale_cycles)
     try:
+        mentions = housekeeping.mentions(files.read_strategy(wp), files.read_text(c.work.root / c.config.project.plan),
+                                         c.history.records, hk.issue_stale_cycles)
         persistent = blame.persistent(c.git, c.base, c.census, c.started_at, hk.sorry_age_days)
         _, c.base = housekeeping.sweep(c.work, wp, c.census, c.number, c.started_at, mentions, persistent, hk)
     except (InfraError, OSError) as e:  # housekeeping never costs a cycle: the next one tries again

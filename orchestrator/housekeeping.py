@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import structlog
@@ -70,13 +71,17 @@ def due(git: Git, rev: str, history: list[HistoryRecord], now: datetime, config:
     if config.sweep_interval_hours <= 0:
         return False
     since = last_sweep(git, rev) or next((r.started_at for r in history if r.started_at), None)
-    return since is not None and now - since >= timedelta(hours=config.sweep_interval_hours)
+    if since is None:
+        return False
+    since = since if since.tzinfo else since.replace(tzinfo=UTC)  # records of the reference script are naive
+    return now - since >= timedelta(hours=config.sweep_interval_hours)
 
 
 def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: int, mentions: str,
                  config: HousekeepingConfig) -> list[Removal]:
     """The open issues to close and why; `mentions` is the text an issue in use is named in."""
     holes = _holes_by_name(census)
+    names = _suffixes(holes)
     changed = _last_changed_cycle(git, rev, paths)
     mentioned = mentions.lower()
     out: list[Removal] = []
@@ -84,7 +89,7 @@ def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: i
         if issue.slug.startswith(JUDGE_ISSUES):
             continue
         path = paths.relative(issue.path)
-        targets = sorted({name for token in _TICKED.findall(issue.text()) for name in _named(token, holes)})
+        targets = sorted({n for token in _TICKED.findall(issue.text()) for n in names.get(token.strip(".,;:()"), [])})
         if targets and not any(holes[t] for t in targets):
             out.append(Removal(path, f"its targets no longer hold a sorry: {', '.join(targets)}"))
             continue
@@ -166,12 +171,14 @@ def _holes_by_name(census: Census) -> dict[str, int]:
     return out
 
 
-def _named(token: str, holes: dict[str, int]) -> list[str]:
-    """The declarations `token` names: itself, or those it is a dotted suffix of."""
-    token = token.strip(".,;:()")
-    if token in holes:
-        return [token]
-    return [name for name in holes if name.endswith("." + token)] if token else []
+def _suffixes(names: Iterable[str]) -> dict[str, list[str]]:
+    """Each dotted suffix of each name (`Book.hard`, `hard`) → the names it may stand for."""
+    out: dict[str, list[str]] = {}
+    for name in names:
+        parts = name.split(".")
+        for i in range(len(parts)):
+            out.setdefault(".".join(parts[i:]), []).append(name)
+    return out
 
 
 def _last_changed_cycle(git: Git, rev: str, paths: StatePaths) -> dict[str, int]:
