@@ -14,6 +14,7 @@ from state.history import HistoryRecord
 HISTORY_LINES = 12
 ISSUES_SHOWN = 8
 ISSUE_CHARS = 2000
+PERSISTENT_SHOWN = 15
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def ranked_issues(issues: list[IssueText], target: str) -> tuple[str, str]:
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
             pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
-            prover: str = "") -> Context:
+            prover: str = "", persistent: list[str] | None = None) -> Context:
     target = section(plan, "Current Target")
     lines, history_note = window([history_line(r) for r in history], HISTORY_LINES, "cycles")
     issue_text, issue_note = ranked_issues(issues, target)
@@ -90,6 +91,10 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 2_000),
         Section("Build", build, 4_000),
         Section("Sorries by declaration", sorry_table(census), 8_000),
+        Section("Persistent sorries: lines long unchanged, oldest first (take one on, or say why not)",
+                "\n".join(f"- {p}" for p in (persistent or [])[:PERSISTENT_SHOWN]), 3_000,
+                note=f"{len(persistent) - PERSISTENT_SHOWN} more not shown"
+                if persistent and len(persistent) > PERSISTENT_SHOWN else ""),
         Section("Lean file sizes", file_sizes(census, gates or GatesConfig()), 3_000),
         Section("Recent cycles", lines, 5_000, Keep.TAIL, history_note),
         Section("Attempts (attempts.md)", attempts or "", 8_000, Keep.TAIL),

@@ -74,6 +74,23 @@ class GitConfig(BaseModel):
     """Push each cycle's commit to the remote."""
 
 
+class HousekeepingConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    sweep_interval_hours: float = Field(default=48.0, ge=0)
+    """Hours between sweeps, counted from the last sweep commit (or, before the first, from the first recorded
+    cycle); a sweep closes stale issues and prunes old prover results in a commit of its own, before a cycle's
+    commit, and leaves a report in `<state>/sweeps/`. 0 turns sweeps off."""
+    issue_stale_cycles: int = Field(default=30, ge=1)
+    """A sweep closes an issue last changed this many cycles ago or more that neither strategy.md, the plan nor
+    the recent history records mention (by its name or a declaration it names in backticks)."""
+    sorry_age_days: float = Field(default=14.0, ge=0)
+    """A sorry or admit whose line `git blame` shows unchanged for this many days is persistent: the Planner is
+    shown the oldest ones, `status` and the sweep report list them all."""
+    prune_after_days: float = Field(default=14.0, ge=0)
+    """A sweep removes prover results (`<state>/prover_results/<job>/`) whose last commit is this many days old."""
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -88,6 +105,7 @@ class Config(BaseModel):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     prover: ProverConfig = Field(default_factory=ProverConfig)
+    housekeeping: HousekeepingConfig = Field(default_factory=HousekeepingConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:

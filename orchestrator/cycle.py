@@ -1,6 +1,6 @@
 """One cycle of the loop, phase by phase (SPEC §5):
 
-    sync → baseline → plan → work (gates, repair rounds) → judge → evaluate → escalate → bookkeeping → land
+    sync → baseline → sweep → plan → work (gates, repair rounds) → judge → evaluate → escalate → bookkeeping → land
 
 Every change is made in the Worker's working copy; the user's checkout only
 ever moves by a fast-forward to the cycle's one commit, which holds the state
@@ -32,8 +32,8 @@ from gates.meaning import changed_meanings
 from gates.registry import run_gates
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
+from orchestrator import blame, housekeeping, workcopy
 from orchestrator import cyclestate as cs
-from orchestrator import workcopy
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
 from orchestrator.config import Config
@@ -75,6 +75,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         sync(c)
         beat.phase("baseline", 2 * config.build.timeout_s + git_s)
         baseline(c)
+        beat.phase("sweep", 2 * git_s)
+        sweep(c)
         beat.phase("harvest", 3 * config.prover.max_open_jobs * PROVER_CALL_S)
         harvest(c)
         agents = config.agents
@@ -192,9 +194,30 @@ def baseline(c: Cycle) -> None:
     log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
 
 
+def sweep(c: Cycle) -> None:
+    """When one is due, the sweep's commit in the working copy on the base, which becomes the cycle's base.
+
+    The journal keeps the branch's commit as its base, so recovery undoes the sweep with the rest; a cycle that
+    does not land, or lands on a remote that moved (`_rebase` starts again from the remote's head), drops it."""
+    assert c.work is not None
+    hk = c.config.housekeeping
+    if not housekeeping.due(c.git, c.base, c.history.records, c.started_at, hk):
+        return
+    wp = c.work_paths
+    try:
+        mentions = housekeeping.mentions(files.read_strategy(wp), files.read_text(c.work.root / c.config.project.plan),
+                                         c.history.records, hk.issue_stale_cycles)
+        persistent = blame.persistent(c.git, c.base, c.census, c.started_at, hk.sorry_age_days)
+        _, c.base = housekeeping.sweep(c.work, wp, c.census, c.number, c.started_at, mentions, persistent, hk)
+    except (InfraError, OSError) as e:  # housekeeping never costs a cycle: the next one tries again
+        log.error("cycle.sweep_failed", error=str(e)[:300])
+        c.work.reset_hard(c.base)
+        c.work.clean()
+
+
 def harvest(c: Cycle) -> None:
     """Poll the external prover's open jobs: fetch the returned, cancel the overdue and those the Worker beat."""
-    c.desk = Desk.open(c.config.prover, c.deps.prover, c.paths.prover_jobs, c.paths.prover_results,
+    c.desk = Desk.open(c.config.prover, c.deps.prover, c.work_paths.prover_jobs, c.work_paths.prover_results,
                        c.deps.clock.now, c.number, c.config.project.state_dir, c.adopted)
     c.desk.on_submit = lambda job: _journal_job(c, job)
     c.desk.harvest(c.census)
@@ -230,8 +253,11 @@ def plan(c: Cycle) -> None:
             context = briefs.planner(
                 plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
-                last_result=cs.last_task_result(c.paths), issues=cs.issues(c.paths), advice=cs.last_advice(c.paths),
-                pivot=c.pivot, build=c.build.detail, gates=c.config.gates, prover=cs.prover_summary(c),
+                last_result=cs.last_task_result(c.paths), issues=cs.issues(c.work_paths),
+                advice=cs.last_advice(c.work_paths), pivot=c.pivot, build=c.build.detail, gates=c.config.gates,
+                prover=cs.prover_summary(c),
+                persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
+                                                                   c.config.housekeeping.sorry_age_days)],
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [])
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots)
@@ -254,8 +280,8 @@ def work(c: Cycle) -> None:
     c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
                                c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
-    brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files, issues=cs.issues(c.paths),
-                          prover=cs.prover_summary(c))
+    brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
+                          issues=cs.issues(c.work_paths), prover=cs.prover_summary(c))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -341,7 +367,7 @@ def escalate(c: Cycle) -> None:
     if consulted and c.number - max(consulted) < every:
         return
     context = briefs.consultant(blocker=c.evaluation.stuck_on if c.evaluation else "", history=c.history.records,
-                                attempts=files.read_text(c.paths.attempts), issues=cs.issues(c.paths),
+                                attempts=files.read_text(c.paths.attempts), issues=cs.issues(c.work_paths),
                                 census=c.census)
     advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
                                 context=context.render())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agents import briefs
@@ -17,6 +18,7 @@ from orchestrator import cyclestate as cs
 from orchestrator import workcopy
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
+from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
 from state import files
 from state.history import read_history
@@ -56,6 +58,10 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             + ("would check them and their importers" if lean else "no build needed"))
     else:
         say(f"baseline: no verified commit yet; would run `{config.build.build_all}`")
+    hk = config.housekeeping
+    say(("sweep: due; would close stale issues and prune old prover results in a commit of its own"
+         if due(git, head, history.records, datetime.now(UTC), hk) else "sweep: not due")
+        + (f" (every {hk.sweep_interval_hours:g} hours)" if hk.sweep_interval_hours else " (off)"))
     rules = cs.rules(repo)
     strategy = files.read_strategy(paths)
     if skip_planner:

@@ -15,7 +15,9 @@ from agents.provers.config import ProverConfig
 from gates.census import census
 from gates.size import large
 from gates.tree import DirTree
+from orchestrator.blame import persistent
 from orchestrator.config import load_config
+from orchestrator.git import Git, GitError
 from orchestrator.repo import find_repo
 from state.files import open_issues, read_cycle
 from state.heartbeat import read_heartbeat
@@ -60,6 +62,11 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
             for kind, value in usage.model_dump().items():
                 into[kind] += value
     problems = [*history.problems, *result.problems, *([heartbeat_problem] if heartbeat_problem else [])]
+    try:  # the working tree's lines, as the census reads them: uncommitted ones are new
+        old = [a.to_json() for a in persistent(Git(repo), None, result, now, config.housekeeping.sorry_age_days)]
+    except GitError as e:
+        old = []
+        problems.append(f"sorry ages unknown: {e}")
     if not (repo / config.project.plan).is_file():
         problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
                         "template)")
@@ -74,6 +81,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
                         for path, lines in large(result, config.gates.file_warn_lines)],
         "last_records": [r.model_dump(mode="json") for r in history.last(LAST_RECORDS)],
         "open_issues": [i.slug for i in open_issues(paths)],
+        "persistent_sorries": old,
+        "sorry_age_days": config.housekeeping.sorry_age_days,
         "lock": lock.status.value,
         "lock_holder": None if lock.holder is None else {
             "pid": lock.holder.pid, "host": lock.holder.host, "started_at": lock.holder.started_at.isoformat()},
@@ -118,6 +127,11 @@ def render(s: dict[str, Any]) -> str:
     for f in s["large_files"]:
         lines.append(f"  large      {f['file']}: {f['lines']:,} lines, over the "
                      + ("cap: it must be split" if f["over"] == "cap" else "warning: split it soon"))
+    old = s["persistent_sorries"]
+    if old:
+        shown = ", ".join(f"{a['declaration']} ({a['file']}:{a['line']}, {a['age_days']:.0f} d)" for a in old[:3])
+        lines.append(f"  persistent {len(old)} unchanged for {s['sorry_age_days']:g}+ days: {shown}"
+                     + (" …" if len(old) > 3 else ""))
     issues = s["open_issues"]
     lines.append(f"  issues     {len(issues)} open" + (f": {', '.join(issues[:8])}" if issues else "")
                  + (" …" if len(issues) > 8 else ""))

@@ -1,0 +1,139 @@
+"""How long each sorry has stood: `git blame` of the census's hole lines.
+
+A sorry whose line nobody has touched for `sorry_age_days` is one the Planner
+keeps steering around; naming it, oldest first, is what gets it picked up.
+A line moved or edited counts as changed (no `-M`): the age is of the text as
+it stands.
+
+Blame walks a file's history, tens of milliseconds a file; a cycle changes
+few files, so what blame said is kept per (path, content) in the git
+directory and only new contents are blamed, several at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gates.census import Census
+from orchestrator.git import Git
+from state.atomic import write_atomic
+
+_HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: \d+)?$")
+
+
+@dataclass(frozen=True)
+class SorryAge:
+    declaration: str  # the enclosing declaration, or where it is when it has no name
+    file: str
+    line: int
+    age_days: float
+    commit: str  # the commit that last changed the line; zeros when it is not committed
+    summary: str  # that commit's subject
+
+    def to_json(self) -> dict[str, object]:
+        return {"declaration": self.declaration, "file": self.file, "line": self.line,
+                "age_days": round(self.age_days, 1), "commit": self.commit, "summary": self.summary}
+
+    def describe(self) -> str:
+        return (f"{self.declaration} ({self.file}:{self.line}): unchanged for {self.age_days:.0f} days, "
+                f"since {self.commit[:12]} {self.summary!r}")
+
+
+Blamed = dict[int, tuple[str, int, str]]  # line → (commit, committer time, subject)
+
+
+def ages(git: Git, rev: str | None, census: Census, now: datetime) -> list[SorryAge]:
+    """Every hole line of `census` with the age of its last change at `rev` (the working tree when None), oldest
+    first. One `git blame` per file with holes whose content is not in the cache, limited to their lines."""
+    owners: dict[str, dict[int, str]] = {}
+    for path, index in census.files.items():
+        for h in index.holes:
+            owners.setdefault(path, {}).setdefault(
+                h.line, h.declaration or (f"({h.owner})" if h.owner else "(outside declarations)"))
+    if not owners:
+        return []
+    paths = sorted(owners)
+    blobs = dict(zip(paths, _blobs(git, rev, paths), strict=True))
+    cache_file = Path(git.run("rev-parse", "--absolute-git-dir")) / "autoformalize" / "blame.json"
+    cache = _read_cache(cache_file)
+    missing = [p for p in paths if _key(p, blobs[p]) not in cache]
+
+    def blame(path: str) -> Blamed:
+        ranges = [a for start, end in _runs(sorted(owners[path])) for a in ("-L", f"{start},{end}")]
+        return _parse(git.run("blame", "--line-porcelain", *ranges, *([rev] if rev else []), "--", path))
+
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        fresh = dict(zip(missing, pool.map(blame, missing), strict=True))
+    out: list[SorryAge] = []
+    for path in paths:
+        blamed = fresh[path] if path in fresh else cache[_key(path, blobs[path])]
+        for line, (commit, when, summary) in blamed.items():
+            if line in owners[path]:
+                age = (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400
+                out.append(SorryAge(owners[path][line], path, line, max(0.0, age), commit, summary))
+    if rev is not None:  # the working tree's uncommitted lines are not worth keeping
+        write_atomic(cache_file, json.dumps({_key(p, blobs[p]): fresh.get(p) or cache[_key(p, blobs[p])]
+                                             for p in paths}))
+    return sorted(out, key=lambda a: (-a.age_days, a.file, a.line))
+
+
+def persistent(git: Git, rev: str | None, census: Census, now: datetime, days: float) -> list[SorryAge]:
+    """The holes whose line is unchanged for `days` or more, oldest first."""
+    return [a for a in ages(git, rev, census, now) if a.age_days >= days]
+
+
+def _blobs(git: Git, rev: str | None, paths: list[str]) -> list[str]:
+    """The content hash of each path, at `rev` or in the working tree."""
+    if rev is None:
+        return git.run("hash-object", "--", *paths).split("\n")
+    return git.run("rev-parse", *(f"{rev}:{p}" for p in paths)).split("\n")
+
+
+def _key(path: str, blob: str) -> str:
+    return f"{blob} {path}"
+
+
+def _read_cache(path: Path) -> dict[str, Blamed]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {key: {int(line): (str(c), int(t), str(s)) for line, (c, t, s) in lines.items()}
+                for key, lines in raw.items()}
+    except FileNotFoundError:
+        return {}
+    except (ValueError, TypeError, AttributeError):  # written atomically, so only a foreign or older file
+        return {}
+
+
+def _runs(lines: list[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers as maximal runs of consecutive lines."""
+    runs: list[tuple[int, int]] = []
+    for n in lines:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
+
+
+def _parse(text: str) -> Blamed:
+    """`--line-porcelain` output: final line number → (commit, committer time, subject)."""
+    out: Blamed = {}
+    commit, line, when, summary = "", 0, 0, ""
+    for row in text.split("\n"):
+        if row.startswith("\t"):
+            out[line] = (commit, when, summary)
+            continue
+        m = _HEADER.match(row)
+        if m:
+            commit, line = m.group(1), int(m.group(2))
+        elif row.startswith("committer-time "):
+            when = int(row.split(" ", 1)[1])
+        elif row.startswith("summary "):
+            summary = row.split(" ", 1)[1]
+    return out
