@@ -293,6 +293,8 @@ def work(c: Cycle) -> None:
                 break
             c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
         _checkpoint(c)
+        if c.desk is not None and c.after is not None:  # the report's `PROVER:` lines, on the tree that lands
+            c.desk.request(c.session.report(), c.work.root, c.after)
     finally:
         c.session.close()
         if c.work.head() != c.base:  # a coding-agent session committed on its own: squash it into one change

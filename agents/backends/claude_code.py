@@ -125,7 +125,8 @@ Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <
 writing `$state_dir/issues/<slug>.md`. Do not commit; the loop commits for you. There is no `finish` tool: when
 you are done, end your turn with the report (the headings above, the `RESTRUCTURING:` line if you raised the
 number of sorries, and the `SPLITTING:` line if you made a file over the size cap longer) as your final message.
-That message is the report.
+That message is the report. To hand a hard sorry to the external prover, add a line `PROVER: <declaration>` to
+the report; the proofs it returned are the files under `$state_dir/prover_results/`.
 """
 
 

@@ -16,7 +16,7 @@ class ProverConfig(BaseModel):
     backend: Literal["aristotle", "none"] = "aristotle"
     """The prover: `aristotle` (Harmonic's Aristotle; `pip install autoformalize[aristotle]`) or `none`. With no
     key in the environment the prover is off, and the log and the Planner say so."""
-    api_key_env: str = "ARISTOTLE_API_KEY"
+    api_key_env: str = Field(default="ARISTOTLE_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """The environment variable holding the prover's API key."""
     base_url: str = "https://aristotle.harmonic.fun/api/v3"
     """The prover's API endpoint."""

@@ -47,6 +47,15 @@ def project_files(root: Path, state_dir: str) -> dict[str, bytes]:
             if not p.startswith(f"{state_dir}/") and (p.endswith(".lean") or p in PROJECT_FILES)}
 
 
+def target(name: str, census: Census) -> Target:
+    """The one declaration holding a sorry that `name` (qualified, or its last parts) names."""
+    found = sorted({(h.declaration, path) for path, f in census.files.items() for h in f.holes
+                    if h.declaration and (h.declaration == name or h.declaration.endswith("." + name))})
+    if len(found) != 1:
+        raise Declined(f"{name!r} names {'no' if not found else 'more than one'} declaration with a sorry")
+    return Target(declaration=found[0][0], file=found[0][1])
+
+
 @dataclass
 class Proof:
     job: str
@@ -163,13 +172,7 @@ class Desk:
             raise Declined(f"at most {self.config.max_targets_per_job} declarations per job")
         if len(self.open_jobs()) >= self.config.max_open_jobs:
             raise Declined(f"{self.config.max_open_jobs} jobs are open already (max_open_jobs)")
-        targets = []
-        for name in names:
-            found = sorted({(h.declaration, path) for path, f in census.files.items() for h in f.holes
-                            if h.declaration and (h.declaration == name or h.declaration.endswith("." + name))})
-            if len(found) != 1:
-                raise Declined(f"{name!r} names {'no' if not found else 'more than one'} declaration with a sorry")
-            targets.append(Target(declaration=found[0][0], file=found[0][1]))
+        targets = [target(name, census) for name in names]
         pending = {t.declaration for j in self.open_jobs() for t in j.targets}
         taken = [t.declaration for t in targets if t.declaration in pending]
         if taken:
@@ -229,9 +232,15 @@ class Desk:
                 continue
             self.jobs.jobs[i] = job.model_copy(update=update)
 
-    def request(self, strategy: str, root: Path, census: Census) -> None:
-        """Submit the declarations the strategy names on `PROVER: <declaration>` lines."""
-        names = list(dict.fromkeys(m.strip().strip("`") for m in REQUEST.findall(strategy)))
+    def request(self, text: str, root: Path, census: Census) -> None:
+        """Submit the declarations named on `PROVER: <declaration>` lines of a strategy or a Worker's report."""
+        names = []
+        for name in dict.fromkeys(m.strip().strip("`") for m in REQUEST.findall(text)):
+            try:
+                target(name, census)
+                names.append(name)
+            except Declined as e:  # one bad name does not sink the others
+                self.notes.append(f"PROVER: {name} not submitted: {e}")
         step = self.config.max_targets_per_job
         for group in (names[i:i + step] for i in range(0, len(names), step)):
             try:

@@ -86,7 +86,8 @@ def workflow(config: Config) -> str:
     text = resources.files("orchestrator.templates").joinpath("autoformalize.yml").read_text(encoding="utf-8")
     for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),
                        "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
-                       "@WEBHOOK_ENV@": config.notify.webhook_env}.items():
+                       "@WEBHOOK_ENV@": config.notify.webhook_env,
+                       "@PROVER_ENV@": config.prover.api_key_env}.items():
         text = text.replace(key, value)
     return text
 

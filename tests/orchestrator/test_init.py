@@ -96,7 +96,9 @@ def test_init_github_writes_a_workflow_actionlint_accepts(make_repo: Callable[..
     for needle in ('cron: "0 */3 * * *"', "workflow_dispatch:", "concurrency:", "cancel-in-progress: false",
                    "timeout-minutes: 205", "path: .lake", 'python -m pip install "autoformalize"',
                    "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}",
-                   "AUTOFORMALIZE_WEBHOOK_URL: ${{ secrets.AUTOFORMALIZE_WEBHOOK_URL }}", "autoformalize cycle"):
+                   "AUTOFORMALIZE_WEBHOOK_URL: ${{ secrets.AUTOFORMALIZE_WEBHOOK_URL }}",
+                   "ARISTOTLE_API_KEY: ${{ secrets.ARISTOTLE_API_KEY }}",
+                   "path: .git/autoformalize/blame.json", "autoformalize cycle"):
         assert needle in text, needle
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
 

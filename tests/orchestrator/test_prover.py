@@ -205,3 +205,16 @@ def test_a_job_submitted_by_a_cycle_that_never_landed_is_adopted_by_the_next(
     (job,) = jobs(project)
     assert (job.id, job.submitted_cycle, job.status) == (next(iter(aristotle.jobs)), 1, JobStatus.SUBMITTED)
     assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "no_change")]
+
+
+def test_a_workers_report_may_hand_sorries_to_the_prover_as_a_claude_code_worker_must(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("finish", {"report": "Could not close it.\nPROVER: hard\nPROVER: Book.nothing\n"})])
+    project.agents.evaluate(evaluation(0))
+    record, _ = project.cycle()
+
+    (job,) = jobs(project)
+    assert [t.declaration for t in job.targets] == ["Book.hard"] and record.prover_jobs == {"submitted": [job.id]}
+    assert aristotle.jobs[job.id].files["Book/A.lean"] == A.encode()
