@@ -48,9 +48,10 @@ class SorryAge:
 Blamed = dict[int, tuple[str, int, str]]  # line → (commit, committer time, subject)
 
 
-def ages(git: Git, rev: str | None, census: Census, now: datetime) -> list[SorryAge]:
+def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool = True) -> list[SorryAge]:
     """Every hole line of `census` with the age of its last change at `rev` (the working tree when None), oldest
-    first. One `git blame` per file with holes whose content is not in the cache, limited to their lines."""
+    first. One `git blame` per file with holes whose content is not in the cache, limited to their lines; the
+    cache is updated unless `keep` is false (a dry run writes nothing)."""
     owners: dict[str, dict[int, str]] = {}
     for path, index in census.files.items():
         for h in index.holes:
@@ -77,15 +78,16 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime) -> list[Sorry
             if line in owners[path]:
                 age = (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400
                 out.append(SorryAge(owners[path][line], path, line, max(0.0, age), commit, summary))
-    if rev is not None:  # the working tree's uncommitted lines are not worth keeping
+    if keep and rev is not None:  # the working tree's uncommitted lines are not worth keeping
         write_atomic(cache_file, json.dumps({_key(p, blobs[p]): fresh.get(p) or cache[_key(p, blobs[p])]
                                              for p in paths}))
     return sorted(out, key=lambda a: (-a.age_days, a.file, a.line))
 
 
-def persistent(git: Git, rev: str | None, census: Census, now: datetime, days: float) -> list[SorryAge]:
+def persistent(git: Git, rev: str | None, census: Census, now: datetime, days: float, *, keep: bool = True
+               ) -> list[SorryAge]:
     """The holes whose line is unchanged for `days` or more, oldest first."""
-    return [a for a in ages(git, rev, census, now) if a.age_days >= days]
+    return [a for a in ages(git, rev, census, now, keep=keep) if a.age_days >= days]
 
 
 def _blobs(git: Git, rev: str | None, paths: list[str]) -> list[str]:

@@ -10,19 +10,23 @@ from pathlib import Path
 from agents import briefs
 from agents.planner import validate
 from agents.prompts import render
+from agents.provers.base import Off
 from agents.tools import SPECS
 from gates.census import census
 from gates.scope import InvalidStrategy, matches
 from gates.tree import is_lean_source
 from orchestrator import cyclestate as cs
 from orchestrator import workcopy
+from orchestrator.blame import persistent
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
+from orchestrator.wiring import prover_for
 from state import files
 from state.history import read_history
 from state.lock import inspect_lock
+from state.prover_jobs import JobStatus, read_jobs
 from state.statement_lock import read_lock
 
 
@@ -62,6 +66,13 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     say(("sweep: due; would close stale issues and prune old prover results in a commit of its own"
          if due(git, head, history.records, datetime.now(UTC), hk) else "sweep: not due")
         + (f" (every {hk.sweep_interval_hours:g} hours)" if hk.sweep_interval_hours else " (off)"))
+    prover = prover_for(config.prover)
+    jobs = read_jobs(paths.prover_jobs).jobs
+    waiting = sum(j.status is JobStatus.RETURNED and j.use is None for j in jobs)
+    say(f"harvest: the external prover is off: {prover.reason}" if isinstance(prover, Off) else
+        f"harvest: would poll {sum(j.open for j in jobs)} open {prover.name} job(s); {waiting} returned, not yet "
+        "tried")
+    old = persistent(git, head, result, datetime.now(UTC), hk.sorry_age_days, keep=False)
     rules = cs.rules(repo)
     strategy = files.read_strategy(paths)
     if skip_planner:
@@ -76,7 +87,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             plan=files.read_text(repo / config.project.plan), plan_name=config.project.plan, census=result,
             history=history.records, attempts=files.read_text(paths.attempts),
             last_result=cs.last_task_result(paths), issues=cs.issues(paths), advice=cs.last_advice(paths),
-            pivot=pivot, build="(checked when the cycle runs)", gates=config.gates)
+            pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
+            persistent=[a.describe() for a in old])
         text = context.render()
         system = render("planner", rules=rules, lean_roots=", ".join(roots) or "the repository")
         say(_size("plan", config.agents.planner.model, system, text) + (f"; pivot away from: {pivot}" if pivot

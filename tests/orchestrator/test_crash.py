@@ -193,7 +193,9 @@ def test_dry_run_makes_no_request_and_no_change(project: Project, capsys: pytest
     out = capsys.readouterr().out
     assert project.server.requests == []
     assert _snapshot(project.repo) == before
-    for phase in ("sync:", "baseline: cycle 1; 2 sorry", "plan: claude-opus-4-6, prompt", "work:",
+    for phase in ("sync:", "baseline: cycle 1; 2 sorry", "sweep: not due (every 48 hours)",
+                  "harvest: the external prover is off: ARISTOTLE_API_KEY is not set",
+                  "plan: claude-opus-4-6, prompt", "work:",
                   "judge: claude-sonnet-4-6 reads", "evaluate:", "escalate:", "land:"):
         assert phase in out, phase
 
