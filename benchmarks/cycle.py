@@ -10,7 +10,7 @@ time are measured around each call and subtracted; what is left is the
 orchestrator's: git, the census, the gates, context assembly, bookkeeping,
 commit and push. The first cycle also creates the working copy; the second is
 the steady state. The Planner's prompt is then assembled for a synthetic run
-of 10 and of 1,000 cycles.
+of 10 to 5,000 cycles, with one persistent sorry per ten cycles.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from gates.base import Compiler
 from gates.census import Census
 from gates.diagnostics import CheckResult
 from gates.index import index_source
+from orchestrator.blame import SorryAge
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.logs import configure as configure_logs
@@ -172,10 +173,13 @@ def planner_prompt(cycles: int) -> int:
     issues = [briefs.IssueText(f"blocker-{i}", f"# Blocker {i}\n" + "why it is blocked " * 60)
               for i in range(cycles // 10 + 1)]
     census = Census({"Book/A.lean": index_source("Book/A.lean", "theorem a : True := sorry\n" * 40)})
+    persistent = [SorryAge(f"Book.Chapter{i % 12}.lemma_{i}", f"Book/Chapter{i % 12}/Section{i}.lean", 12 * i,
+                           30.0 + cycles - i, "0123456789ab" * 3 + "0123", f"cycle {i}: closed lemma_{i}").describe()
+                  for i in range(cycles // 10)]
     context = briefs.planner(plan="# Plan\n## Current Target\nChapter 3\n" + "Chapters and notes. " * 300,
                              plan_name="plan.md", census=census, history=records, attempts=attempts,
                              last_result="## Worked on\n" + "details " * 800, issues=issues, advice=None, pivot=None,
-                             build="builds")
+                             build="builds", persistent=persistent)
     system = render("planner", rules="(standing rules) " * 100, lean_roots="Book")
     return len(system) + len(context.render())
 

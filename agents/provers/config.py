@@ -23,6 +23,6 @@ class ProverConfig(BaseModel):
     max_open_jobs: int = Field(default=4, ge=1)
     """Jobs submitted and not yet returned, failed or cancelled, at most."""
     max_wait_hours: float = Field(default=6.0, gt=0)
-    """A job older than this is cancelled at the start of a cycle."""
+    """A job still running this many hours after it was submitted is cancelled at the start of a cycle."""
     max_targets_per_job: int = Field(default=5, ge=1)
     """Declarations one job may carry."""
