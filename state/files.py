@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from state.atomic import write_atomic
 from state.errors import UsageError
@@ -40,6 +43,24 @@ def read_text(path: Path) -> str | None:
 
 def write_text(path: Path, text: str) -> None:
     write_atomic(path, text if text.endswith("\n") else text + "\n")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_model(path: Path, model: type[M]) -> M:
+    """A JSON state file; the model's defaults when there is none. One that cannot be read stops the loop
+    rather than be overwritten: it is committed, so git has the last good one."""
+    try:
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return model()
+    except (ValidationError, ValueError) as e:
+        raise UsageError(f"{path} cannot be read ({str(e).splitlines()[0]}); restore it from git history") from None
+
+
+def write_model(path: Path, value: BaseModel) -> None:
+    write_atomic(path, value.model_dump_json(indent=2) + "\n")
 
 
 def read_strategy(paths: StatePaths) -> str | None:

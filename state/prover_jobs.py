@@ -6,10 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from state.atomic import write_atomic
-from state.errors import UsageError
+from state.files import read_model, write_model
 
 
 class Target(BaseModel):
@@ -65,13 +64,8 @@ def tally(jobs: ProverJobs) -> dict[str, object]:
 
 
 def read_jobs(path: Path) -> ProverJobs:
-    try:
-        return ProverJobs.model_validate_json(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return ProverJobs()
-    except (ValidationError, ValueError) as e:
-        raise UsageError(f"{path} cannot be read ({str(e).splitlines()[0]}); restore it from git history") from None
+    return read_model(path, ProverJobs)
 
 
 def write_jobs(path: Path, jobs: ProverJobs) -> None:
-    write_atomic(path, jobs.model_dump_json(indent=2) + "\n")
+    write_model(path, jobs)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from state.atomic import write_atomic
-from state.errors import UsageError
+from state.files import read_model, write_model
 
 
 class Locked(BaseModel):
@@ -28,13 +27,8 @@ class StatementLock(BaseModel):
 
 
 def read_lock(path: Path) -> StatementLock:
-    try:
-        return StatementLock.model_validate_json(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return StatementLock()
-    except (ValidationError, ValueError) as e:
-        raise UsageError(f"{path} cannot be read ({str(e).splitlines()[0]}); restore it from git history") from None
+    return read_model(path, StatementLock)
 
 
 def write_lock(path: Path, lock: StatementLock) -> None:
-    write_atomic(path, lock.model_dump_json(indent=2) + "\n")
+    write_model(path, lock)
