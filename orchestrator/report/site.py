@@ -22,7 +22,9 @@ from string import Template
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gates.census import census
+from gates.size import large
 from gates.tree import DirTree
+from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import load_config
 from orchestrator.git import Git, GitError
 from orchestrator.report import svg
@@ -32,6 +34,8 @@ from state.files import open_issues, read_cycle, read_text
 from state.history import GateVerdict, HistoryRecord, read_history
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
+
+PERSISTENT_SHOWN = 25
 
 TEMPLATES = files("orchestrator.report") / "templates"
 ROLLING = 10  # cycles in the moving average of the score, at least
@@ -138,6 +142,8 @@ class Report:
     issues: list[IssueRow]  # oldest first
     problems: list[str]
     prover_jobs: list[ProverJob] = field(default_factory=list)  # in the order submitted
+    persistent: list[SorryAge] = field(default_factory=list)  # sorries unchanged for sorry_age_days, oldest first
+    large: list[tuple[str, int, bool]] = field(default_factory=list)  # file, lines, over the cap (else the warning)
 
 
 def gather(repo: Path, now: datetime) -> Report:
@@ -165,8 +171,15 @@ def gather(repo: Path, now: datetime) -> Report:
     except UsageError as e:
         jobs = []
         problems.append(str(e))
+    try:  # the working tree's sorries; ages the loop already blamed come from its cache
+        old = persistent(Git(repo), None, tree, now, config.housekeeping.sorry_age_days, keep=False)
+    except GitError as e:
+        old = []
+        problems.append(f"the ages of the sorries could not be read: {e}")
+    gates = config.gates
+    big = [(p, n, n > gates.file_cap_lines) for p, n in large(tree, gates.file_warn_lines)]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
-                  _issues(repo, paths, problems), problems, jobs)
+                  _issues(repo, paths, problems), problems, jobs, old, big)
 
 
 # ---------------------------------------------------------------- the plan
@@ -380,6 +393,7 @@ def render(report: Report) -> str:
         issues=_issue_list(report.issues, report.generated_at),
         audit=_audit(report.audit, report.coverage),
         prover=_prover(report.prover_jobs),
+        watch=_watch(report.persistent, report.large),
         notes=_notes(report.problems),
     )
 
@@ -628,6 +642,28 @@ def _prover(jobs: Sequence[ProverJob]) -> str:
             '<th scope="col">Targets</th><th scope="col">Status</th><th scope="col">Use</th>'
             '<th scope="col">Closed</th><th scope="col">Note</th></tr></thead>'
             f"<tbody>{rows}</tbody></table></div></section>")
+
+
+def _watch(old: Sequence[SorryAge], big: Sequence[tuple[str, int, bool]]) -> str:
+    """Sorries the loop keeps walking past, and files to split."""
+    if not old and not big:
+        return ""
+    out = ['<section id="watch" aria-labelledby="watch-h"><h2 id="watch-h">To watch</h2>']
+    if old:
+        rows = "".join(f'<tr><th scope="row"><code>{_e(a.declaration)}</code></th><td><code>{_e(a.file)}:{a.line}'
+                       f'</code></td><td class="num">{a.age_days:.0f}</td><td><small>{_e(a.summary)}</small></td></tr>'
+                       for a in old[:PERSISTENT_SHOWN])
+        more = f" ({len(old) - PERSISTENT_SHOWN} more not shown)" if len(old) > PERSISTENT_SHOWN else ""
+        out.append(f'<p id="persistent-line">{len(old)} persistent {"sorry" if len(old) == 1 else "sorries"}: '
+                   f'lines unchanged the longest{more}.</p><div class="scroll"><table id="persistent-table"><thead>'
+                   '<tr><th scope="col">Declaration</th><th scope="col">Where</th><th scope="col" class="num">Days'
+                   '</th><th scope="col">Last changed by</th></tr></thead>'
+                   f"<tbody>{rows}</tbody></table></div>")
+    if big:
+        items = "".join(f"<li><code>{_e(p)}</code>: {n:,} lines, over the {'cap: to split' if cap else 'warning'}"
+                        "</li>" for p, n, cap in big)
+        out.append(f'<ul id="large-files">{items}</ul>')
+    return "".join(out) + "</section>"
 
 
 def _notes(problems: Sequence[str]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from orchestrator.cli import main
 from orchestrator.config import HousekeepingConfig
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import TRAILER, due, last_sweep, mentions, sweep
+from orchestrator.report import site
 from state.files import open_issues
 from state.history import HistoryRecord, Outcome
 from state.paths import StatePaths
@@ -105,6 +107,24 @@ def test_status_lists_persistent_sorries(tmp_path: Path, capsys: pytest.CaptureF
 
 STATE = ".prover-state"
 ISSUES = f"{STATE}/issues"
+
+
+def test_the_dashboard_shows_persistent_sorries_and_files_to_split(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"Book/A.lean": OLD, "autoformalize.toml": "[gates]\nfile_warn_lines = 10\nfile_cap_lines = 11\n",
+                 "Book/B.lean": "theorem fine : True := trivial\n" * 11})
+    commit_at(repo, NOW - timedelta(days=30), "the first draft")
+
+    page = site.render(site.gather(repo, NOW))
+
+    row = re.search(r'<table id="persistent-table">.*?<tbody>(.*?)</tbody>', page, re.S)
+    assert row is not None and [re.sub(r"<[^>]+>", " ", r).split()[:3] for r in row.group(1).split("</tr>")[:-1]] == [
+        ["Book.kept", "Book/A.lean:4", "30"], ["Book.edited", "Book/A.lean:7", "30"],
+        ["Book.moved", "Book/A.lean:10", "30"]]
+    assert "<code>Book/A.lean</code>: 12 lines, over the cap: to split" in page
+    assert "<code>Book/B.lean</code>: 11 lines, over the warning" in page
 
 
 def cycle_commit(repo: Path, cycle: int, when: datetime, files: dict[str, str]) -> str:
