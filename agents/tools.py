@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.model import ToolCall, ToolResult, ToolSpec
-from agents.provers.desk import Declined, Desk, declaration
+from agents.provers import desk as provers
+from agents.provers.desk import Declined, Desk
 from gates.base import Compiler
 from gates.census import census
 from gates.imports import module_name
@@ -31,7 +32,7 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,80}$")
 
 
 def _declaration(text: str, path: str, name: str) -> Decl:
-    found = declaration(text, path, name)
+    found = provers.declaration(text, path, name)
     if found is None:
         raise Refused(f"{path} has no single declaration named {name!r}")
     return found
@@ -250,7 +251,8 @@ class Workspace:
     def submit_to_prover(self, declarations: str) -> str:
         names = [n.strip().strip("`") for n in declarations.split(",") if n.strip()]
         try:
-            job = self._desk().submit(names, self.root, census(DirTree(self.root), self.lean_roots))
+            tree = DirTree(self.root)
+            job = self._desk().submit(names, tree, census(tree, self.lean_roots))
         except Declined as e:
             raise Refused(str(e)) from None
         return f"submitted job {job.id}: " + ", ".join(t.declaration for t in job.targets)
@@ -269,6 +271,9 @@ class Workspace:
         real, rel = self.resolve(proof.file, write=True)
         text = real.read_text(encoding="utf-8")
         d = _declaration(text, rel, declaration)
+        if provers.signature(d) != proof.statement:
+            raise Refused(f"the returned proof of {d.name} is of another statement than the one in {rel} now; "
+                          "read it with prover_result and take from it what still fits")
         write_atomic(real, text[:d.start] + proof.text + text[d.end:])
         assert d.name is not None
         desk.applied[d.name] = proof.job

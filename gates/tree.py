@@ -132,10 +132,12 @@ def diff(base: Tree, changed: Tree, *, only: Iterable[str] | None = None) -> lis
 
 
 def is_lean_source(path: str, roots: Iterable[str]) -> bool:
-    """Whether `path` is a Lean file of the project (under a Lean root, or its root file)."""
+    """Whether `path` is a Lean file of the project (under a Lean root, or its root file). Without roots, every
+    Lean file outside hidden folders: a module name cannot start with a dot, and the state folder (where an
+    external prover's returned copies are kept) is one."""
     if not path.endswith(".lean"):
         return False
     roots = [r.strip("/") for r in roots]
     if not roots:
-        return True
+        return not any(part.startswith(".") for part in path.split("/")[:-1])
     return any(path == f"{r}.lean" or path.startswith(f"{r}/") for r in roots)

@@ -46,12 +46,13 @@ from state import files
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
 from state.lock import RunLock
-from state.prover_jobs import ProverJob
+from state.prover_jobs import ProverJob, ProverJobs
 from state.statement_lock import read_lock, write_lock
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
-PROVER_CALL_S = 30.0  # aristotlelib's request timeout; a harvest polls, fetches or cancels each open job
+PROVER_CALL_S = 30.0  # aristotlelib's request timeout
+PROVER_CALLS = 6  # requests a harvest may make for one open job: a poll (2), then a fetch or a cancel (3 each)
 
 __all__ = ["Interrupted", "Options", "run_cycle"]
 
@@ -77,7 +78,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         baseline(c)
         beat.phase("sweep", 2 * git_s)
         sweep(c)
-        beat.phase("harvest", 3 * config.prover.max_open_jobs * PROVER_CALL_S)
+        beat.phase("harvest", PROVER_CALLS * (config.prover.max_open_jobs + len(c.adopted)) * PROVER_CALL_S)
         harvest(c)
         agents = config.agents
         for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
@@ -273,7 +274,7 @@ def work(c: Cycle) -> None:
     cfg = c.config
     compiler = c.deps.compiler(c.work.root)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
-        c.desk.request(c.plan.text, c.work.root, c.census)
+        c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
     workspace = Workspace(c.work.root, c.plan.scope, cfg.gates.protected, cfg.project.state_dir,
                           cfg.project.lean_roots, compiler, desk=c.desk)
     w = cfg.agents.worker
@@ -293,8 +294,10 @@ def work(c: Cycle) -> None:
                 break
             c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
         _checkpoint(c)
-        if c.desk is not None and c.after is not None:  # the report's `PROVER:` lines, on the tree that lands
-            c.desk.request(c.session.report(), c.work.root, c.after)
+        if c.desk is not None:  # the report's `PROVER:` lines, on the tree that lands
+            landing = c.after is not None
+            c.desk.request(c.session.report(), DirTree(c.work.root) if landing else GitTree(c.git, c.base),
+                           c.after or c.census)
     finally:
         c.session.close()
         if c.work.head() != c.base:  # a coding-agent session committed on its own: squash it into one change
@@ -473,6 +476,10 @@ def _rebase(c: Cycle, new_base: str) -> None:
     c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
     c.number = max(c.number, 1 + max([0, *(r.cycle for r in c.history.records)]))
     c.census = census(tree, c.config.project.lean_roots)
+    if c.desk is not None:  # the remote's ledger may hold jobs another loop submitted or settled
+        jobs_path = c.paths.relative(c.paths.prover_jobs)
+        c.desk.rebase(files.parse_model(tree.read(jobs_path), ProverJobs, jobs_path) if jobs_path in tree.files()
+                      else ProverJobs(), c.number)
     if c.outcome is Outcome.ACCEPTED and c.worker_commit is not None:
         c.work.reset_hard(new_base)
         c.work.clean()

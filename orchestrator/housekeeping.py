@@ -83,7 +83,7 @@ def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: i
     """The open issues to close and why; `mentions` is the text an issue in use is named in."""
     holes = _holes_by_name(census)
     names = _suffixes(holes)
-    changed = _last_changed_cycle(git, rev, paths)
+    changed, human = _last_changed_cycle(git, rev, paths)
     mentioned = mentions.lower()
     out: list[Removal] = []
     for issue in files.open_issues(paths):
@@ -91,7 +91,7 @@ def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: i
             continue
         path = paths.relative(issue.path)
         targets = sorted({n for token in _TICKED.findall(issue.text()) for n in names.get(token.strip(".,;:()"), [])})
-        if targets and not any(holes[t] for t in targets):
+        if targets and path not in human and not any(holes[t] for t in targets):  # a person's note may name done work
             out.append(Removal(path, f"its targets no longer hold a sorry: {', '.join(targets)}"))
             continue
         age = cycle - changed.get(path, cycle)
@@ -182,9 +182,9 @@ def _suffixes(names: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def _last_changed_cycle(git: Git, rev: str, paths: StatePaths) -> dict[str, int]:
+def _last_changed_cycle(git: Git, rev: str, paths: StatePaths) -> tuple[dict[str, int], set[str]]:
     """Each issue file's last change, as the cycle of the commit that made it (for a commit that is not a
-    cycle's, the last cycle before it)."""
+    cycle's, a person's, the last cycle before it); and the files a person changed last."""
     issues = paths.relative(paths.issues)
     out: dict[str, int] = {}
     pending: dict[str, str] = {}  # path → a commit without a cycle trailer
@@ -204,7 +204,7 @@ def _last_changed_cycle(git: Git, rev: str, paths: StatePaths) -> dict[str, int]
         value = git.run("log", "-1", f"--grep=^{CYCLE_TRAILER}: ",
                         f"--format=%(trailers:key={CYCLE_TRAILER},valueonly)", c)
         out[path] = int(value) if value.strip().isdigit() else 0
-    return out
+    return out, set(pending)
 
 
 def mentions(strategy: str | None, plan: str | None, history: list[HistoryRecord], cycles: int) -> str:

@@ -69,11 +69,10 @@ class NotifyConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _every_cycle(cls, data: Any) -> Any:
-        """Files written before `events` existed say `every_cycle = false` to mean no line per cycle."""
+        """Files written before `events` existed have `every_cycle`, whose default `init` wrote as `false`; a line
+        per cycle is now the default, and `events` the way to turn it off."""
         if isinstance(data, dict) and "every_cycle" in data:
-            data = dict(data)
-            if not data.pop("every_cycle"):
-                data["events"] = [e for e in data.get("events", list(Event)) if e != Event.CYCLE]
+            data = {k: v for k, v in data.items() if k != "every_cycle"}
         return data
 
     @model_validator(mode="after")
@@ -114,12 +113,15 @@ class Notifier:
         else:
             body, kind = json.dumps({"text" if self.config.format == "slack" else "content": text}).encode(), \
                 "application/json"
-        request = urllib.request.Request(self.url, data=body, headers={"Content-Type": kind}, method="POST")
         try:
+            request = urllib.request.Request(self.url, data=body, headers={"Content-Type": kind}, method="POST")
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
                 response.read()
-        except (urllib.error.URLError, OSError, ValueError) as e:
-            log.warning("notify.failed", error=str(e)[:200])  # never the URL: it is a credential
+        except ValueError:  # its message would quote the URL, a credential
+            log.warning("notify.failed", error=f"{self.config.webhook_env} is not a URL urllib can post to")
+            return False
+        except (urllib.error.URLError, OSError) as e:
+            log.warning("notify.failed", error=str(e)[:200])
             return False
         return True
 

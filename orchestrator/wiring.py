@@ -69,10 +69,10 @@ def prover_for(config: ProverConfig) -> Prover | Off:
     else:
         try:
             from agents.provers.aristotle import AristotleProver
+
+            return AristotleProver(key, config.base_url)  # imports aristotlelib
         except ImportError:
             off = Off("aristotlelib is not installed (pip install 'autoformalize[aristotle]')")
-        else:
-            return AristotleProver(key, config.base_url)
     log.info("prover.off", backend=config.backend, reason=off.reason)
     return off
 

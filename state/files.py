@@ -52,11 +52,17 @@ def read_model(path: Path, model: type[M]) -> M:
     """A JSON state file; the model's defaults when there is none. One that cannot be read stops the loop
     rather than be overwritten: it is committed, so git has the last good one."""
     try:
-        return model.model_validate_json(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except FileNotFoundError:
         return model()
+    return parse_model(data, model, str(path))
+
+
+def parse_model(data: bytes, model: type[M], name: str) -> M:
+    try:
+        return model.model_validate_json(data)
     except (ValidationError, ValueError) as e:
-        raise UsageError(f"{path} cannot be read ({str(e).splitlines()[0]}); restore it from git history") from None
+        raise UsageError(f"{name} cannot be read ({str(e).splitlines()[0]}); restore it from git history") from None
 
 
 def write_model(path: Path, value: BaseModel) -> None:

@@ -20,7 +20,7 @@ from agents.provers.base import Off, Phase, Prover, ProverError
 from agents.provers.config import ProverConfig
 from gates.census import Census
 from gates.index import Decl, index_source
-from gates.tree import DirTree
+from gates.tree import Tree
 from state.atomic import write_atomic
 from state.prover_jobs import JobStatus, ProverJob, ProverJobs, Target, Use, read_jobs, write_jobs
 
@@ -40,11 +40,24 @@ def declaration(text: str, path: str, name: str) -> Decl | None:
     return found[0] if len(found) == 1 else None
 
 
-def project_files(root: Path, state_dir: str) -> dict[str, bytes]:
+def project_files(tree: Tree, state_dir: str) -> dict[str, bytes]:
     """What a prover needs to build the targets: the Lean sources and the Lake project files."""
-    tree = DirTree(root)
     return {p: tree.read(p) for p in tree.files()
             if not p.startswith(f"{state_dir}/") and (p.endswith(".lean") or p in PROJECT_FILES)}
+
+
+def _decl(census: Census, target: Target) -> Decl | None:
+    index = census.files.get(target.file)
+    return next((d for d in index.decls if d.name == target.declaration), None) if index else None
+
+
+def signature(d: Decl) -> str:
+    """The declaration's statement as written, whitespace aside: a proof must leave it as it is."""
+    return " ".join(d.written(body=False).split())
+
+
+def _whole(d: Decl) -> str:
+    return " ".join(d.written(body=True).split())
 
 
 def target(name: str, census: Census) -> Target:
@@ -61,6 +74,7 @@ class Proof:
     job: str
     file: str  # the target's file in the repository
     text: str  # the returned declaration, signature and proof
+    statement: str  # its `signature`
 
 
 @dataclass
@@ -77,15 +91,16 @@ class Desk:
     submitted: list[str] = field(default_factory=list)  # jobs submitted this cycle
     notes: list[str] = field(default_factory=list)  # what went wrong talking to the prover
     on_submit: Callable[[ProverJob], None] | None = None  # journals each job at once: it runs on, landed or not
+    base: dict[str, ProverJob] = field(default_factory=dict)  # the ledger as the base has it, to tell our changes
 
     @classmethod
     def open(cls, config: ProverConfig, prover: Prover | Off, jobs_file: Path, results_dir: Path,
              clock: Callable[[], datetime], cycle: int, state_dir: str, adopted: list[ProverJob]) -> Desk:
         """The ledger of `jobs_file`, with the jobs of interrupted cycles (`adopted`) it does not hold yet."""
         jobs = read_jobs(jobs_file)
-        known = {j.id for j in jobs.jobs}
-        jobs.jobs += [j for j in adopted if j.id not in known]
-        return cls(config, prover, jobs, results_dir, clock, cycle, state_dir)
+        base = {j.id: j for j in jobs.jobs}
+        jobs.jobs += [j for j in adopted if j.id not in base]
+        return cls(config, prover, jobs, results_dir, clock, cycle, state_dir, base=base)
 
     @property
     def off(self) -> str | None:
@@ -104,7 +119,7 @@ class Desk:
             if isinstance(self.prover, Off):
                 break
             try:
-                self._harvest(job, holding)
+                self._harvest(job, holding, census)
             except ProverError as e:
                 log.warning("prover.unreachable", job=job.id, error=str(e)[:300])
                 self.notes.append(f"job {job.id} could not be polled: {str(e)[:200]}")
@@ -112,7 +127,7 @@ class Desk:
             if job.status is JobStatus.RETURNED and job.use is None and not holding & set(job.proved):
                 self._finish(job, job.status, use=Use.UNUSED, note="its targets were closed otherwise")
 
-    def _harvest(self, job: ProverJob, holding: set[str]) -> None:
+    def _harvest(self, job: ProverJob, holding: set[str], census: Census) -> None:
         assert not isinstance(self.prover, Off)
         poll = self.prover.poll(job.id)  # first: a job that finished late is still worth harvesting
         if poll.phase is Phase.RUNNING:
@@ -134,7 +149,9 @@ class Desk:
                 continue
             kept[t.file] = returned[path]
             d = declaration(returned[path], t.file, t.declaration)
-            if d is not None and d.holes == 0:
+            now = _decl(census, t)
+            # A proof of another statement is no proof: the prover may not restate what it was asked to prove.
+            if d is not None and d.holes == 0 and now is not None and signature(d) == signature(now):
                 proved.append(t.declaration)
         self.fetched[job.id] = kept
         self._finish(job, JobStatus.RETURNED, proved=proved, note=poll.detail,
@@ -162,7 +179,7 @@ class Desk:
 
     # -- submit --------------------------------------------------------------
 
-    def submit(self, names: list[str], root: Path, census: Census) -> ProverJob:
+    def submit(self, names: list[str], tree: Tree, census: Census) -> ProverJob:
         """A job for the named declarations, each holding a sorry in `census`; `Declined` says why not."""
         if isinstance(self.prover, Off):
             raise Declined(f"the prover is off: {self.prover.reason}")
@@ -178,7 +195,7 @@ class Desk:
         if taken:
             raise Declined(f"already with the prover: {', '.join(taken)}")
         try:
-            job_id = self.prover.submit(targets, project_files(root, self.state_dir))
+            job_id = self.prover.submit(targets, project_files(tree, self.state_dir))
         except ProverError as e:
             log.warning("prover.unreachable", error=str(e)[:300])
             self.notes.append(f"a submission failed: {str(e)[:200]}")
@@ -204,7 +221,7 @@ class Desk:
                 text = self.returned_file(job.id, t.file)
                 d = declaration(text, t.file, t.declaration) if text is not None else None
                 if d is not None and d.source is not None:
-                    return Proof(job.id, t.file, d.source.text[d.start:d.end])
+                    return Proof(job.id, t.file, d.source.text[d.start:d.end], signature(d))
         return None
 
     def returned_file(self, job: str, file: str) -> str | None:
@@ -214,25 +231,45 @@ class Desk:
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def settle(self, accepted: bool, after: Census | None) -> None:
-        """The jobs whose proofs the Worker applied: used if the cycle landed them closed, else unused (again
-        after a rebase that rejected the change)."""
-        closed = set()
+        """Which returned proofs the cycle used: a job is used when the landed change closed one of its targets
+        with its proof, applied by the tool (and perhaps mended) or copied as it is (a Claude Code Worker has no
+        such tool); a job whose applied proof did not land is unused."""
+        landed: dict[str, Decl] = {}
         if accepted and after is not None:
-            closed = {d.name for _, d in after.decls() if d.name and d.holes == 0}
-        for name, job_id in self.applied.items():
-            i = next(i for i, j in enumerate(self.jobs.jobs) if j.id == job_id)
-            job = self.jobs.jobs[i]
-            if name in closed:
-                update = {"use": Use.USED, "used_cycle": self.cycle, "closed": sorted({*job.closed, name}),
-                          "note": f"cycle {self.cycle} landed its proof of {name}"}
-            elif job.used_cycle in (None, self.cycle):
-                update = {"use": Use.UNUSED, "used_cycle": None, "closed": [],
-                          "note": f"cycle {self.cycle} applied its proof of {name}; the change was rejected"}
-            else:
+            landed = {d.name: d for _, d in after.decls() if d.name and d.holes == 0}
+        for i, job in enumerate(self.jobs.jobs):
+            if job.status is not JobStatus.RETURNED or job.use is Use.USED:
                 continue
-            self.jobs.jobs[i] = job.model_copy(update=update)
+            applied = {name for name, j in self.applied.items() if j == job.id}
+            closed = sorted(name for name in job.proved if name in landed and (name in applied or self._copied(
+                job, name, landed[name])))
+            if closed:
+                self.jobs.jobs[i] = job.model_copy(update={
+                    "use": Use.USED, "used_cycle": self.cycle, "closed": closed,
+                    "note": f"cycle {self.cycle} landed its proof of {', '.join(closed)}"})
+            elif applied:
+                self.jobs.jobs[i] = job.model_copy(update={
+                    "use": Use.UNUSED, "note": f"cycle {self.cycle} applied its proof of {', '.join(sorted(applied))}; "
+                                              "the change did not land"})
 
-    def request(self, text: str, root: Path, census: Census) -> None:
+    def _copied(self, job: ProverJob, name: str, landed: Decl) -> bool:
+        target = next(t for t in job.targets if t.declaration == name)
+        text = self.returned_file(job.id, target.file)
+        returned = declaration(text, target.file, name) if text is not None else None
+        return returned is not None and _whole(returned) == _whole(landed)
+
+    def rebase(self, remote: ProverJobs, cycle: int) -> None:
+        """The branch moved under the cycle: take the remote's ledger, with what this cycle did on top (the jobs
+        it changed or added win), and this cycle's number."""
+        mine = [j for j in self.jobs.jobs if self.base.get(j.id) != j]
+        ids = {j.id for j in mine}
+        self.jobs = ProverJobs(jobs=[j for j in remote.jobs if j.id not in ids] + mine)
+        self.base = {j.id: j for j in remote.jobs}
+        self.jobs.jobs = [j.model_copy(update={"submitted_cycle": cycle}) if j.id in self.submitted else j
+                          for j in self.jobs.jobs]
+        self.cycle = cycle
+
+    def request(self, text: str, tree: Tree, census: Census) -> None:
         """Submit the declarations named on `PROVER: <declaration>` lines of a strategy or a Worker's report."""
         names = []
         for name in dict.fromkeys(m.strip().strip("`") for m in REQUEST.findall(text)):
@@ -244,7 +281,7 @@ class Desk:
         step = self.config.max_targets_per_job
         for group in (names[i:i + step] for i in range(0, len(names), step)):
             try:
-                self.submit(group, root, census)
+                self.submit(group, tree, census)
             except Declined as e:
                 self.notes.append(f"PROVER: {', '.join(group)} not submitted: {e}")
 

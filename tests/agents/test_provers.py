@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from agents.provers.aristotle import AristotleProver
-from agents.provers.base import Phase, ProverError, Target
+from agents.provers.base import Off, Phase, ProverError, Target
+from agents.provers.config import ProverConfig
+from orchestrator.wiring import prover_for
 from tests.standin.aristotle_server import AristotleStandin
 
 KEY = "arist-test-key-never-print"
@@ -58,3 +61,10 @@ def test_a_wrong_key_and_a_dead_server_are_prover_errors(standin: AristotleStand
     with pytest.raises(ProverError, match="Request failed"):
         AristotleProver(KEY, url).poll("prj-0001")
 
+
+
+def test_a_key_without_the_library_turns_the_prover_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARISTOTLE_API_KEY", "a-key")
+    monkeypatch.setitem(sys.modules, "aristotlelib", None)  # what `import` meets when it is not installed
+    off = prover_for(ProverConfig())
+    assert isinstance(off, Off) and "aristotlelib is not installed" in off.reason

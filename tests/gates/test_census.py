@@ -45,6 +45,14 @@ def test_lean_roots_limit_the_census(tmp_path: Path) -> None:
     assert sorted(census(DirTree(tmp_path), ["Book"]).files) == ["Book.lean", "Book/A.lean"]
 
 
+def test_without_roots_hidden_folders_hold_no_project_file(tmp_path: Path) -> None:
+    """The state folder keeps an external prover's returned copies of project files: they are not the project."""
+    for rel in ("Book/A.lean", ".prover-state/prover_results/job-1/Book/A.lean", "Book/.scratch/B.lean"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("theorem a : True := sorry\n")
+    assert list(census(DirTree(tmp_path)).files) == ["Book/A.lean"]
+
+
 def test_non_utf8_file_is_reported_and_still_counted(tmp_path: Path) -> None:
     (tmp_path / "A.lean").write_bytes(b"-- caf\xe9\ntheorem a : True := sorry\n")
     result = census(DirTree(tmp_path))

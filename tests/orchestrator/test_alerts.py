@@ -52,9 +52,10 @@ def test_a_users_template_replaces_the_default_and_a_bad_one_is_refused(project:
             load_config(project.repo)
 
 
-def test_an_older_file_without_lines_per_cycle_keeps_that_choice() -> None:
-    assert Event.CYCLE not in NotifyConfig.model_validate({"every_cycle": False}).events
-    assert NotifyConfig.model_validate({"every_cycle": True}).events == list(Event)
+def test_an_older_file_still_loads_and_gets_a_line_per_cycle() -> None:
+    """`init` used to write `every_cycle = false`, the old default; `events` now says what is sent."""
+    assert NotifyConfig.model_validate({"every_cycle": False}).events == list(Event)
+    assert NotifyConfig.model_validate({"every_cycle": True, "events": ["failure"]}).events == [Event.FAILURE]
 
 
 def test_events_left_out_are_not_sent_and_no_url_sends_nothing() -> None:
@@ -70,8 +71,9 @@ def test_an_alert_that_cannot_be_delivered_is_logged_without_the_url() -> None:
     with Webhook() as hook, capture_logs() as logs:
         hook.status = 503
         assert not Notifier(hook.url).send(Event.STOPPED, reason="x")
-    assert len(hook.posts) == 1 and logs and logs[0]["event"] == "notify.failed"
-    assert "secret-token" not in repr(logs)
+        assert not Notifier("hooks.example.invalid/services/T0-secret-token").send(Event.STOPPED, reason="x")
+    assert len(hook.posts) == 1 and [e["event"] for e in logs] == ["notify.failed", "notify.failed"]
+    assert "secret-token" not in repr(logs) and "is not a URL" in logs[1]["error"]
 
 
 def record(cycle: int, score: int) -> HistoryRecord:

@@ -152,7 +152,8 @@ def swept_repo(make_repo: Callable[..., Path]) -> Path:
     cycle_commit(repo, 45, NOW - timedelta(days=1), {
         f"{ISSUES}/blocked-double-pos.md": "# Blocked\n`Book.double_pos` needs positivity.\n",
         f"{STATE}/prover_results/job-new/out.json": "{}\n"})
-    write(repo, {f"{ISSUES}/human.md": "# A human's note\nLook at the definitions.\n"})
+    write(repo, {f"{ISSUES}/human.md": "# A human's note\nLook at the definitions.\n",
+                 f"{ISSUES}/restate.md": "# Restate `Book.double` as on p. 42\n"})
     commit_at(repo, NOW - timedelta(hours=20), "a note")  # no cycle of its own: counts as cycle 45's
     return repo
 
@@ -173,7 +174,7 @@ def test_a_sweep_closes_stale_and_resolved_issues_and_prunes_old_results(make_re
     assert closed["resolved.md"] == "its targets no longer hold a sorry: Book.double"
     assert closed["old-note.md"].startswith("unchanged for 48 cycles")
     assert {i.slug for i in open_issues(paths)} == {"planned-refactor", "unfaithful-def-1-1", "blocked-double-pos",
-                                                    "human"}
+                                                    "human", "restate"}
     moved = (repo / ISSUES / "closed" / "resolved.md").read_text()
     assert moved.startswith("# Blocked\n`double` needs a lemma") and "Closed by the sweep before cycle 50" in moved
     assert [r.path for r in done.pruned] == [f"{STATE}/prover_results/job-old"]
@@ -255,9 +256,10 @@ def test_a_cycle_lands_its_sweep_first_and_shows_the_planner_old_sorries(tmp_pat
 
 
 def swept_project(tmp_path: Path, server: AnthropicStandin) -> Project:
-    """A project whose next cycle sweeps: its first cycle was three days ago, and one issue is resolved."""
+    """A project whose next cycle sweeps: its first cycle, three days ago, opened an issue now resolved."""
     earlier = HistoryRecord(cycle=1, started_at=NOW - timedelta(days=3), outcome=Outcome.NO_CHANGE)
-    project = make_project(tmp_path, server, files={
+    project = make_project(tmp_path, server)
+    cycle_commit(project.repo, 1, NOW - timedelta(days=3), {
         f"{STATE}/history.jsonl": earlier.model_dump_json() + "\n", f"{STATE}/cycle": "1\n",
         f"{ISSUES}/easy-is-slow.md": "`Book.easy` takes long to check.\n"})
     git(project.repo, "push", "-q", "origin", "main")

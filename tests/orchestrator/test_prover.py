@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +15,9 @@ from orchestrator.commands import status
 from orchestrator.cycle import Interrupted, Options, run_cycle
 from orchestrator.deps import Deps, SystemClock
 from orchestrator.report import site
-from state.prover_jobs import JobStatus, ProverJob, Use, read_jobs
+from state.history import HistoryRecord, Outcome
+from state.prover_jobs import JobStatus, ProverJob, ProverJobs, Use, read_jobs
+from tests.conftest import git, write
 from tests.orchestrator.harness import A, Project, config_text, evaluation, make_project, strategy, user_text
 from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, Reply, text_reply
 from tests.standin.aristotle_server import AristotleStandin
@@ -108,7 +111,7 @@ def test_a_proof_that_fails_the_build_is_rejected_and_the_job_unused(
     assert project.show("HEAD", "Book/A.lean") == A
     (job,) = jobs(project)
     assert (job.status, job.use) == (JobStatus.RETURNED, Use.UNUSED)
-    assert "rejected" in job.note and record.prover_jobs == {}
+    assert "did not land" in job.note and record.prover_jobs == {}
 
 
 def test_a_job_that_never_returns_is_cancelled_after_max_wait_hours(
@@ -218,3 +221,73 @@ def test_a_workers_report_may_hand_sorries_to_the_prover_as_a_claude_code_worker
     (job,) = jobs(project)
     assert [t.declaration for t in job.targets] == ["Book.hard"] and record.prover_jobs == {"submitted": [job.id]}
     assert aristotle.jobs[job.id].files["Book/A.lean"] == A.encode()
+
+
+def test_when_the_remote_moved_the_ledger_keeps_both_loops_jobs(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    """Another loop on the same branch settled a job and ran a cycle of its own while this one ran."""
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("submit_to_prover", {"declarations": "hard"})], [("finish", {"report": "submitted"})])
+    project.agents.evaluate(evaluation(0))
+    project.cycle()
+    (first,) = jobs(project)
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+
+    def evaluate_while_another_loop_pushes(request: RecordedRequest) -> Reply:
+        theirs = ProverJobs(jobs=[first.model_copy(update={"status": JobStatus.CANCELLED, "note": "theirs"}),
+                                  first.model_copy(update={"id": "prj-theirs", "submitted_cycle": 2})])
+        write(other, {".prover-state/prover_jobs.json": theirs.model_dump_json(),
+                      ".prover-state/history.jsonl": (other / ".prover-state/history.jsonl").read_text()
+                      + HistoryRecord(cycle=2, outcome=Outcome.NO_CHANGE).to_line()})
+        git(other, "commit", "-qam", "another loop's cycle 2")
+        git(other, "push", "-q", "origin", "main")
+        return text_reply(evaluation(0))
+
+    project.agents.plan(strategy("Book/B.lean"))
+    project.agents.work([("submit_to_prover", {"declarations": "other"})], [("finish", {"report": "submitted"})])
+    project.agents.add("evaluator", evaluate_while_another_loop_pushes)
+    record, _ = project.cycle()
+
+    ledger = {j.id: j for j in jobs(project)}
+    mine = next(j for j in ledger.values() if j.targets[0].declaration == "Book.other")
+    assert set(ledger) == {first.id, "prj-theirs", mine.id}
+    assert ledger[first.id].status is JobStatus.CANCELLED and ledger[first.id].note == "theirs"
+    assert record.cycle == 3 and mine.submitted_cycle == 3 and record.prover_jobs == {"submitted": [mine.id]}
+
+
+def submitted(project: Project) -> ProverJob:
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("submit_to_prover", {"declarations": "hard"})], [("finish", {"report": "submitted"})])
+    project.agents.evaluate(evaluation(0))
+    project.cycle()
+    (job,) = jobs(project)
+    return job
+
+
+def test_a_proof_copied_without_the_tool_counts_as_used(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    """A Claude Code Worker has no apply_prover_result: it copies the returned proof from prover_results/."""
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    job = submitted(project)
+    aristotle.finish(job.id, {"Book/A.lean": PROVED})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "copied the returned proof"})])
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+
+    (job,) = jobs(project)
+    assert record.outcome == "accepted" and (job.use, job.closed) == (Use.USED, ["Book.hard"])
+
+
+def test_a_proof_of_another_statement_is_no_proof(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    job = submitted(project)
+    aristotle.finish(job.id, {"Book/A.lean": A.replace("n + 0 = n := by\n  sorry", "n = n := by\n  rfl")})
+    idle_cycle(project)
+
+    (job,) = jobs(project)
+    assert (job.status, job.proved, job.use) == (JobStatus.RETURNED, [], Use.UNUSED)
