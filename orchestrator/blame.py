@@ -78,7 +78,8 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool
             if line in owners[path]:
                 age = (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400
                 out.append(SorryAge(owners[path][line], path, line, max(0.0, age), commit, summary))
-    if keep and rev is not None:  # the working tree's uncommitted lines are not worth keeping
+    kept = {_key(p, blobs[p]) for p in paths}
+    if keep and rev is not None and (fresh or kept != cache.keys()):  # uncommitted lines are not worth keeping
         write_atomic(cache_file, json.dumps({_key(p, blobs[p]): fresh.get(p) or cache[_key(p, blobs[p])]
                                              for p in paths}))
     return sorted(out, key=lambda a: (-a.age_days, a.file, a.line))
