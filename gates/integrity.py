@@ -81,7 +81,8 @@ def _vanished(inp: GateInput) -> list[str]:
     """Sorry-holding declarations of the base that were deleted, renamed, or restated while closed."""
     touched = {c.path for c in inp.lean_changes()}
     now: dict[str, Decl] = {d.key: d for _, d in inp.after.decls()}
-    meant_before, meant_now = meanings(inp.before, bodies=False), meanings(inp.after, bodies=False)
+    meant_before, meant_now = meanings(inp.before, bodies=False, only=touched), meanings(inp.after, bodies=False,
+                                                                                         only=touched)
     old_keys = {d.key for _, d in inp.before.decls()}
     added = [d for path, d in inp.after.decls() if path in touched and d.key not in old_keys]
     out: list[str] = []
@@ -134,7 +135,8 @@ def _restated(inp: GateInput) -> list[str]:
     if not inp.locked:
         return []
     declared = restatements(inp.strategy)
-    now = meanings(inp.after)
+    holding = {path for path, d in inp.after.decls() if d.name in inp.locked}
+    now = meanings(inp.after, only=holding)
     changed = changed_meanings(inp.before, inp.after)
     out: list[str] = []
     for name, locked in sorted(inp.locked.items()):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections.abc import Iterable
 
 from gates.census import Census
 from gates.index import MACRO_KINDS, THEOREM_KINDS, FileIndex
@@ -25,14 +26,22 @@ DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "insta
 _OPEN = re.compile(r"^open[ \t]+[^\n]*", re.MULTILINE)
 
 
-def meanings(census: Census, *, bodies: bool = True) -> dict[str, list[str]]:
-    """Named declaration → the meaning hash of each declaration of that name (two files may repeat one).
-    Without `bodies`, a definition's signature alone stands for it, as a theorem's does."""
+def meanings(census: Census, *, bodies: bool = True, only: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """Named declaration → the meaning hash of each declaration of that name (two files may repeat one), from
+    every file or `only` those. Without `bodies`, a definition's signature alone stands for it, as a theorem's
+    does."""
     out: dict[str, list[str]] = {}
-    for index in census.files.values():
+    files = census.files if only is None else {p: census.files[p] for p in only if p in census.files}
+    for index in files.values():
         for name, digest in _file_meanings(index, bodies):
             out.setdefault(name, []).append(digest)
     return out
+
+
+def touched(before: Census, after: Census) -> set[str]:
+    """The files whose index differs; `Census.replace` keeps the others' as they are, so hashing them again
+    would only find them equal."""
+    return {p for p in before.files.keys() | after.files.keys() if before.files.get(p) is not after.files.get(p)}
 
 
 def _file_meanings(index: FileIndex, bodies: bool) -> list[tuple[str, str]]:
@@ -65,11 +74,13 @@ def _file_meanings(index: FileIndex, bodies: bool) -> list[tuple[str, str]]:
 
 def changed_meanings(before: Census, after: Census) -> dict[str, str]:
     """Named declarations of `after` whose meaning is new or differs from `before`'s, each with why."""
-    old, new = meanings(before), meanings(after)
-    out = {name: "is new" if name not in old else "changed" for name, digests in new.items()
+    files = touched(before, after)
+    old, new = meanings(before, only=files), meanings(after, only=files)
+    known = {d.name for _, d in before.decls() if d.name}
+    out = {name: "is new" if name not in known else "changed" for name, digests in new.items()
            if sorted(digests) != sorted(old.get(name, []))}
     defining = {d.name for _, d in after.decls() if d.name and d.kind in DEFINING}
-    defined = {name.rsplit(".", 1)[-1]: name for name in out if name in old and name in defining}
+    defined = {name.rsplit(".", 1)[-1]: name for name in out if name in known and name in defining}
     if defined:
         uses = re.compile(rf"(?<![{ID_REST}.])(?:{'|'.join(map(re.escape, defined))})(?![{ID_REST}])")
         for _, d in after.decls():
