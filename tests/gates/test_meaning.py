@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from gates import integrity
-from gates.meaning import meanings
+from gates.census import census
+from gates.meaning import changed_meanings, meanings, touched
 from tests.gates.helpers import gate_input
 
 DEFS = ("namespace Book\n/-- Definition 1.1 A number is good when it exceeds 2. -/\n"
@@ -55,3 +56,12 @@ def test_a_copy_elsewhere_does_not_hide_a_changed_locked_statement() -> None:
 def test_proof_work_around_a_locked_statement_passes(change: str) -> None:
     result = check(TWO, change, ["Book.locked"])
     assert result.passed, result.detail
+
+
+def test_only_touched_files_are_hashed_and_a_name_declared_elsewhere_is_not_new() -> None:
+    other = "namespace Book\ntheorem dup : True := trivial\ntheorem still : 1 = 1 := rfl\nend Book\n"
+    inp = gate_input({"Book/A.lean": TWO, "Book/B.lean": other},
+                     {"Book/A.lean": TWO.replace("end Book", "theorem dup : 2 = 2 := rfl\nend Book")})
+    assert touched(inp.before, inp.after) == {"Book/A.lean"}
+    assert changed_meanings(inp.before, inp.after) == {"Book.dup": "changed"}
+    assert changed_meanings(census(inp.base, ["Book"]), census(inp.changed, ["Book"])) == {"Book.dup": "changed"}
