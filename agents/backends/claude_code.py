@@ -551,8 +551,9 @@ def prover_server(workspace: Workspace) -> McpSdkServerConfig:
             log.info("claude_code.prover_tool", tool=name, arguments=arguments, is_error=result.is_error)
             return {"content": [{"type": "text", "text": result.content}], "is_error": result.is_error}
 
-        spec = specs[name]
-        return SdkMcpTool(name, spec.description, spec.input_schema, handler)
+        spec = specs[name]  # Claude Code has no lean_check: it checks a file with lake
+        return SdkMcpTool(name, spec.description.replace("with lean_check", "with `lake env lean <file>`"),
+                          spec.input_schema, handler)
 
     return create_sdk_mcp_server(PROVER_SERVER, tools=[make(name) for name in PROVER_TOOLS])
 

@@ -344,6 +344,9 @@ def test_a_claude_code_worker_submits_and_applies_through_the_prover_tools(
     assert (permission["allowed"], permission["asked"]) == (True, False)
     (start,) = claude.events("start")
     assert "mcp__prover__apply_prover_result" in start["options"]["append_system_prompt"]
+    listed = {t["name"]: t["description"] for t in claude.events("mcp")[2]["response"]["result"]["tools"]}
+    assert list(listed) == ["submit_to_prover", "prover_result", "apply_prover_result"]
+    assert "check it with `lake env lean <file>`" in listed["apply_prover_result"]
 
     aristotle.finish(job.id, {"Book/A.lean": PROVED})
     project.agents.plan(strategy("Book/A.lean"))
