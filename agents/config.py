@@ -7,6 +7,9 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Backend = Literal["anthropic", "claude-code", "openai"]
+PROVER_SERVER = "prover"
+"""The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
+its name."""
 
 
 class Endpoint(BaseModel):
@@ -44,7 +47,8 @@ class AgentConfig(Endpoint):
     allowed_tools: list[str] | None = None
     """claude-code only: the Claude Code tools the session may use (default: file tools and lake/lean commands)."""
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """claude-code only: MCP servers for the session, e.g. lean-lsp-mcp, as Claude Code's mcpServers entries."""
+    """claude-code only: MCP servers for the session, e.g. lean-lsp-mcp, as Claude Code's mcpServers entries (the
+    name `prover` is taken by the external prover's tools)."""
     cli_path: str | None = None
     """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
 
@@ -79,6 +83,9 @@ class AgentsConfig(BaseModel):
         if self.worker.backend == "claude-code" and self.worker.fallbacks:
             raise ValueError("worker: a claude-code session cannot fall back to another endpoint; remove "
                              "`fallbacks` or use the anthropic or openai backend")
+        if self.worker.backend == "claude-code" and PROVER_SERVER in self.worker.mcp_servers:
+            raise ValueError(f"worker: the MCP server name {PROVER_SERVER!r} is taken by the external prover's "
+                             "tools; rename that server")
         return self
 
 

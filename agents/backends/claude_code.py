@@ -38,6 +38,17 @@ API Worker gets, appended to Claude Code's own system prompt. Only the MCP
 servers passed in are started (`--strict-mcp-config`); their tools are
 auto-approved.
 
+The external prover: when the workspace has a desk whose prover is on, the
+session also gets an in-process (SDK) MCP server, `prover`, whose tools
+`mcp__prover__submit_to_prover`, `mcp__prover__prover_result` and
+`mcp__prover__apply_prover_result` are the Workspace's own tools of those
+names: the same refusals (not a declaration with a sorry, outside the Scope, a
+proof of another statement…) come back as the tool's error. They are
+auto-approved like every MCP server's tools, as the Workspace confines them.
+The CLI reaches them through `mcp_message` control requests that the SDK
+answers in this process; a call runs in a worker thread (a submission uploads
+the project), one at a time.
+
 Limits map as in `WorkerSession`: `max_turns` counts model calls over the whole
 session (also passed to the CLI as `--max-turns`, which bounds one round),
 `timeout_s` runs from construction, and a stop request, the deadline or the
@@ -71,6 +82,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
+import anyio.to_thread
 import structlog
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import (
@@ -81,6 +93,7 @@ from claude_agent_sdk import (
     ClaudeSDKError,
     CLIConnectionError,
     CLINotFoundError,
+    McpSdkServerConfig,
     McpServerConfig,
     Message,
     PermissionResult,
@@ -88,18 +101,21 @@ from claude_agent_sdk import (
     PermissionResultDeny,
     ProcessError,
     ResultMessage,
+    SdkMcpTool,
     SystemMessage,
     TextBlock,
     ToolPermissionContext,
     UserMessage,
+    create_sdk_mcp_server,
     query,
 )
 
+from agents.config import PROVER_SERVER
 from agents.ledger import BudgetExceeded, Charge, Ledger
 from agents.model import Message as ChatMessage
-from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolSpec
+from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolCall, ToolResult, ToolSpec
 from agents.prompts import render
-from agents.tools import Refused, Workspace
+from agents.tools import SPECS, Refused, Workspace
 from agents.worker import Limits, Round, Stop
 from state.errors import InfraError
 from state.history import Usage
@@ -125,9 +141,18 @@ Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <
 writing `$state_dir/issues/<slug>.md`. Do not commit; the loop commits for you. There is no `finish` tool: when
 you are done, end your turn with the report (the headings above, the `RESTRUCTURING:` line if you raised the
 number of sorries, and the `SPLITTING:` line if you made a file over the size cap longer) as your final message.
-That message is the report. To hand a hard sorry to the external prover, add a line `PROVER: <declaration>` to
-the report; the proofs it returned are the files under `$state_dir/prover_results/`.
+That message is the report. $prover
 """
+PROVER_BY_REPORT = ("To hand a hard sorry to the external prover, add a line `PROVER: <declaration>` to the report; "
+                    "the proofs it returned are the files under `$state_dir/prover_results/`.")
+PROVER_BY_TOOLS = ("The external prover's tools are `mcp__prover__submit_to_prover` (hand it declarations holding a "
+                   "sorry; a job takes tens of minutes and its result reaches a later cycle), "
+                   "`mcp__prover__prover_result` (show a proof it returned) and `mcp__prover__apply_prover_result` "
+                   "(put that proof in place; check the file with `lake env lean` like any edit). A line "
+                   "`PROVER: <declaration>` in the report also submits, once the change passed the gates; the "
+                   "returned files are under `$state_dir/prover_results/`.")
+PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")
+"""The Workspace's tools a claude-code Worker gets through the `prover` MCP server."""
 
 
 class ClaudeCodeSession:
@@ -146,7 +171,7 @@ class ClaudeCodeSession:
         self.ledger = ledger
         self.role = role
         self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if allowed_tools is None else allowed_tools)
-        self.mcp_servers = dict(mcp_servers or {})
+        self.mcp_servers: dict[str, Any] = dict(mcp_servers or {})  # the prover's SDK server joins them
         self.stop = stop if stop is not None else threading.Event()
         self.cli_path = cli_path
         self.interrupt_grace_s = interrupt_grace_s
@@ -155,7 +180,10 @@ class ClaudeCodeSession:
         self.usage = Usage()
         self.session_id: str | None = None
         self.deadline = time.monotonic() + limits.timeout_s
-        note = render_note(self.allowed_tools, workspace.state_dir)
+        prover = workspace.desk is not None and workspace.desk.off is None
+        if prover:
+            self.mcp_servers[PROVER_SERVER] = prover_server(workspace)
+        note = render_note(self.allowed_tools, workspace.state_dir, prover=prover)
         self.system_prompt = render("worker", rules=rules) + note
         self._cli = _Cli("the Worker's session", cli_path)
         self._finalizer = weakref.finalize(self, self._cli.close)
@@ -498,10 +526,36 @@ class _Cli:
 # --- options, permissions, messages --------------------------------------------------------------------------------
 
 
-def render_note(allowed_tools: list[str], state_dir: str) -> str:
+def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False) -> str:
+    """The note on Claude Code; `prover`: the session has the external prover's MCP tools."""
     from string import Template
 
-    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(allowed_tools) or "(none)", state_dir=state_dir)
+    tools = [*allowed_tools, *(f"mcp__{PROVER_SERVER}__{name}" for name in PROVER_TOOLS if prover)]
+    how = Template(PROVER_BY_TOOLS if prover else PROVER_BY_REPORT).substitute(state_dir=state_dir)
+    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", state_dir=state_dir, prover=how)
+
+
+def prover_server(workspace: Workspace) -> McpSdkServerConfig:
+    """The in-process MCP server whose tools are `workspace`'s prover tools, refusals included (as error results).
+    Calls run one at a time in a worker thread, off the event loop that talks to the CLI."""
+    specs = {spec.name: spec for spec in SPECS}
+    lock = threading.Lock()
+
+    def call(name: str, arguments: dict[str, Any]) -> ToolResult:
+        with lock:
+            return workspace.call(ToolCall(f"mcp-{name}", name, arguments))
+
+    def make(name: str) -> SdkMcpTool[Any]:
+        async def handler(arguments: dict[str, Any]) -> dict[str, Any]:
+            result = await anyio.to_thread.run_sync(call, name, arguments)
+            log.info("claude_code.prover_tool", tool=name, arguments=arguments, is_error=result.is_error)
+            return {"content": [{"type": "text", "text": result.content}], "is_error": result.is_error}
+
+        spec = specs[name]  # Claude Code has no lean_check: it checks a file with lake
+        return SdkMcpTool(name, spec.description.replace("with lean_check", "with `lake env lean <file>`"),
+                          spec.input_schema, handler)
+
+    return create_sdk_mcp_server(PROVER_SERVER, tools=[make(name) for name in PROVER_TOOLS])
 
 
 def builtin_tools(allowed_tools: list[str]) -> list[str]:

@@ -232,8 +232,8 @@ class Desk:
 
     def settle(self, accepted: bool, after: Census | None) -> None:
         """Which returned proofs the cycle used: a job is used when the landed change closed one of its targets
-        with its proof, applied by the tool (and perhaps mended) or copied as it is (a Claude Code Worker has no
-        such tool); a job whose applied proof did not land is unused."""
+        with its proof, applied by the tool (and perhaps mended) or copied as it is from the results folder; a job
+        whose applied proof did not land is unused."""
         landed: dict[str, Decl] = {}
         if accepted and after is not None:
             landed = {d.name: d for _, d in after.decls() if d.name and d.holes == 0}

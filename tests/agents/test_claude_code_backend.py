@@ -13,20 +13,27 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from agents.backends.claude_code import DEFAULT_ALLOWED_TOOLS, ClaudeCodeModel, ClaudeCodeSession
+from agents.config import AgentsConfig
 from agents.ledger import Charge, Ledger
 from agents.model import Message, ModelUnavailable, StopReason, System, ToolSpec
+from agents.provers.base import Off
+from agents.provers.config import ProverConfig
+from agents.provers.desk import Desk
 from agents.tools import Workspace
 from agents.worker import Limits, Stop
 from gates.build import LakeCompiler
 from gates.config import BuildConfig
 from state.errors import InfraError
 from state.history import Usage
+from state.prover_jobs import ProverJobs
 from tests.conftest import GIT_ENV, git
 
 pytestmark = pytest.mark.filterwarnings("ignore::claude_agent_sdk.CanUseToolShadowedWarning")
@@ -205,6 +212,30 @@ def test_the_options_reach_the_cli(standin: Standin, make_session: Callable[...,
     assert "Never add an axiom." in appended and "RESTRUCTURING:" in appended and "## Suggested next step" in appended
     assert "Bash(lake env lean:*)" in appended and ".prover-state/issues/<slug>.md" in appended
     assert standin.events("start")[0]["env"]["DISABLE_AUTOUPDATER"] == "1"
+
+
+def test_with_the_prover_off_there_are_no_prover_tools(standin: Standin, make_session: Callable[..., ClaudeCodeSession],
+                                                       workspace: Workspace, tmp_path: Path) -> None:
+    workspace.desk = Desk(ProverConfig(), Off("ARISTOTLE_API_KEY is not set"), ProverJobs(), tmp_path / "results",
+                          lambda: datetime.now(UTC), 1, ".prover-state")
+    standin.script(turn({"mcp": "prover", "tool": "submit_to_prover", "args": {"declarations": "double_pos"}},
+                        {"text": REPORT}))
+
+    assert make_session().run("go").stop is Stop.FINISHED
+
+    options = standin.options()
+    assert "mcp_config" not in options and not any(t.startswith("mcp__") for t in options["allowedTools"])
+    assert "add a line `PROVER: <declaration>` to the report" in options["append_system_prompt"]
+    (result,) = standin.events("tool_result")  # the real CLI's answer to a tool no server offers
+    assert result["content"] == "<tool_use_error>Error: No such tool available: mcp__prover__submit_to_prover" \
+                                "</tool_use_error>" and result["is_error"]
+    assert standin.events("mcp") == []
+
+
+def test_no_configured_mcp_server_may_take_the_prover_tools_name() -> None:
+    worker = {"backend": "claude-code", "model": MODEL, "mcp_servers": {"prover": {"command": "x"}}}
+    with pytest.raises(ValidationError, match="the MCP server name 'prover' is taken"):
+        AgentsConfig.model_validate({"worker": worker})
 
 
 # --- limits ----------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -210,7 +211,7 @@ def test_a_job_submitted_by_a_cycle_that_never_landed_is_adopted_by_the_next(
     assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "no_change")]
 
 
-def test_a_workers_report_may_hand_sorries_to_the_prover_as_a_claude_code_worker_must(
+def test_a_workers_report_may_hand_sorries_to_the_prover(
         tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
     project = with_prover(tmp_path, server, aristotle.base_url)
     project.agents.plan(strategy("Book/A.lean"))
@@ -268,7 +269,7 @@ def submitted(project: Project) -> ProverJob:
 
 def test_a_proof_copied_without_the_tool_counts_as_used(
         tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
-    """A Claude Code Worker has no apply_prover_result: it copies the returned proof from prover_results/."""
+    """A Worker may copy the returned proof from prover_results/ rather than apply it with the tool."""
     project = with_prover(tmp_path, server, aristotle.base_url)
     job = submitted(project)
     aristotle.finish(job.id, {"Book/A.lean": PROVED})
@@ -291,3 +292,90 @@ def test_a_proof_of_another_statement_is_no_proof(
 
     (job,) = jobs(project)
     assert (job.status, job.proved, job.use) == (JobStatus.RETURNED, [], Use.UNUSED)
+
+
+CLAUDE_CLI = Path(__file__).resolve().parents[1] / "standin" / "claude_cli.py"
+
+
+class ClaudeWorker:
+    """A claude-code Worker: the stand-in `claude` CLI, its script (read when a cycle starts it) and its log."""
+
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.script, self.log = tmp_path / "claude-script.json", tmp_path / "claude-log.jsonl"
+        monkeypatch.setenv("CLAUDE_STANDIN_SCRIPT", str(self.script))
+        monkeypatch.setenv("CLAUDE_STANDIN_LOG", str(self.log))
+
+    def config(self) -> dict[str, object]:
+        return {"worker": {"backend": "claude-code", "model": "claude-test-1", "cli_path": str(CLAUDE_CLI)}}
+
+    def work(self, *actions: dict[str, object]) -> None:
+        self.log.unlink(missing_ok=True)
+        self.script.write_text(json.dumps({"turns": [{"actions": list(actions)}]}))
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in map(json.loads, self.log.read_text().splitlines()) if e["event"] == kind]
+
+
+@pytest.fixture
+def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ClaudeWorker:
+    return ClaudeWorker(tmp_path, monkeypatch)
+
+
+def prover_tool(tool: str, **args: str) -> dict[str, object]:
+    return {"mcp": "prover", "tool": tool, "args": args}
+
+
+def test_a_claude_code_worker_submits_and_applies_through_the_prover_tools(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin, claude: ClaudeWorker) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url, agents=claude.config())
+    project.agents.plan(strategy("Book/A.lean"))
+    claude.work(prover_tool("submit_to_prover", declarations="hard"), {"text": "handed Book.hard to the prover"})
+    project.agents.evaluate(evaluation(0))
+    first, _ = project.cycle()
+
+    (job,) = jobs(project)
+    assert (job.status, job.targets[0].declaration) == (JobStatus.SUBMITTED, "Book.hard")
+    assert first.prover_jobs == {"submitted": [job.id]}
+    assert aristotle.jobs[job.id].files["Book/A.lean"] == A.encode()
+    (result,) = claude.events("tool_result")
+    assert result["tool"] == "mcp__prover__submit_to_prover" and not result["is_error"]
+    assert result["content"] == [{"type": "text", "text": f"submitted job {job.id}: Book.hard"}]
+    (permission,) = claude.events("permission")  # auto-approved: the Workspace confines these tools itself
+    assert (permission["allowed"], permission["asked"]) == (True, False)
+    (start,) = claude.events("start")
+    assert "mcp__prover__apply_prover_result" in start["options"]["append_system_prompt"]
+    listed = {t["name"]: t["description"] for t in claude.events("mcp")[2]["response"]["result"]["tools"]}
+    assert list(listed) == ["submit_to_prover", "prover_result", "apply_prover_result"]
+    assert "check it with `lake env lean <file>`" in listed["apply_prover_result"]
+
+    aristotle.finish(job.id, {"Book/A.lean": PROVED})
+    project.agents.plan(strategy("Book/A.lean"))
+    claude.work(prover_tool("apply_prover_result", declaration="Book.hard"), {"text": "applied the prover's proof"})
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert project.show("HEAD", "Book/A.lean") == PROVED
+    (job,) = jobs(project)
+    assert (job.status, job.use, job.used_cycle) == (JobStatus.RETURNED, Use.USED, 2)
+    assert record.prover_jobs == {"used": [job.id]}
+    (result,) = claude.events("tool_result")
+    assert result["content"][0]["text"].startswith(f"replaced Book.hard in Book/A.lean by the proof of job {job.id}")
+    assert [e["message"]["method"] for e in claude.events("mcp")] == [
+        "initialize", "notifications/initialized", "tools/list", "tools/call"]  # one handshake per process
+    assert project.clean()
+
+
+def test_a_refused_prover_tool_reaches_a_claude_code_worker_as_an_error(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin, claude: ClaudeWorker) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url, agents=claude.config())
+    project.agents.plan(strategy("Book/A.lean"))
+    claude.work(prover_tool("submit_to_prover", declarations="easy"),
+                prover_tool("prover_result", declaration="hard"), {"text": "nothing to submit"})
+    project.agents.evaluate(evaluation(0))
+    record, _ = project.cycle()
+
+    assert record.outcome == "no_change" and jobs(project) == [] and aristotle.jobs == {}
+    results = [(e["content"], e["is_error"]) for e in claude.events("tool_result")]
+    assert results == [("refused: 'easy' names no declaration with a sorry", True),
+                       ("refused: no returned proof of 'hard'", True)]

@@ -23,7 +23,19 @@ own (it shares no code with autoformalize or the SDK):
   command must match), `acceptEdits` allows edits inside the working directory,
   `dontAsk` denies, and anything else is asked of the SDK with a
   `can_use_tool` control request when it passed `--permission-prompt-tool
-  stdio` (else denied). A denial becomes the tool's error result.
+  stdio` (else denied). A denial becomes the tool's error result. An MCP tool
+  is `mcp__<server>__<tool>`; the rules `mcp__<server>`, `mcp__<server>__*`
+  and `mcp__<server>__<tool>` allow it, and `--tools` does not limit it;
+- SDK MCP servers (`{"type": "sdk", ...}` entries of `--mcp-config`), which
+  live in the SDK's process: before the first turn, each is connected once
+  through `mcp_message` control requests carrying JSON-RPC (`initialize`, the
+  `notifications/initialized` notification, `tools/list`), and its tools join
+  the `init` message's `tools` (a server whose handshake failed is `failed`
+  and has none). A call of one of its tools is the assistant's `tool_use`, the
+  permission decision, then a `tools/call` request; the answer becomes the
+  tool result (its `isError`, or a JSON-RPC error, an error result). A tool no
+  server listed is refused as "No such tool available", as the real CLI
+  refuses it. Other MCP servers are only reported as connected.
 
 The script is the JSON file named by $CLAUDE_STANDIN_SCRIPT:
 
@@ -39,6 +51,7 @@ The script is the JSON file named by $CLAUDE_STANDIN_SCRIPT:
             {"write": PATH, "content": "..."}        the Write tool
             {"edit": PATH, "old": "...", "new": "..."}   the Edit tool
             {"bash": "command"}                      the Bash tool (run by /bin/sh in the cwd)
+            {"mcp": SERVER, "tool": NAME, "args": {...}}   the tool `mcp__SERVER__NAME` of an SDK MCP server
             {"commit": "message"}                    Bash `git commit -qam <message>`
             {"wait": SECONDS}                        think that long; an interrupt ends the turn
             {"hang": true}                           stop answering anything (exit at stdin EOF)
@@ -159,6 +172,8 @@ class Cli:
         self.total_cost = 0.0
         self.calls = 0
         self.turn_index = 0
+        self.mcp_tools: dict[str, list[str]] | None = None  # per SDK server, the tools it listed (once connected)
+        self.rpc_id = 0
 
     # -- i/o -------------------------------------------------------------------------------
 
@@ -234,6 +249,8 @@ class Cli:
         if reads_state:
             self.send({"type": "system", "subtype": "session_state_changed", "state": "running",
                        "sdk_host_only": True, "session_id": self.session_id, "uuid": str(uuid.uuid4())})
+        if self.mcp_tools is None:
+            self.mcp_tools = {name: self.mcp_connect(name) for name in self.sdk_servers()}
         self.send(self.init_message())
         if self.turn_index >= len(self.turns):
             self.finish({}, 0, "", subtype="error_during_execution", is_error=True,
@@ -281,9 +298,12 @@ class Cli:
 
     def init_message(self) -> dict[str, Any]:
         servers = self.options.get("mcp_config", {}).get("mcpServers", {})
+        listed = self.mcp_tools or {}
+        status = {n: "connected" if listed.get(n, []) is not None else "failed" for n in servers}
+        mcp_tools = [f"mcp__{n}__{t}" for n, tools in listed.items() for t in tools or []]
         return {"type": "system", "subtype": "init", "cwd": str(self.cwd), "session_id": self.session_id,
-                "tools": self.options.get("tools", []), "mcp_servers": [{"name": n, "status": "connected"}
-                                                                        for n in servers],
+                "tools": [*self.options.get("tools", []), *mcp_tools],
+                "mcp_servers": [{"name": n, "status": status[n]} for n in servers],
                 "model": self.model, "permissionMode": self.options.get("permission_mode", "default"),
                 "slash_commands": [], "apiKeySource": "none", "claude_code_version": VERSION,
                 "output_style": "default", "agents": [], "skills": [], "plugins": [], "uuid": str(uuid.uuid4())}
@@ -330,11 +350,18 @@ class Cli:
         name, tool_input = self.tool_call(action)
         tool_id = f"toolu_standin_{uuid.uuid4().hex[:12]}"
         self.assistant({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
-        allowed, tool_input, message = self.permission(name, tool_input, tool_id)
-        if allowed:
-            content, is_error = self.execute(name, tool_input)
+        content: str | list[dict[str, Any]]
+        allowed, message = True, ""
+        if name.startswith("mcp__") and not self.mcp_listed(name):
+            content, is_error = f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>", True
         else:
-            content, is_error = message, True
+            allowed, tool_input, message = self.permission(name, tool_input, tool_id)
+            if not allowed:
+                content, is_error = message, True
+            elif name.startswith("mcp__"):
+                content, is_error = self.mcp_call(name, tool_input)
+            else:
+                content, is_error = self.execute(name, tool_input)
         log("tool_result", tool=name, input=tool_input, content=content, is_error=is_error)
         self.send({"type": "user", "message": {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": tool_id, "content": content, "is_error": is_error}]},
@@ -353,6 +380,8 @@ class Cli:
         if "commit" in action:
             return "Bash", {"command": f"git commit -qam {shlex.quote(action['commit'])}",
                             "description": "commit the work"}
+        if "mcp" in action:
+            return f"mcp__{action['mcp']}__{action['tool']}", dict(action.get("args", {}))
         raise SystemExit(f"standin: unknown action {action}")
 
     def absolute(self, path: str) -> str:
@@ -405,6 +434,9 @@ class Cli:
 
     @staticmethod
     def rule_matches(rule: str, name: str, tool_input: dict[str, Any]) -> bool:
+        if name.startswith("mcp__"):  # a server's rule covers all its tools
+            server = name.rsplit("__", 1)[0]
+            return rule in (name, server, server + "__*")
         tool, paren, spec = rule.partition("(")
         if tool != name:
             return False
@@ -420,6 +452,55 @@ class Cli:
         if "*" in spec:
             return fnmatch.fnmatchcase(command, spec)
         return command == spec
+
+    # -- SDK MCP servers -------------------------------------------------------------------
+
+    def sdk_servers(self) -> list[str]:
+        servers = self.options.get("mcp_config", {}).get("mcpServers", {})
+        return [name for name, entry in servers.items() if entry.get("type") == "sdk"]
+
+    def rpc(self, server: str, method: str, params: dict[str, Any], *, notify: bool = False) -> dict[str, Any]:
+        """One JSON-RPC message to an SDK server through the SDK; the JSON-RPC response (`error` on a failed
+        control request)."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self.rpc_id += 1
+            message["id"] = self.rpc_id
+        response = self.ask({"subtype": "mcp_message", "server_name": server, "message": message})
+        if response.get("subtype") == "error":
+            answer: dict[str, Any] = {"error": {"code": -32603, "message": str(response.get("error"))}}
+        else:
+            answer = response.get("response", {}).get("mcp_response") or {}
+        log("mcp", server=server, message=message, response=answer)
+        return answer
+
+    def mcp_connect(self, server: str) -> list[str] | None:
+        """The handshake; the tools the server lists, or None when it failed."""
+        hello = self.rpc(server, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                "clientInfo": {"name": "claude-code", "version": VERSION}})
+        if "result" not in hello:
+            return None
+        self.rpc(server, "notifications/initialized", {}, notify=True)
+        listed = self.rpc(server, "tools/list", {})
+        if "result" not in listed:
+            return None
+        return [t["name"] for t in listed["result"].get("tools", [])]
+
+    def mcp_listed(self, name: str) -> bool:
+        return any(name == f"mcp__{server}__{t}" for server, tools in (self.mcp_tools or {}).items()
+                   for t in tools or [])
+
+    def mcp_call(self, name: str, tool_input: dict[str, Any]) -> tuple[str | list[dict[str, Any]], bool]:
+        server, tool = next((s, t) for s, tools in (self.mcp_tools or {}).items() for t in tools or []
+                            if name == f"mcp__{s}__{t}")
+        answer = self.rpc(server, "tools/call", {"name": tool, "arguments": tool_input})
+        if "error" in answer:
+            return f"MCP error {answer['error'].get('code')}: {answer['error'].get('message')}", True
+        result = answer.get("result", {})
+        blocks = [{"type": "text", "text": b["text"]} for b in result.get("content", []) if b.get("type") == "text"]
+        if result.get("isError"):
+            return "\n".join(b["text"] for b in blocks), True
+        return blocks, False
 
     def execute(self, name: str, tool_input: dict[str, Any]) -> tuple[str, bool]:
         if name == "Write":
