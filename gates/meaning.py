@@ -77,8 +77,9 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
     files = touched(before, after)
     old, new = meanings(before, only=files), meanings(after, only=files)
     known = {d.name for _, d in before.decls() if d.name}
-    out = {name: "is new" if name not in known else "changed" for name, digests in new.items()
-           if sorted(digests) != sorted(old.get(name, []))}
+    present = {d.name for _, d in after.decls() if d.name}  # a name that left a touched file may stay elsewhere
+    out = {name: "is new" if name not in known else "changed" for name in new.keys() | (old.keys() & present)
+           if sorted(new.get(name, [])) != sorted(old.get(name, []))}
     defining = {d.name for _, d in after.decls() if d.name and d.kind in DEFINING}
     defined = {name.rsplit(".", 1)[-1]: name for name in out if name in known and name in defining}
     if defined:

@@ -78,7 +78,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         baseline(c)
         beat.phase("sweep", 2 * git_s)
         sweep(c)
-        beat.phase("harvest", PROVER_CALLS * (config.prover.max_open_jobs + len(c.adopted)) * PROVER_CALL_S)
+        open_desk(c)
+        beat.phase("harvest", PROVER_CALLS * PROVER_CALL_S * max(1, len(c.desk.open_jobs()) if c.desk else 0))
         harvest(c)
         agents = config.agents
         for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
@@ -216,11 +217,16 @@ def sweep(c: Cycle) -> None:
         c.work.clean()
 
 
-def harvest(c: Cycle) -> None:
-    """Poll the external prover's open jobs: fetch the returned, cancel the overdue and those the Worker beat."""
+def open_desk(c: Cycle) -> None:
+    """The external prover's jobs as the base has them, with those interrupted cycles submitted."""
     c.desk = Desk.open(c.config.prover, c.deps.prover, c.work_paths.prover_jobs, c.work_paths.prover_results,
                        c.deps.clock.now, c.number, c.config.project.state_dir, c.adopted)
     c.desk.on_submit = lambda job: _journal_job(c, job)
+
+
+def harvest(c: Cycle) -> None:
+    """Poll the external prover's open jobs: fetch the returned, cancel the overdue and those the Worker beat."""
+    assert c.desk is not None
     c.desk.harvest(c.census)
 
 
@@ -410,7 +416,7 @@ def bookkeeping(c: Cycle) -> None:
             elif j.verdict.score is not None:  # judged faithful or stronger now: the issue is resolved
                 issue.unlink(missing_ok=True)
     if c.desk is not None:
-        c.desk.settle(c.outcome is Outcome.ACCEPTED, c.after)
+        c.desk.settle(c.census, c.outcome is Outcome.ACCEPTED, c.after)
         c.desk.write(wp.prover_jobs, wp.prover_results)
     if c.evaluation is not None and c.evaluation.attempts_update.strip():
         files.append_attempt(wp, c.number, c.evaluation.attempts_update)

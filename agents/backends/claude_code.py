@@ -149,8 +149,8 @@ PROVER_BY_TOOLS = ("The external prover's tools are `mcp__prover__submit_to_prov
                    "sorry; a job takes tens of minutes and its result reaches a later cycle), "
                    "`mcp__prover__prover_result` (show a proof it returned) and `mcp__prover__apply_prover_result` "
                    "(put that proof in place; check the file with `lake env lean` like any edit). A line "
-                   "`PROVER: <declaration>` in the report also submits, once the change passed the gates; the "
-                   "returned files are under `$state_dir/prover_results/`.")
+                   "`PROVER: <declaration>` in the report also submits, after the gates (with your change if it "
+                   "passed them, without it if not); the returned files are under `$state_dir/prover_results/`.")
 PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")
 """The Workspace's tools a claude-code Worker gets through the `prover` MCP server."""
 

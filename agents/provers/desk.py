@@ -51,6 +51,11 @@ def _decl(census: Census, target: Target) -> Decl | None:
     return next((d for d in index.decls if d.name == target.declaration), None) if index else None
 
 
+def _progress(job: ProverJob) -> tuple[bool, bool, bool]:
+    """How far a job has gone: finished, then settled, then used."""
+    return job.status is not JobStatus.SUBMITTED, job.use is not None, job.use is Use.USED
+
+
 def signature(d: Decl) -> str:
     """The declaration's statement as written, whitespace aside: a proof must leave it as it is."""
     return " ".join(d.written(body=False).split())
@@ -91,6 +96,7 @@ class Desk:
     submitted: list[str] = field(default_factory=list)  # jobs submitted this cycle
     notes: list[str] = field(default_factory=list)  # what went wrong talking to the prover
     on_submit: Callable[[ProverJob], None] | None = None  # journals each job at once: it runs on, landed or not
+    unsettled: dict[str, ProverJob] | None = None  # the jobs as they were before `settle`, to settle again
     base: dict[str, ProverJob] = field(default_factory=dict)  # the ledger as the base has it, to tell our changes
 
     @classmethod
@@ -230,13 +236,17 @@ class Desk:
         path = self.results_dir / job / file
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
-    def settle(self, accepted: bool, after: Census | None) -> None:
+    def settle(self, before: Census, accepted: bool, after: Census | None) -> None:
         """Which returned proofs the cycle used: a job is used when the landed change closed one of its targets
-        with its proof, applied by the tool (and perhaps mended) or copied as it is from the results folder; a job
-        whose applied proof did not land is unused."""
+        (a sorry of `before`) with its proof, applied by the tool (and perhaps mended) or copied as it is from the
+        results folder; a job whose applied proof did not land is unused. Settling again (after a rebase) first
+        undoes the previous settling."""
+        self._unsettle()
+        self.unsettled = {j.id: j for j in self.jobs.jobs}
         landed: dict[str, Decl] = {}
         if accepted and after is not None:
-            landed = {d.name: d for _, d in after.decls() if d.name and d.holes == 0}
+            holding = {d.name for _, d in before.decls() if d.name and d.holes}
+            landed = {d.name: d for _, d in after.decls() if d.name in holding and d.holes == 0}
         for i, job in enumerate(self.jobs.jobs):
             if job.status is not JobStatus.RETURNED or job.use is Use.USED:
                 continue
@@ -258,13 +268,21 @@ class Desk:
         returned = declaration(text, target.file, name) if text is not None else None
         return returned is not None and _whole(returned) == _whole(landed)
 
+    def _unsettle(self) -> None:
+        if self.unsettled is not None:
+            self.jobs.jobs = [self.unsettled.get(j.id, j) for j in self.jobs.jobs]
+            self.unsettled = None
+
     def rebase(self, remote: ProverJobs, cycle: int) -> None:
-        """The branch moved under the cycle: take the remote's ledger, with what this cycle did on top (the jobs
-        it changed or added win), and this cycle's number."""
-        mine = [j for j in self.jobs.jobs if self.base.get(j.id) != j]
-        ids = {j.id for j in mine}
-        self.jobs = ProverJobs(jobs=[j for j in remote.jobs if j.id not in ids] + mine)
-        self.base = {j.id: j for j in remote.jobs}
+        """The branch moved under the cycle: the remote's ledger, with what this cycle did to a job where that
+        went further (another loop may have harvested or used the same job), and this cycle's number."""
+        self._unsettle()
+        theirs = {j.id: j for j in remote.jobs}
+        mine = {j.id: j for j in self.jobs.jobs if self.base.get(j.id) != j}
+        self.jobs = ProverJobs(jobs=[
+            *(j if j.id not in mine or _progress(j) > _progress(mine[j.id]) else mine[j.id] for j in remote.jobs),
+            *(j for i, j in mine.items() if i not in theirs)])
+        self.base = theirs
         self.jobs.jobs = [j.model_copy(update={"submitted_cycle": cycle}) if j.id in self.submitted else j
                           for j in self.jobs.jobs]
         self.cycle = cycle

@@ -65,3 +65,7 @@ def test_only_touched_files_are_hashed_and_a_name_declared_elsewhere_is_not_new(
     assert touched(inp.before, inp.after) == {"Book/A.lean"}
     assert changed_meanings(inp.before, inp.after) == {"Book.dup": "changed"}
     assert changed_meanings(census(inp.base, ["Book"]), census(inp.changed, ["Book"])) == {"Book.dup": "changed"}
+    gone = gate_input({"Book/A.lean": TWO.replace("end Book", "theorem dup : 2 = 2 := rfl\nend Book"),
+                       "Book/B.lean": other}, {"Book/A.lean": TWO})  # one of two copies deleted
+    assert changed_meanings(gone.before, gone.after) == {"Book.dup": "changed"}
+    assert changed_meanings(census(gone.base, ["Book"]), census(gone.changed, ["Book"])) == {"Book.dup": "changed"}

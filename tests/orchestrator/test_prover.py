@@ -379,3 +379,71 @@ def test_a_refused_prover_tool_reaches_a_claude_code_worker_as_an_error(
     results = [(e["content"], e["is_error"]) for e in claude.events("tool_result")]
     assert results == [("refused: 'easy' names no declaration with a sorry", True),
                        ("refused: no returned proof of 'hard'", True)]
+
+
+def apply_while_the_remote_moves(project: Project, other: Path, files: dict[str, str]) -> HistoryRecord:
+    """A cycle applying the returned proof of Book.hard while `files` are pushed from the clone `other`."""
+    def evaluate_while_another_loop_pushes(request: RecordedRequest) -> Reply:
+        write(other, files)
+        git(other, "commit", "-qam", "pushed meanwhile")
+        git(other, "push", "-q", "origin", "main")
+        return text_reply(evaluation(1))
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("apply_prover_result", {"declaration": "Book.hard"})], [("finish", {"report": "applied"})])
+    project.agents.add("evaluator", evaluate_while_another_loop_pushes)
+    record, _ = project.cycle()
+    return record
+
+
+def test_a_proof_whose_change_the_moved_remote_rejects_is_not_used(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    job = submitted(project)
+    aristotle.finish(job.id, {"Book/A.lean": PROVED})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+
+    record = apply_while_the_remote_moves(project, other, {"Book/A.lean": A.replace("  sorry", "  omega")})
+
+    (job,) = jobs(project)
+    assert record.outcome == "rejected" and (job.use, job.closed) == (Use.UNUSED, [])
+
+
+def test_a_proof_landed_in_a_renumbered_cycle_is_used_by_that_cycle(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    job = submitted(project)
+    aristotle.finish(job.id, {"Book/A.lean": PROVED})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+    history = (other / ".prover-state/history.jsonl").read_text()
+
+    record = apply_while_the_remote_moves(project, other, {
+        ".prover-state/history.jsonl": history + HistoryRecord(cycle=2, outcome=Outcome.NO_CHANGE).to_line()})
+
+    (job,) = jobs(project)
+    assert record.outcome == "accepted" and record.cycle == 3
+    assert (job.use, job.used_cycle) == (Use.USED, 3) and record.prover_jobs == {"used": [job.id]}
+
+
+def test_a_target_the_worker_closed_first_is_never_credited_to_the_prover(
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    job = submitted(project)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "closed it myself"})])
+    project.agents.evaluate(evaluation(1))
+    project.cycle()
+    aristotle.finish(job.id, {"Book/A.lean": PROVED})  # the same text, too late
+
+    idle_cycle(project)  # harvests it: the target is closed already
+    project.agents.plan(strategy("Book/B.lean"))
+    project.agents.work([("edit_file", {"path": "Book/B.lean", "old_string": "  sorry", "new_string": "  simp"})],
+                        [("finish", {"report": "closed another"})])
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+
+    (job,) = jobs(project)
+    assert record.outcome == "accepted" and (job.use, job.closed) == (Use.UNUSED, [])
