@@ -381,6 +381,17 @@ def test_a_refused_prover_tool_reaches_a_claude_code_worker_as_an_error(
                        ("refused: no returned proof of 'hard'", True)]
 
 
+def proved_and_cloned(tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin
+                      ) -> tuple[Project, Path]:
+    """A project whose job for Book.hard returned a proof, and a clone of its remote to push from."""
+    project = with_prover(tmp_path, server, aristotle.base_url)
+    job = submitted(project)
+    aristotle.finish(job.id, {"Book/A.lean": PROVED})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+    return project, other
+
+
 def apply_while_the_remote_moves(project: Project, other: Path, files: dict[str, str]) -> HistoryRecord:
     """A cycle applying the returned proof of Book.hard while `files` are pushed from the clone `other`."""
     def evaluate_while_another_loop_pushes(request: RecordedRequest) -> Reply:
@@ -398,11 +409,7 @@ def apply_while_the_remote_moves(project: Project, other: Path, files: dict[str,
 
 def test_a_proof_whose_change_the_moved_remote_rejects_is_not_used(
         tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
-    project = with_prover(tmp_path, server, aristotle.base_url)
-    job = submitted(project)
-    aristotle.finish(job.id, {"Book/A.lean": PROVED})
-    other = tmp_path / "other"
-    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+    project, other = proved_and_cloned(tmp_path, server, aristotle)
 
     record = apply_while_the_remote_moves(project, other, {"Book/A.lean": A.replace("  sorry", "  omega")})
 
@@ -412,11 +419,7 @@ def test_a_proof_whose_change_the_moved_remote_rejects_is_not_used(
 
 def test_a_proof_landed_in_a_renumbered_cycle_is_used_by_that_cycle(
         tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin) -> None:
-    project = with_prover(tmp_path, server, aristotle.base_url)
-    job = submitted(project)
-    aristotle.finish(job.id, {"Book/A.lean": PROVED})
-    other = tmp_path / "other"
-    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+    project, other = proved_and_cloned(tmp_path, server, aristotle)
     history = (other / ".prover-state/history.jsonl").read_text()
 
     record = apply_while_the_remote_moves(project, other, {
