@@ -19,7 +19,6 @@ from pathlib import Path
 import structlog
 
 from agents import briefs, consultant, evaluator, planner
-from agents.ledger import Ledger
 from agents.planner import Plan, PlanFailed
 from agents.provers.desk import Desk
 from agents.tools import Workspace
@@ -46,7 +45,7 @@ from state import files
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
 from state.lock import RunLock
-from state.prover_jobs import ProverJob, ProverJobs
+from state.prover_jobs import ProverJobs
 from state.statement_lock import read_lock, write_lock
 
 log = structlog.get_logger()
@@ -184,7 +183,8 @@ def baseline(c: Cycle) -> None:
                                            costs=r.costs, served_by=r.served_by)
                                 for r in c.interrupted], prover_jobs=c.adopted)
     c.journal.write(c.entry)
-    c.ledger.on_charge = lambda ledger: _journal_spend(c, ledger)
+    c.ledger.on_charge = lambda ledger: _journal(c, usage=ledger.usage(), costs=ledger.costs(),
+                                                 served_by=ledger.served_by())
     c.work = workcopy.prepare(c.git, c.base)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
@@ -221,7 +221,7 @@ def open_desk(c: Cycle) -> None:
     """The external prover's jobs as the base has them, with those interrupted cycles submitted."""
     c.desk = Desk.open(c.config.prover, c.deps.prover, c.work_paths.prover_jobs, c.work_paths.prover_results,
                        c.deps.clock.now, c.number, c.config.project.state_dir, c.adopted)
-    c.desk.on_submit = lambda job: _journal_job(c, job)
+    c.desk.on_submit = lambda job: _journal(c, prover_jobs=[*c.entry.prover_jobs, job] if c.entry else [job])
 
 
 def harvest(c: Cycle) -> None:
@@ -230,16 +230,10 @@ def harvest(c: Cycle) -> None:
     c.desk.harvest(c.census)
 
 
-def _journal_job(c: Cycle, job: ProverJob) -> None:
+def _journal(c: Cycle, **update: object) -> None:
+    """What a cycle that never lands must still leave (its spend, its prover jobs), journaled at once."""
     assert c.entry is not None
-    c.entry = c.entry.model_copy(update={"prover_jobs": [*c.entry.prover_jobs, job]})
-    c.journal.write(c.entry)
-
-
-def _journal_spend(c: Cycle, ledger: Ledger) -> None:
-    assert c.entry is not None
-    c.entry = c.entry.model_copy(update={"usage": ledger.usage(), "costs": ledger.costs(),
-                                         "served_by": ledger.served_by()})
+    c.entry = c.entry.model_copy(update=update)
     c.journal.write(c.entry)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -236,19 +236,14 @@ def test_when_the_remote_moved_the_ledger_keeps_both_loops_jobs(
     other = tmp_path / "other"
     subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
 
-    def evaluate_while_another_loop_pushes(request: RecordedRequest) -> Reply:
-        theirs = ProverJobs(jobs=[first.model_copy(update={"status": JobStatus.CANCELLED, "note": "theirs"}),
-                                  first.model_copy(update={"id": "prj-theirs", "submitted_cycle": 2})])
-        write(other, {".prover-state/prover_jobs.json": theirs.model_dump_json(),
-                      ".prover-state/history.jsonl": (other / ".prover-state/history.jsonl").read_text()
-                      + HistoryRecord(cycle=2, outcome=Outcome.NO_CHANGE).to_line()})
-        git(other, "commit", "-qam", "another loop's cycle 2")
-        git(other, "push", "-q", "origin", "main")
-        return text_reply(evaluation(0))
-
+    theirs = ProverJobs(jobs=[first.model_copy(update={"status": JobStatus.CANCELLED, "note": "theirs"}),
+                              first.model_copy(update={"id": "prj-theirs", "submitted_cycle": 2})])
     project.agents.plan(strategy("Book/B.lean"))
     project.agents.work([("submit_to_prover", {"declarations": "other"})], [("finish", {"report": "submitted"})])
-    project.agents.add("evaluator", evaluate_while_another_loop_pushes)
+    project.agents.add("evaluator", pushing_then_evaluating(other, 0, {
+        ".prover-state/prover_jobs.json": theirs.model_dump_json(),
+        ".prover-state/history.jsonl": (other / ".prover-state/history.jsonl").read_text()
+        + HistoryRecord(cycle=2, outcome=Outcome.NO_CHANGE).to_line()}))
     record, _ = project.cycle()
 
     ledger = {j.id: j for j in jobs(project)}
@@ -381,6 +376,17 @@ def test_a_refused_prover_tool_reaches_a_claude_code_worker_as_an_error(
                        ("refused: no returned proof of 'hard'", True)]
 
 
+def pushing_then_evaluating(other: Path, score: int, files: dict[str, str]) -> Callable[[RecordedRequest], Reply]:
+    """The Evaluator's reply, given after another loop pushed `files` from its clone `other`."""
+    def reply(request: RecordedRequest) -> Reply:
+        write(other, files)
+        git(other, "commit", "-qam", "another loop's commit")
+        git(other, "push", "-q", "origin", "main")
+        return text_reply(evaluation(score))
+
+    return reply
+
+
 def proved_and_cloned(tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin
                       ) -> tuple[Project, Path]:
     """A project whose job for Book.hard returned a proof, and a clone of its remote to push from."""
@@ -394,15 +400,9 @@ def proved_and_cloned(tmp_path: Path, server: AnthropicStandin, aristotle: Arist
 
 def apply_while_the_remote_moves(project: Project, other: Path, files: dict[str, str]) -> HistoryRecord:
     """A cycle applying the returned proof of Book.hard while `files` are pushed from the clone `other`."""
-    def evaluate_while_another_loop_pushes(request: RecordedRequest) -> Reply:
-        write(other, files)
-        git(other, "commit", "-qam", "pushed meanwhile")
-        git(other, "push", "-q", "origin", "main")
-        return text_reply(evaluation(1))
-
     project.agents.plan(strategy("Book/A.lean"))
     project.agents.work([("apply_prover_result", {"declaration": "Book.hard"})], [("finish", {"report": "applied"})])
-    project.agents.add("evaluator", evaluate_while_another_loop_pushes)
+    project.agents.add("evaluator", pushing_then_evaluating(other, 1, files))
     record, _ = project.cycle()
     return record
 
