@@ -73,7 +73,7 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                     notify.send(Event.STOPPED, reason=str(e)[:300])
                     raise
                 infra = record.outcome is Outcome.ERROR and cycle.infra
-                notify.cycle(record, cycle.history.records, stall_after=loop.escalate_after)
+                notify.cycle(record, [*cycle.history.records, *cycle.interrupted], stall_after=loop.escalate_after)
                 refused = cycle.ledger.refused
                 if refused is Limit.TOTAL:
                     log.info("daemon.stop", reason="budget", cycles=done + 1)

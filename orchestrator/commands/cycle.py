@@ -43,7 +43,7 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
     except (InfraError, UsageError) as e:
         notify.send(Event.FAILURE, cycle="(unnumbered)", error=str(e)[:300])
         raise
-    notify.cycle(record, cycle.history.records, stall_after=config.loop.escalate_after)
+    notify.cycle(record, [*cycle.history.records, *cycle.interrupted], stall_after=config.loop.escalate_after)
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"
     click.echo(f"cycle {record.cycle}: {record.outcome}, score {record.progress_score:+d}, sorries "
                f"{record.pre_sorry_count} → {record.post_sorry_count}, {cost}")
