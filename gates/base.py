@@ -47,6 +47,7 @@ class GateInput:
     candidates: list[str] | None = None  # paths that may differ (from git); None: compare every file
     strategy: str = ""  # strategy.md, where restatements of locked statements are declared
     locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
+    paired: frozenset[str] = frozenset()  # declarations the trusted book text pairs with a statement, at the base
 
     @cached_property
     def changes(self) -> list[Change]:

@@ -42,13 +42,30 @@ class GatesConfig(BaseModel):
     """Times a failing gate's report goes back to the Worker before the change is rejected."""
     protected: list[str] = Field(default_factory=lambda: [
         "lakefile.lean", "lakefile.toml", "lean-toolchain", "lake-manifest.json", ".github/**",
-        "autoformalize.toml"])
-    """Globs of files no Worker change may touch."""
+        "autoformalize.toml", "CLAUDE.md", "AGENTS.md", "plan.md", "blueprint/**", "**/lean_status.json",
+        "approved_restatements.toml"])
+    """Globs of files no Worker change may touch. The plan, the book's text (`[audit] blueprint` and `mappings`)
+    and `restate_approvals` are protected whatever this list says."""
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
     """Axioms a change may declare or rely on; any other new `axiom` is rejected."""
     allow_build_time_code: bool = False
     """Let changes add `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code that runs
     while the file is built, with your user's rights."""
+    restate_requires_approval: bool = False
+    """A change to the meaning of a statement paired with the book (declared `RESTATE:` and judged faithful or
+    stronger) also needs a person's approval in `restate_approvals`."""
+    restate_approvals: str = "approved_restatements.toml"
+    """The file, written and committed by a person, that approves restatements: one `[[restate]]` table per
+    change, with `declaration` and `from` (the meaning hash of the statement it replaces, as the integrity gate's
+    message gives it). An approval is spent once the statement has changed. Always protected."""
+    max_new_issues: int = Field(default=3, ge=0)
+    """Issues one cycle's Worker may open; it may never change or delete an existing one."""
+    max_issue_chars: int = Field(default=8000, ge=1)
+    """The longest issue a Worker may open, in characters."""
+    max_scope_entries: int = Field(default=8, ge=1)
+    """Entries a strategy's `## Scope` may list."""
+    max_scope_files: int = Field(default=40, ge=1)
+    """Files of the base one Scope entry may match; a wider entry makes the strategy invalid."""
 
     @model_validator(mode="after")
     def _warning_before_cap(self) -> Self:

@@ -15,14 +15,16 @@ in statement_lock.json) that the strategy does not declare as a restatement.
 from __future__ import annotations
 
 import re
+import tomllib
 from collections import Counter
 
+from gates import directives
 from gates.base import GateInput, GateResult
 from gates.index import BUILD_TIME_CODE, SUSPECT_NAMES, THEOREM_KINDS, Decl, FileIndex
 from gates.lexer import ID_REST
 from gates.meaning import changed_meanings, meanings
 from gates.scope import matches
-from gates.sorry import restructuring
+from gates.sorry import over_budget, restructuring, traded
 
 NAME = "integrity"
 
@@ -31,12 +33,9 @@ _TRUSTING_ATTRIBUTES = ("implemented_by", "extern")
 _DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 
 
-_RESTATE = re.compile(r"^[ \t>*-]*RESTATE:[ \t]*`?([^\s`—–:]+)`?[ \t]*(?:(?:—|–|--|-|:)[ \t]*)?(.*)$", re.MULTILINE)
-
-
 def restatements(strategy: str) -> dict[str, str]:
     """`RESTATE: <declaration> — <rationale>` lines of the strategy: declaration → rationale (maybe empty)."""
-    return {m.group(1): m.group(2).strip() for m in _RESTATE.finditer(strategy)}
+    return directives.restatements(strategy)
 
 
 def check(inp: GateInput) -> GateResult:
@@ -113,7 +112,6 @@ def _weakened(inp: GateInput) -> list[str]:
     changed = {d.name.rsplit(".", 1)[-1]: d.name for key, d in before.items()
                if d.kind in _DEFINING and d.name and (key not in after or after[key].text_hash != d.text_hash)}
     out: list[str] = []
-    declared = restructuring(inp.report) is not None
     for key, old in before.items():
         new = after.get(key)
         if new is None:
@@ -124,33 +122,85 @@ def _weakened(inp: GateInput) -> list[str]:
             if used:
                 out.append(f"{old.name}: {', '.join(used)}, which its statement uses, changed in the same change "
                            "that closed its sorry; change definitions in one cycle and prove in another")
-        if not old.holes and new.holes and not declared:
-            out.append(f"{old.name} was proved and now holds a sorry; if that is a deliberate restructuring, "
-                       "declare it with `RESTRUCTURING: <rationale>`")
+    return out + _traded(inp)
+
+
+def _traded(inp: GateInput) -> list[str]:
+    """A proof traded for a sorry is a restructuring whatever the net count: declared, and within the budget."""
+    names = traded(inp.before, inp.after)
+    if not names:
+        return []
+    if restructuring(inp.report) is None:
+        return [f"{name} was proved and now holds a sorry; if that is a deliberate restructuring, declare it with "
+                "`RESTRUCTURING: <rationale>` on a line of its own in the report" for name in names]
+    spent = over_budget(inp)
+    return [f"{', '.join(names)}: a proof traded for a sorry is a restructuring, and {spent}; close sorries "
+            "instead"] if spent else []
+
+
+def restated(inp: GateInput) -> dict[str, str]:
+    """Statements locked as faithful, or paired with the book at the base, whose meaning this change altered or
+    that it removed: declaration → what happened."""
+    names = set(inp.locked) | inp.paired
+    if not names:
+        return {}
+    present = {d.name for _, d in inp.after.decls() if d.name}
+    changed = changed_meanings(inp.before, inp.after)
+    holding = {path for path, d in inp.after.decls() if d.name in inp.locked}
+    now = meanings(inp.after, only=holding)
+    out: dict[str, str] = {}
+    for name in sorted(names):
+        if name not in present:
+            out[name] = "was deleted or renamed"
+        elif name in changed:
+            out[name] = changed[name]
+        elif name in inp.locked and any(f != inp.locked[name] for f in now.get(name, [])):
+            out[name] = "changed"
     return out
 
 
 def _restated(inp: GateInput) -> list[str]:
-    """A statement judged faithful to the book changed meaning (or vanished) without a declared restatement."""
-    if not inp.locked:
+    """A statement locked as faithful, or paired with the book, changed meaning (or vanished) without a declared
+    restatement, or without a person's approval where one is required. A declared one lands only if the judge
+    then finds it faithful or stronger (the cycle's judge phase)."""
+    moved = restated(inp)
+    if not moved:
         return []
     declared = restatements(inp.strategy)
-    holding = {path for path, d in inp.after.decls() if d.name in inp.locked}
-    now = meanings(inp.after, only=holding)
-    changed = changed_meanings(inp.before, inp.after)
-    out: list[str] = []
-    for name, locked in sorted(inp.locked.items()):
-        found = now.get(name, [])
-        if found and all(f == locked for f in found) and name not in changed:
-            continue
+    approvals, problem = _approvals(inp) if inp.gates.restate_requires_approval else ({}, None)
+    old = meanings(inp.before, only={p for p, d in inp.before.decls() if d.name in moved})
+    out: list[str] = [problem] if problem else []
+    for name, what in moved.items():
+        kind = ("was judged faithful to the book and is locked" if name in inp.locked
+                else "is paired with a statement of the book")
         why = declared.get(name)
-        if why:
+        if not why:
+            hint = (f"the strategy's `RESTATE: {name}` gives no rationale" if why == "" else
+                    f"restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
+            out.append(f"{name}: its statement {kind}, and it {what}; {hint}")
             continue
-        what = "was deleted or renamed" if not found else changed.get(name, "changed")
-        hint = (f"the strategy's `RESTATE: {name}` gives no rationale" if why == "" else
-                f"restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
-        out.append(f"{name}: its statement was judged faithful to the book and is locked, and it {what}; {hint}")
+        digest = (old.get(name) or ["?"])[0]
+        if inp.gates.restate_requires_approval and digest not in approvals.get(name, set()):
+            out.append(f"{name}: its statement {kind}, and it {what}; restatements need a person's approval "
+                       f"([gates] restate_requires_approval): add `[[restate]]` with `declaration = \"{name}\"` and "
+                       f"`from = \"{digest}\"` to {inp.gates.restate_approvals} and commit it")
     return out
+
+
+def _approvals(inp: GateInput) -> tuple[dict[str, set[str]], str | None]:
+    """The restatements a person approved, as the base has them: declaration → meaning hashes it may leave."""
+    path = inp.gates.restate_approvals
+    if path not in inp.base.files():
+        return {}, None
+    try:
+        data = tomllib.loads(inp.base.read(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        return {}, f"{path} cannot be read ({e}); no restatement is approved until it is fixed"
+    out: dict[str, set[str]] = {}
+    for row in data.get("restate", []) if isinstance(data.get("restate"), list) else []:
+        if isinstance(row, dict) and isinstance(row.get("declaration"), str) and isinstance(row.get("from"), str):
+            out.setdefault(row["declaration"], set()).add(row["from"])
+    return out, None
 
 
 def _rises(where: str, what: str, before: Counter[str], after: Counter[str]) -> list[str]:

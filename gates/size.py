@@ -9,15 +9,14 @@ long or shorter passes, so a split can proceed step by step.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from gates import directives
 from gates.base import GateInput, GateResult
 from gates.census import Census
 
 NAME = "size"
 
-_DECLARATION = re.compile(r"^\s*SPLITTING:[ \t]*(\S.*)$", re.MULTILINE)
 HOW = ("split it: move declarations to a new file in the Scope and import it from where they are used; "
        "if this change is one step of a split in progress, declare it with a line `SPLITTING: <rationale>` in "
        "the report")
@@ -34,9 +33,8 @@ class Growth:
 
 
 def splitting(report: str) -> str | None:
-    """The rationale of a `SPLITTING: <rationale>` line in the Worker's report, if any."""
-    m = _DECLARATION.search(report)
-    return m.group(1).strip() if m else None
+    """The rationale of a `SPLITTING: <rationale>` line of the Worker's report, if one is honoured."""
+    return directives.first(report, "SPLITTING")
 
 
 def grown(before: Census, after: Census, cap: int) -> list[Growth]:

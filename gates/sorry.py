@@ -1,6 +1,9 @@
 """The sorry gate: sorries plus admits may not rise, except by a declared, rate-limited restructuring.
 
-The count is of `sorry` and `admit` in code, as SPEC §5 defines it. A sorry
+The count is of `sorry` and `admit` in code, as SPEC §5 defines it. A change
+that raises the count, or trades a finished proof for a sorry whatever the net
+count (the integrity gate refuses that one), spends the restructuring budget:
+`restructure_budget` such changes within `restructure_window` cycles. A sorry
 closed by appeal to a declaration that still holds one (a sorried helper
 lemma) is legitimate top-down work, but not a proof: the verdict names every
 such declaration, so the Evaluator and the record see it.
@@ -10,20 +13,41 @@ from __future__ import annotations
 
 import re
 
+from gates import directives
 from gates.base import GateInput, GateResult
 from gates.census import Census
 from gates.lexer import ID_FIRST, ID_REST
 
 NAME = "sorry"
 
-_DECLARATION = re.compile(r"^\s*RESTRUCTURING:[ \t]*(\S.*)$", re.MULTILINE)
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 
 
 def restructuring(report: str) -> str | None:
-    """The rationale of a `RESTRUCTURING: <rationale>` line in the Worker's report, if any."""
-    m = _DECLARATION.search(report)
-    return m.group(1).strip() if m else None
+    """The rationale of a `RESTRUCTURING: <rationale>` line of the Worker's report, if one is honoured."""
+    return directives.first(report, "RESTRUCTURING")
+
+
+def traded(before: Census, after: Census) -> list[str]:
+    """Declarations that were proved and now hold a sorry or admit."""
+    now = {d.key: d for _, d in after.decls()}
+    return [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
+            if not old.holes and (new := now.get(old.key)) is not None and new.holes]
+
+
+def restructurings(inp: GateInput) -> list[int]:
+    """The cycles within the window that spent the restructuring budget."""
+    window = inp.gates.restructure_window
+    return [r.cycle for r in inp.history if inp.cycle - window < r.cycle < inp.cycle and r.was_restructuring]
+
+
+def over_budget(inp: GateInput) -> str | None:
+    """Why one more restructuring may not land, or None when the budget has room."""
+    used, budget, window = restructurings(inp), inp.gates.restructure_budget, inp.gates.restructure_window
+    if len(used) < budget:
+        return None
+    return (f"the restructuring budget is spent ({len(used)} of {budget} in the last {window} cycles"
+            + (f": {', '.join(map(str, used))})" if used else ")"))
 
 
 def leaning(before: Census, after: Census) -> list[str]:
@@ -61,12 +85,9 @@ def check(inp: GateInput) -> GateResult:
     if rise > limit:
         return GateResult(NAME, False, f"sorries+admits rose {before} → {after} (+{rise}), more than the "
                           f"{limit} one restructuring may add{note}")
-    window = inp.gates.restructure_window
-    used = [r.cycle for r in inp.history if inp.cycle - window < r.cycle < inp.cycle and r.was_restructuring]
-    budget = inp.gates.restructure_budget
-    if len(used) >= budget:
-        cycles = ", ".join(str(c) for c in used)
-        return GateResult(NAME, False, f"sorries+admits rose {before} → {after}: the restructuring budget is spent "
-                          f"({len(used)} of {budget} in the last {window} cycles: {cycles}){note}")
+    spent = over_budget(inp)
+    if spent:
+        return GateResult(NAME, False, f"sorries+admits rose {before} → {after}: {spent}{note}")
+    used, budget, window = restructurings(inp), inp.gates.restructure_budget, inp.gates.restructure_window
     return GateResult(NAME, True, f"sorries+admits {before} → {after}: restructuring {len(used) + 1} of {budget} "
                       f"in {window} cycles allowed ({rationale}){note}")

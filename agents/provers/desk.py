@@ -8,7 +8,6 @@ leaves no trace of its harvest and the next one polls again.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,6 +17,7 @@ import structlog
 
 from agents.provers.base import Off, Phase, Prover, ProverError
 from agents.provers.config import ProverConfig
+from gates import directives
 from gates.census import Census
 from gates.index import Decl, index_source
 from gates.tree import Tree
@@ -25,7 +25,6 @@ from state.atomic import write_atomic
 from state.prover_jobs import JobStatus, ProverJob, ProverJobs, Target, Use, read_jobs, write_jobs
 
 log = structlog.get_logger()
-REQUEST = re.compile(r"^\s*PROVER:\s*(\S+)", re.MULTILINE)
 PROJECT_FILES = {"lakefile.toml", "lakefile.lean", "lean-toolchain", "lake-manifest.json"}
 
 
@@ -290,7 +289,7 @@ class Desk:
     def request(self, text: str, tree: Tree, census: Census) -> None:
         """Submit the declarations named on `PROVER: <declaration>` lines of a strategy or a Worker's report."""
         names = []
-        for name in dict.fromkeys(m.strip().strip("`") for m in REQUEST.findall(text)):
+        for name in directives.names(text, "PROVER"):
             try:
                 target(name, census)
                 names.append(name)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import pytest
 
 from gates import integrity, scope
+from gates.config import GatesConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
 from gates.registry import run_gates
 from gates.scope import InvalidStrategy, parse_scope
-from tests.gates.helpers import gate_input
+from state.history import HistoryRecord
+from tests.gates.helpers import gate_input, record
 
 A = """\
 import Mathlib.Tactic
@@ -52,8 +54,9 @@ class SorryWarnings:
         return self.check("Book/A.lean", "Book.A")
 
 
-def verdicts(new_a: str, report: str = "", line: int = 13) -> dict[str, tuple[bool, str]]:
-    inp = gate_input(BASE, {"Book/A.lean": new_a}, report=report)
+def verdicts(new_a: str, report: str = "", line: int = 13, history: list[HistoryRecord] | None = None,
+             gates: GatesConfig | None = None) -> dict[str, tuple[bool, str]]:
+    inp = gate_input(BASE, {"Book/A.lean": new_a}, report=report, history=history or [], gates=gates)
     inp.compiler = SorryWarnings(line)
     return {g.name: (g.passed, g.detail) for g in run_gates(inp)}
 
@@ -137,6 +140,22 @@ def test_trading_a_proof_for_a_sorry_needs_a_declared_restructuring() -> None:
     v = verdicts(new, line=99)
     assert not v["integrity"][0] and "Book.proved was proved and now holds a sorry" in v["integrity"][1]
     assert verdicts(new, report="RESTRUCTURING: proved breaks after the Mathlib bump", line=99)["integrity"][0]
+    quoted = verdicts(new, report="> RESTRUCTURING: proved breaks after the Mathlib bump", line=99)
+    assert not quoted["integrity"][0]  # a quoted declaration is not one
+
+
+def test_trading_a_proof_for_a_sorry_spends_the_budget_whatever_the_net_count() -> None:
+    """The count does not rise (one sorry closed, one proof traded), yet it is a restructuring."""
+    new = (A.replace("  simp\n\ntheorem hard (n", "  sorry\n\ntheorem hard (n")
+           .replace("n * 1 = n := by\n  sorry", "n * 1 = n := by\n  simp"))
+    report = "RESTRUCTURING: proved breaks after the Mathlib bump"
+    spent = [record(15, restructuring="split"), record(17, restructuring="again")]
+    v = verdicts(new, report=report, line=99, history=spent)
+    assert not v["integrity"][0] and v["sorry"][0]
+    assert ("Book.proved: a proof traded for a sorry is a restructuring, and the restructuring budget is spent "
+            "(2 of 2 in the last 10 cycles: 15, 17)") in v["integrity"][1]
+    none = verdicts(new, report=report, line=99, gates=GatesConfig(restructure_budget=0))
+    assert "the restructuring budget is spent (0 of 0 in the last 10 cycles)" in none["integrity"][1]
 
 
 def test_closing_by_appeal_to_a_sorried_lemma_is_named() -> None:

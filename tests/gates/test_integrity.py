@@ -144,6 +144,43 @@ def test_a_restatement_needs_its_rationale() -> None:
     assert declared.passed, declared.detail
 
 
+def test_a_statement_paired_with_the_book_may_not_change_unannounced_locked_or_not() -> None:
+    change = {"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : 1 = 1 := rfl")}
+    refused = check(change, paired={"Book.easy"})
+    assert not refused.passed
+    assert ("Book.easy: its statement is paired with a statement of the book, and it changed; restating it needs a "
+            "line `RESTATE: Book.easy — <rationale>` in the strategy") in refused.detail
+    assert check(change, paired={"Book.easy"}, strategy="RESTATE: Book.easy — the book says 1 = 1\n").passed
+    assert check(change).passed  # not paired with the book: a change of meaning is the Worker's business
+    reproved = check({"Book/A.lean": A.replace("True := trivial", "True := by trivial")}, paired={"Book.easy"})
+    assert reproved.passed, reproved.detail
+
+
+def test_with_approval_required_a_restatement_needs_a_persons_approval_of_that_very_change() -> None:
+    change = {"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : 1 = 1 := rfl")}
+    strict = GatesConfig(restate_requires_approval=True)
+    declared = "RESTATE: Book.easy — the book says 1 = 1\n"
+    digest = locked_easy()["Book.easy"]
+    refused = check(change, paired={"Book.easy"}, strategy=declared, gates=strict)
+    assert not refused.passed
+    assert (f'add `[[restate]]` with `declaration = "Book.easy"` and `from = "{digest}"` to '
+            "approved_restatements.toml and commit it") in refused.detail
+
+    def approved(text: str, where: str = "approved_restatements.toml") -> integrity.GateResult:
+        return integrity.check(gate_input({**BASE, where: text}, change, paired={"Book.easy"}, strategy=declared,
+                                          gates=strict))
+
+    approval = f'[[restate]]\ndeclaration = "Book.easy"\nfrom = "{digest}"\nreason = "erratum"\n'
+    assert approved(approval).passed
+    assert not approved(approval.replace(digest, "0" * 16)).passed  # another statement's approval
+    assert not approved(approval, "elsewhere.toml").passed
+    assert "approved_restatements.toml cannot be read" in approved("[[restate\n").detail
+    # the Worker cannot approve its own restatement: the file is protected, and read from the base
+    forged = integrity.check(gate_input(BASE, {**change, "approved_restatements.toml": approval},
+                                        paired={"Book.easy"}, strategy=declared, gates=strict))
+    assert not forged.passed and "approved_restatements.toml is protected and was added" in forged.detail
+
+
 def test_a_locked_statement_with_a_new_proof_passes() -> None:
     result = check({"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : True := by trivial")},
                    locked=locked_easy())
@@ -152,7 +189,7 @@ def test_a_locked_statement_with_a_new_proof_passes() -> None:
 
 def test_restate_lines_in_the_ways_people_write_them() -> None:
     assert integrity.restatements("RESTATE: Book.easy—the book says 1 = 1\n- RESTATE: `A.b` -- why\n"
-                                  "> RESTATE: C.d: because\n") == {
+                                  "  RESTATE: C.d: because\n> RESTATE: E.f — quoted, so not a declaration\n") == {
         "Book.easy": "the book says 1 = 1", "A.b": "why", "C.d": "because"}
 
 

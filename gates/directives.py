@@ -1,0 +1,90 @@
+"""Directive lines: `RESTATE:`, `RESTRUCTURING:`, `SPLITTING:` and `PROVER:`, read from a strategy or a report.
+
+A directive is honoured only on a line of its own: the keyword starts the line (after at most three spaces and
+an optional list bullet), outside fenced code (```` ``` ```` or `~~~`), indented code, blockquotes (`>`) and
+HTML comments. So a directive quoted from someone else's text — a pasted compiler message, an issue shown in
+a fence, a line in quotes or backticks — is text, never an instruction. `strip` removes every line that merely
+looks like a directive or a heading, quoted or not, for text that must carry none (the history's fields).
+"""
+
+from __future__ import annotations
+
+import re
+
+KEYWORDS = ("RESTATE", "RESTRUCTURING", "SPLITTING", "PROVER")
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
+_LINE = re.compile(rf"^ {{0,3}}({'|'.join(KEYWORDS)}):(.*)$")
+_LOOKALIKE = re.compile(rf"^[\s>*+`\"'\\|#~-]*(?:{'|'.join(KEYWORDS)})\s*:", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*#|^\s*(?:=+|-{2,})\s*$")
+_SEPARATOR = re.compile(r"^[ \t]*(?:—|–|--|-|:)[ \t]*")
+
+
+def lines(text: str) -> list[tuple[str, str]]:
+    """Every honoured directive of `text`, in order: (keyword, the rest of its line, stripped)."""
+    out: list[tuple[str, str]] = []
+    fence: str | None = None
+    comment = False
+    for raw in text.splitlines():
+        opened = _FENCE.match(raw)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not raw.strip().strip(fence[0]):
+                fence = None
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        if comment:
+            comment = "-->" not in raw
+            continue
+        if raw.lstrip().startswith("<!--"):
+            comment = "-->" not in raw
+            continue
+        line = _BULLET.sub("", raw, count=1)
+        m = _LINE.match(line)
+        if m:
+            out.append((m.group(1), m.group(2).strip()))
+    return out
+
+
+def values(text: str, keyword: str) -> list[str]:
+    """The non-empty values of the honoured `keyword:` lines of `text`."""
+    return [value for key, value in lines(text) if key == keyword and value]
+
+
+def first(text: str, keyword: str) -> str | None:
+    """The value of the first honoured `keyword: <value>` line, if any."""
+    found = values(text, keyword)
+    return found[0] if found else None
+
+
+def names(text: str, keyword: str) -> list[str]:
+    """The declaration each honoured `keyword: <declaration> …` line names, once each, in order."""
+    return list(dict.fromkeys(v.split()[0].strip("`") for v in values(text, keyword) if v.split()[0].strip("`")))
+
+
+def restatements(strategy: str) -> dict[str, str]:
+    """`RESTATE: <declaration> — <rationale>` lines: declaration → rationale (empty when none is given)."""
+    out: dict[str, str] = {}
+    for key, value in lines(strategy):
+        if key != "RESTATE" or not value:
+            continue
+        m = re.match(r"`([^`]+)`|([^\s`—–:]+)", value)
+        if m is None:
+            continue
+        name = (m.group(1) or m.group(2)).strip()
+        out[name] = _SEPARATOR.sub("", value[m.end():], count=1).strip()
+    return out
+
+
+def strip(text: str) -> str:
+    """`text` without the lines that are, or look like, a directive (quoted or not) or a heading."""
+    return "\n".join(line for line in text.splitlines() if not (_LOOKALIKE.match(line) or _HEADING.match(line)))
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` as one line of at most `limit` characters, its directive and heading lines removed."""
+    flat = " ".join(strip(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
