@@ -1,4 +1,10 @@
-"""What each role is told: its context, assembled from the repository's state within fixed budgets."""
+"""What each role is told: its context, assembled from the repository's state within fixed budgets.
+
+Everything the Worker wrote, or another agent derived from it (its report, issues and diff; the Evaluator's
+notes in the history and attempts.md), reaches a prompt as a fenced `Quote`, labelled with its author. The
+orchestrator's own issues — the judge's findings, the Consultant's advice — are shown as its own words, and the
+judge's findings always in full, outside the cap on issues.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from agents.context import Context, Keep, Section, window
+from agents.context import Context, Keep, Quote, Section, window
 from gates.census import Census
 from gates.config import GatesConfig
 from state.history import HistoryRecord
@@ -15,12 +21,22 @@ HISTORY_LINES = 12
 ISSUES_SHOWN = 8
 ISSUE_CHARS = 2000
 PERSISTENT_SHOWN = 15
+JUDGE = "the judge"
+ORCHESTRATOR = frozenset({JUDGE, "the Consultant", "the orchestrator"})  # authors whose words are the loop's own
+EVALUATOR = "the Evaluator (its notes on the Workers' reports)"
+FINDINGS = "Statements the judge found DIFFERENT from the book (all of them; fix these before new work)"
 
 
 @dataclass(frozen=True)
 class IssueText:
     slug: str
     text: str
+    author: str = "an unrecorded author"  # who wrote it (the provenance the cycle could establish)
+
+    @property
+    def own(self) -> bool:
+        """Written by the orchestrator (the judge, the Consultant, a notice): its own words, not data."""
+        return self.author in ORCHESTRATOR
 
 
 def section(markdown: str | None, title: str) -> str:
@@ -67,14 +83,38 @@ def file_sizes(census: Census, gates: GatesConfig) -> str:
     return "\n".join([head.strip(), *rows])
 
 
-def ranked_issues(issues: list[IssueText], target: str) -> tuple[str, str]:
+def ranked_issues(issues: list[IssueText], target: str) -> tuple[list[IssueText], str]:
     """Issues touching the target first, then the rest, newest first (the order given); capped."""
     words = {w for w in re.findall(r"[\w./]{4,}", target)}
     touching = [i for i in issues if any(w in i.text for w in words)]
     ordered = touching + [i for i in issues if i not in touching]
     shown = ordered[:ISSUES_SHOWN]
     note = f"{len(ordered) - len(shown)} more open issues not shown" if len(ordered) > len(shown) else ""
-    return "\n\n".join(f"### {i.slug}\n{_clip(i.text, ISSUE_CHARS)}" for i in shown), note
+    return shown, note
+
+
+def issues_section(title: str, issues: list[IssueText], target: str, budget: int) -> Section:
+    """The open issues other than the judge's findings, the orchestrator's own as text, the rest as quotes."""
+    shown, note = ranked_issues([i for i in issues if i.author != JUDGE], target)
+    own = "\n\n".join(f"### {i.slug} (by {i.author})\n{_clip(i.text, ISSUE_CHARS)}" for i in shown if i.own)
+    quotes = tuple(Quote(i.author, _clip(i.text, ISSUE_CHARS), f"issue `{i.slug}`") for i in shown if not i.own)
+    return Section(title, own, budget, note=note, quotes=quotes)
+
+
+def findings(issues: list[IssueText]) -> Section:
+    """Every open finding of the judge, whole: no cap may push one out of view."""
+    text = "\n\n".join(f"### {i.slug}\n{_demoted(i.text.strip())}" for i in issues if i.author == JUDGE)
+    return Section(FINDINGS, text, len(text) + 1)
+
+
+def history_quote(history: list[HistoryRecord], limit: int) -> tuple[tuple[Quote, ...], str]:
+    """The last records as lines: the record's facts, then the Evaluator's words."""
+    lines, note = window([history_line(r) for r in history], limit, "cycles")
+    return ((Quote(EVALUATOR, lines, "one line per cycle, the record's facts then"),) if lines else ()), note
+
+
+def attempts_quote(attempts: str | None) -> tuple[Quote, ...]:
+    return (Quote(EVALUATOR, attempts, "attempts.md"),) if attempts and attempts.strip() else ()
 
 
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
@@ -82,9 +122,9 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
             pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
             prover: str = "", persistent: list[str] | None = None) -> Context:
     target = section(plan, "Current Target")
-    lines, history_note = window([history_line(r) for r in history], HISTORY_LINES, "cycles")
-    issue_text, issue_note = ranked_issues(issues, target)
+    recent, history_note = history_quote(history, HISTORY_LINES)
     sections = [
+        findings(issues),
         Section(plan_name, plan or f"({plan_name} is missing: ask the user to describe the book and its target.)",
                 12_000),
         Section("Current target", target or "(plan.md names no `## Current Target`; choose the next step.)",
@@ -96,10 +136,12 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 note=f"{len(persistent) - PERSISTENT_SHOWN} more not shown"
                 if persistent and len(persistent) > PERSISTENT_SHOWN else ""),
         Section("Lean file sizes", file_sizes(census, gates or GatesConfig()), 3_000),
-        Section("Recent cycles", lines, 5_000, Keep.TAIL, history_note),
-        Section("Attempts (attempts.md)", attempts or "", 8_000, Keep.TAIL),
-        Section("Latest task result", last_result or "", 6_000),
-        Section("Open issues", issue_text, 12_000, note=issue_note),
+        Section("Recent cycles", "", 5_000, Keep.TAIL, history_note, recent),
+        Section("Attempts (attempts.md)", "", 8_000, Keep.TAIL, quotes=attempts_quote(attempts)),
+        Section("Latest task result", "" if last_result else "(none yet)", 6_000, quotes=(
+            Quote("the Worker", last_result, "the last cycle's task result (its report; the gate verdicts at "
+                                             "its end are the orchestrator's)"),) if last_result else ()),
+        issues_section("Open issues", issues, target, 12_000),
         Section("Latest Consultant advice", advice or "", 5_000),
         Section("Statements locked as faithful to the book (change one only with `RESTATE: <name> — <why>`)",
                 ", ".join(locked or []), 4_000),
@@ -114,42 +156,50 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
 
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
            prover: str = "") -> Context:
-    issue_text, issue_note = ranked_issues(issues, " ".join(scope_files))
     return Context([
         Section("strategy.md", strategy, 16_000),
         Section("Sorries in the Scope", sorry_table(census, scope_files), 6_000),
-        Section("Open issues", issue_text, 8_000, note=issue_note),
+        findings(issues),
+        issues_section("Open issues", issues, " ".join(scope_files), 8_000),
         Section("External prover (tools submit_to_prover, prover_result, apply_prover_result)", prover, 3_000),
     ])
 
 
 def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list[HistoryRecord],
-              attempts: str | None, faithfulness: str = "", oversized: str = "") -> Context:
-    lines, note = window([history_line(r) for r in history], 8, "cycles")
+              attempts: str | None, faithfulness: str = "", oversized: str = "", facts: str = "") -> Context:
+    recent, note = history_quote(history, 8)
     return Context([
         Section("Outcome", outcome, 1_000),
+        Section("Facts (measured by the orchestrator; the score is capped by them)", facts, 3_000),
         Section("Gate verdicts", gates, 6_000),
         Section("Lean files over the size cap that this change made longer", oversized, 2_000),
         Section("Faithfulness of the statements this change added or changed (the judge, against the book)",
                 faithfulness, 4_000),
-        Section("Worker report", report, 8_000),
-        Section("Diff", diff, 30_000),
-        Section("Recent cycles", lines, 4_000, Keep.TAIL, note),
-        Section("Attempts (attempts.md)", attempts or "", 4_000, Keep.TAIL),
+        Section("Worker report (its claims: check them against the diff and the facts)", "", 8_000,
+                quotes=(Quote("the Worker", report, "report"),) if report.strip() else ()),
+        Section("Diff", "", 30_000, quotes=(Quote("the Worker", diff, "change, as a diff"),)),
+        Section("Recent cycles", "", 4_000, Keep.TAIL, note, recent),
+        Section("Attempts (attempts.md)", "", 4_000, Keep.TAIL, quotes=attempts_quote(attempts)),
     ])
 
 
 def consultant(*, blocker: str, history: list[HistoryRecord], attempts: str | None, issues: list[IssueText],
                census: Census) -> Context:
-    lines, note = window([history_line(r) for r in history], 15, "cycles")
-    issue_text, issue_note = ranked_issues(issues, blocker)
+    recent, note = history_quote(history, 15)
     return Context([
-        Section("Blocker", blocker or "(no single blocker named)", 2_000),
-        Section("Recent cycles", lines, 6_000, Keep.TAIL, note),
-        Section("Attempts (attempts.md)", attempts or "", 10_000, Keep.TAIL),
-        Section("Open issues", issue_text, 10_000, note=issue_note),
+        Section("Blocker (as the Evaluator named it)", "" if blocker else "(no single blocker named)", 2_000,
+                quotes=(Quote(EVALUATOR, blocker, "blocker"),) if blocker else ()),
+        Section("Recent cycles", "", 6_000, Keep.TAIL, note, recent),
+        Section("Attempts (attempts.md)", "", 10_000, Keep.TAIL, quotes=attempts_quote(attempts)),
+        findings(issues),
+        issues_section("Open issues", issues, blocker, 10_000),
         Section("Sorries by declaration", sorry_table(census), 6_000),
     ])
+
+
+def _demoted(markdown: str) -> str:
+    """Headings three levels down, below the section's own."""
+    return re.sub(r"^(#+)(?=\s)", r"###\1", markdown, flags=re.MULTILINE)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -9,9 +9,12 @@ from pydantic import BaseModel, Field
 from agents.answers import FormatError, parse_json
 from agents.model import Message, Model, System
 from agents.prompts import render
+from gates.directives import one_line
 from state.history import Usage
 
 MAX_TOKENS = 2048
+LIMITS = {"summary": 300, "stuck_on": 200, "strategy_recommendation": 500, "attempts_update": 300}
+"""Characters each field keeps in the history and attempts.md."""
 
 
 class Evaluation(BaseModel):
@@ -20,6 +23,11 @@ class Evaluation(BaseModel):
     stuck_on: str = ""
     strategy_recommendation: str = ""
     attempts_update: str = ""
+
+    def bounded(self) -> Evaluation:
+        """Each text field as one line of bounded length, without directive or heading lines: the Evaluator
+        writes from the Worker's report, and these fields reach the next prompts through the history."""
+        return self.model_copy(update={k: one_line(getattr(self, k), n) for k, n in LIMITS.items()})
 
 
 @dataclass
@@ -38,11 +46,11 @@ def evaluate(model: Model, context: str) -> Verdict:
         reply = model.send(system, messages, max_tokens=MAX_TOKENS)
         usage += reply.usage
         try:
-            return Verdict(parse_json(reply.text, Evaluation), usage)
+            return Verdict(parse_json(reply.text, Evaluation).bounded(), usage)
         except FormatError as e:
             error = str(e)
             if attempt == 1:
                 messages += [reply.as_message(), Message("user", f"That answer could not be read: {e}. Reply with "
                                                                  "exactly one JSON object with the five fields.")]
-    fallback = Evaluation(progress_score=0, summary=f"Evaluator answer could not be parsed: {error}")
+    fallback = Evaluation(progress_score=0, summary=f"Evaluator answer could not be parsed: {error}").bounded()
     return Verdict(fallback, usage, error)

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from agents.model import Message, Model, System
 from agents.prompts import render
-from gates.scope import InvalidStrategy, parse_scope
+from gates.census import Census
+from gates.config import GatesConfig
+from gates.scope import InvalidStrategy, glob_regex, parse_scope
 from state.history import Usage
 
 MAX_TOKENS = 8192
@@ -27,18 +29,31 @@ class PlanFailed(Exception):
         self.usage = usage
 
 
-def validate(text: str, lean_roots: list[str]) -> list[str]:
-    """The Scope of `text`; raises `InvalidStrategy` when it is missing or leaves the Lean roots."""
+def validate(text: str, lean_roots: list[str], census: Census | None = None, gates: GatesConfig | None = None
+             ) -> list[str]:
+    """The Scope of `text`; raises `InvalidStrategy` when it is missing, leaves the Lean roots, or is wider than
+    `[gates] max_scope_entries` entries or `max_scope_files` of the Lean files of `census` per entry."""
     scope = parse_scope(text)
     roots = [r.strip("/") for r in lean_roots]
     if roots:
         outside = [e for e in scope if not any(e == r or e == f"{r}.lean" or e.startswith(f"{r}/") for r in roots)]
         if outside:
             raise InvalidStrategy(f"scope entries outside the Lean roots ({', '.join(roots)}): {', '.join(outside)}")
+    limits = gates or GatesConfig()
+    if len(scope) > limits.max_scope_entries:
+        raise InvalidStrategy(f"the Scope lists {len(scope)} entries; at most {limits.max_scope_entries} "
+                              "([gates] max_scope_entries): keep it to the files this cycle needs")
+    files = list(census.files) if census is not None else []
+    for entry in scope:
+        matched = len([path for path in files if glob_regex(entry).match(path)])
+        if matched > limits.max_scope_files:
+            raise InvalidStrategy(f"scope entry {entry} matches {matched} Lean files; at most "
+                                  f"{limits.max_scope_files} ([gates] max_scope_files): name the files")
     return scope
 
 
-def plan(model: Model, *, rules: str, context: str, lean_roots: list[str]) -> Plan:
+def plan(model: Model, *, rules: str, context: str, lean_roots: list[str], census: Census | None = None,
+         gates: GatesConfig | None = None) -> Plan:
     system = System(render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository"))
     messages = [Message("user", context)]
     usage = Usage()
@@ -46,7 +61,7 @@ def plan(model: Model, *, rules: str, context: str, lean_roots: list[str]) -> Pl
         reply = model.send(system, messages, max_tokens=MAX_TOKENS)
         usage += reply.usage
         try:
-            return Plan(reply.text.strip() + "\n", validate(reply.text, lean_roots), usage)
+            return Plan(reply.text.strip() + "\n", validate(reply.text, lean_roots, census, gates), usage)
         except InvalidStrategy as e:
             if attempt == 2:
                 raise PlanFailed(f"the Planner's strategy is invalid twice: {e}", usage) from None

@@ -19,9 +19,11 @@ from agents.provers import desk as provers
 from agents.provers.desk import Declined, Desk
 from gates.base import Compiler
 from gates.census import census
+from gates.config import GatesConfig
 from gates.imports import module_name
 from gates.index import Decl
-from gates.scope import matches
+from gates.issues import issue_dir, refusal, slug_of
+from gates.scope import in_scope, matches
 from gates.tree import IGNORED_DIRS, DirTree
 from state.atomic import write_atomic
 
@@ -102,10 +104,15 @@ class Workspace:
     compiler: Compiler
     desk: Desk | None = None  # the external prover, when the cycle has one
     report: str | None = None  # set by `finish`
+    gates: GatesConfig = field(default_factory=GatesConfig)  # the bounds on the issues it may open
     handlers: dict[str, Callable[..., str]] = field(init=False)
+    existing: set[str] = field(init=False)  # issues there before the session: not the Worker's to change
+    opened: set[str] = field(init=False, default_factory=set)  # issues it opened this cycle
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
+        folder = self.root / issue_dir(self.state_dir)
+        self.existing = {p.stem for p in folder.glob("*.md")} if folder.is_dir() else set()
         self.handlers = {
             "read_file": self.read_file, "write_file": self.write_file, "edit_file": self.edit_file,
             "list_files": self.list_files, "search": self.search, "lean_check": self.lean_check,
@@ -145,15 +152,36 @@ class Workspace:
             for name in {path.removeprefix("./"), rel}:
                 if matches(name, self.protected):
                     raise Refused(f"{name} is protected")
-                if name.startswith(f"{self.state_dir}/") and not matches(name, [f"{self.state_dir}/issues/*.md"]):
+                slug = slug_of(name, self.state_dir)
+                if slug is not None:
+                    self._may_open(slug)
+                    continue
+                if name.startswith(f"{self.state_dir}/"):
                     raise Refused(f"{name} belongs to the orchestrator; blockers go to open_issue")
-                if not matches(name, self._writable()):
-                    raise Refused(f"{name} is outside the Scope ({', '.join(self.scope)}); blockers go to "
-                                  f"open_issue")
+                if not in_scope(name, self.scope):
+                    raise Refused(f"{name} is outside the Scope ({', '.join(self.scope)}: Lean files, and other "
+                                  f"files only where an entry names them); blockers go to open_issue")
         return real, rel
 
-    def _writable(self) -> list[str]:
-        return [*self.scope, f"{self.state_dir}/issues/*.md"]
+    def _may_open(self, slug: str, size: int = 0) -> None:
+        why = refusal(slug, exists=slug in self.existing, opened=len(self.opened - {slug}), size=size,
+                      gates=self.gates)
+        if why:
+            raise Refused(why)
+        self.opened.add(slug)
+
+    def _sized(self, rel: str, content: str, fresh: bool) -> None:
+        """An issue's text is bounded: refused before it is written, and then not counted as opened. `fresh`: the
+        issue was not opened before this call."""
+        slug = slug_of(rel, self.state_dir)
+        if slug is None:
+            return
+        try:
+            self._may_open(slug, len(content))
+        except Refused:
+            if fresh:
+                self.opened.discard(slug)
+            raise
 
     # -- tools -------------------------------------------------------------
 
@@ -172,16 +200,20 @@ class Workspace:
         return text
 
     def write_file(self, path: str, content: str) -> str:
+        fresh = len(self.opened)
         real, rel = self.resolve(path, write=True)
+        self._sized(rel, content, len(self.opened) > fresh)
         write_atomic(real, content)
         return f"wrote {rel} ({content.count(chr(10)) + 1} lines)"
 
     def edit_file(self, path: str, old_string: str, new_string: str) -> str:
+        fresh = len(self.opened)
         real, rel = self.resolve(path, write=True)
         text = real.read_text(encoding="utf-8")
         count = text.count(old_string) if old_string else 0
         if count != 1:
             raise Refused(f"old_string occurs {count} times in {rel}; it must occur exactly once (add context)")
+        self._sized(rel, text.replace(old_string, new_string, 1), len(self.opened) > fresh)
         write_atomic(real, text.replace(old_string, new_string, 1))
         return f"edited {rel}"
 
@@ -282,8 +314,11 @@ class Workspace:
     def open_issue(self, slug: str, body: str) -> str:
         if not _SLUG.match(slug):
             raise Refused("slug: lowercase letters, digits, '.', '_' and '-' only")
+        fresh = len(self.opened)
         real, rel = self.resolve(f"{self.state_dir}/issues/{slug}.md", write=True)
-        write_atomic(real, body if body.endswith("\n") else body + "\n")
+        text = body if body.endswith("\n") else body + "\n"
+        self._sized(rel, text, len(self.opened) > fresh)
+        write_atomic(real, text)
         return f"wrote {rel}"
 
     def finish(self, report: str) -> str:

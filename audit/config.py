@@ -15,3 +15,10 @@ class AuditConfig(BaseModel):
     """The book's prose before a statement is given to the judges cut at this many characters."""
     concurrency: int = Field(default=4, ge=1)
     """Model calls the audit keeps in flight at once."""
+    blueprint: str = "blueprint/src"
+    """The leanblueprint sources: the book's text. The loop reads them at each cycle's base commit and no agent
+    may change them."""
+    mappings: list[str] = Field(default_factory=lambda: ["**/lean_status.json"])
+    """Globs of mapping files (OpenMath's `lean_status.json`: book ids to statements and Lean names), with the
+    `entities/<id>.json` files beside them: the book's text, read at each cycle's base commit and protected from
+    every agent."""

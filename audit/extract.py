@@ -13,10 +13,10 @@
    macros and comments removed; the context is the prose between the previous statement or proof and this
    one (its last `CONTEXT_CHARS`). The chapter is the last `\\chapter{}` title, or the last `\\section{}`
    title when the blueprint has no chapters, or the file's name.
-2. A mapping file `lean_status.json` anywhere in the project (OpenMath's shape: an object from ids to rows;
-   a list of rows with an `id`, or `{"entities": [...]}`, also work). Fields read from a row, first present wins:
-   Lean names `lean_symbol` | `lean_symbols` | `lean` | `lean_names` | `lean_name` (a list, or a string of
-   comma-separated names); `lean_file` (only to resolve a short name); status `status` |
+2. The mapping files `[audit] mappings` names, by default every `lean_status.json` (OpenMath's shape: an object
+   from ids to rows; a list of rows with an `id`, or `{"entities": [...]}`, also work). Fields read from a row,
+   first present wins: Lean names `lean_symbol` | `lean_symbols` | `lean` | `lean_names` | `lean_name` (a list,
+   or a string of comma-separated names); `lean_file` (only to resolve a short name); status `status` |
    `formalization_status` (`formalized`, `done`, `proved`, `complete` mean formalized); statement
    `statement_latex` (outer environment stripped) | `statement` | `nl` | `statement_text`; proof
    `proof_latex` | `proof` | `proof_text`; context `context_latex` | `context` | `preamble`; `kind`;
@@ -40,7 +40,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,10 +49,12 @@ from audit.entities import Entity
 from gates.census import Census
 from gates.index import Decl
 from gates.lexer import SpanKind
+from gates.scope import matches
 from gates.tree import DirTree
 
 CONTEXT_CHARS = 8000  # generous: the judges cut it to [audit] context_chars
-MAPPING_FILE = "lean_status.json"
+BLUEPRINT = "blueprint/src"
+MAPPINGS = ("**/lean_status.json",)
 ENV_KINDS = {"definition": "definition", "defn": "definition", "dfn": "definition", "theorem": "theorem",
              "thm": "theorem", "lemma": "lemma", "lem": "lemma", "proposition": "proposition",
              "prop": "proposition", "corollary": "corollary", "cor": "corollary", "conjecture": "conjecture",
@@ -346,9 +348,10 @@ class _Blueprint:
             s.entity.uses = _unique(i for i in ids if i != s.entity.id)
 
 
-def from_blueprint(root: Path, census: Census | None = None) -> tuple[list[Entity], list[str]]:
+def from_blueprint(root: Path, census: Census | None = None, *, src_dir: str = BLUEPRINT
+                   ) -> tuple[list[Entity], list[str]]:
     """The entities of `root/blueprint/src` (none when it has no blueprint), and what could not be read."""
-    src = root / "blueprint" / "src"
+    src = root / src_dir
     if not src.is_dir():
         return [], []
     entities, problems = _Blueprint(root, src).run()
@@ -468,9 +471,14 @@ def _plain(latex: str) -> str:
 # -- mapping file ---------------------------------------------------------------------------------------------
 
 
-def mapping_files(root: Path) -> list[Path]:
-    """Every `lean_status.json` of the project (build and dependency folders skipped)."""
-    return [root / p for p in DirTree(root).files() if p.rsplit("/", 1)[-1] == MAPPING_FILE]
+def mapping_files(root: Path, globs: Sequence[str] = MAPPINGS) -> list[Path]:
+    """The mapping files of the project that `globs` name (build and dependency folders skipped)."""
+    return [root / p for p in DirTree(root).files() if matches(p, list(globs))]
+
+
+def side_files(mapping_globs: Sequence[str]) -> list[str]:
+    """Globs of the `entities/<id>.json` files read beside the mapping files `mapping_globs` name."""
+    return [f"{g.rpartition('/')[0] + '/' if '/' in g else ''}entities/*.json" for g in mapping_globs]
 
 
 def from_mapping(path: Path, root: Path, census: Census | None = None) -> tuple[list[Entity], list[str]]:
@@ -617,21 +625,23 @@ def _doc_comment(decl: Decl) -> str | None:
 # -- all together -----------------------------------------------------------------------------------------
 
 
-def find_entities(root: Path, census: Census) -> tuple[list[Entity], list[str]]:
-    """The entities of a project from every source it has: blueprint, then mapping files, then docstrings,
-    merged by id (an earlier source wins; a later one fills what it left empty). A docstring entity whose
-    declaration an earlier source already pairs is the same entity twice and is dropped."""
+def find_entities(root: Path, census: Census, *, blueprint: str = BLUEPRINT, mappings: Sequence[str] = MAPPINGS,
+                  docstrings: tuple[list[Entity], list[str]] | None = None) -> tuple[list[Entity], list[str]]:
+    """The entities of a project from every source it has: blueprint, then mapping files, then docstrings
+    (`docstrings` when given, else those of `census`), merged by id (an earlier source wins; a later one fills
+    what it left empty). A docstring entity whose declaration an earlier source already pairs is the same entity
+    twice and is dropped."""
     problems: list[str] = []
     out: dict[str, Entity] = {}
-    found, found_problems = from_blueprint(root, census)
+    found, found_problems = from_blueprint(root, census, src_dir=blueprint)
     problems += found_problems
     _merge(out, found, problems)
-    for path in mapping_files(root):
+    for path in mapping_files(root, mappings):
         found, found_problems = from_mapping(path, root, census)
         problems += found_problems
         _merge(out, found, problems)
     claimed = {n for e in out.values() for n in e.lean}
-    found, found_problems = from_docstrings(census)
+    found, found_problems = docstrings if docstrings is not None else from_docstrings(census)
     problems += found_problems
     _merge(out, [e for e in found if e.id in out or not claimed.intersection(e.lean)], problems)
     return list(out.values()), problems

@@ -1,17 +1,17 @@
-"""Faithfulness inside the loop: judge the statements a cycle added or changed for a textbook entity, lock the
-faithful ones, and turn a different one into an issue."""
+"""Faithfulness inside the loop: judge the statements a cycle added or changed for a textbook entity against the
+book's trusted text (`audit/book.py`), lock the faithful ones, turn a different one into an issue, and refuse a
+restatement the judge does not find faithful or stronger."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from agents.model import Model
 from audit.entities import Entity
-from audit.extract import find_entities
 from audit.judge import Score, judge_direct
 from audit.run import declarations, lean_text
+from gates.base import GateResult
 from gates.census import Census
 from gates.meaning import meanings
 from state.history import Faithfulness
@@ -26,12 +26,14 @@ class Judged:
     hashes: dict[str, str]  # declaration → meaning hash, as judged
 
 
-def judge_changes(model: Model, root: Path, changed: set[str], after: Census, *, context_chars: int
+RESTATEMENT = "restatement"
+
+
+def judge_changes(model: Model, entities: list[Entity], changed: set[str], after: Census, *, context_chars: int
                   ) -> list[Judged]:
-    """The direct judge on every entity of the project at `root` one of whose declarations is `changed`."""
+    """The direct judge on every entity of the book one of whose declarations is `changed`."""
     if not changed:
         return []
-    entities, _ = find_entities(root, after)
     decls = declarations(after)
     meant = meanings(after)
     out: list[Judged] = []
@@ -42,13 +44,35 @@ def judge_changes(model: Model, root: Path, changed: set[str], after: Census, *,
         present = [n for n in entity.lean if n in decls]
         if missing:
             verdict = Faithfulness(entity=entity.id, declarations=present, score=None,
-                                   error=f"not declared in the project: {', '.join(missing)}")
+                                   error=f"not declared in the project: {', '.join(missing)}", book=entity.source)
         else:
             v = judge_direct(model, entity, text, context_chars=context_chars)
             verdict = Faithfulness(entity=entity.id, declarations=present, score=v.score, reason=v.reason,
-                                   error=v.error)
+                                   error=v.error, book=entity.source)
         out.append(Judged(entity, text, verdict, {n: meant[n][0] for n in present}))
     return out
+
+
+def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict[str, str]) -> GateResult:
+    """The judge's verdict as a gate: each restated statement (`restated`: declaration → what happened) lands only
+    when the judge, against the book's trusted text, finds its entity (`entity_of`) faithful or stronger."""
+    verdicts = {j.entity.id: j.verdict for j in judged}
+    problems = []
+    for name, what in sorted(restated.items()):
+        entity = entity_of.get(name, "?")
+        v = verdicts.get(entity)
+        if v is None:
+            problems.append(f"{name} {what}, and the book's {entity} has no declaration left to judge")
+        elif v.score is None:
+            problems.append(f"{name} {what}, and the judge could not judge {entity} ({v.error}); a restatement "
+                            "lands only when judged faithful or stronger")
+        elif v.score < Score.STRONGER:
+            problems.append(f"{name} {what}, and the judge found {entity} DIFFERENT from the book "
+                            f"({v.reason or 'no reason given'}; book text: {v.book})")
+    if problems:
+        return GateResult(RESTATEMENT, False, "; ".join(problems) + "; the restatement does not land")
+    return GateResult(RESTATEMENT, True, "judged faithful or stronger against the book: "
+                      + ", ".join(sorted(restated)))
 
 
 def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int
@@ -76,7 +100,8 @@ def issue_text(j: Judged, cycle: int) -> str:
     return "\n".join([
         f"# {e.name}: the Lean statement differs from the book", "",
         f"Cycle {cycle:03d}'s judge read {', '.join(j.verdict.declarations)} against {e.id} ({e.source}) and "
-        f"judged it different: {j.verdict.reason or 'no reason given'}.", "",
+        f"judged it different: {j.verdict.reason or 'no reason given'}. The book's text it read: {j.verdict.book}.",
+        "",
         "A statement that adds a hypothesis, restricts a parameter, or covers only part of the book's claim is "
         "not a formalization of it, however well it is proved. Restate it (declare `RESTATE: <declaration> — "
         "<rationale>` in the strategy if it is locked), or split it into declarations that together cover the "

@@ -18,7 +18,7 @@ from typing import Any
 from agents.model import Model
 from audit import judge, reuse, sample, stats
 from audit.entities import Entity
-from audit.extract import find_entities
+from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
 from gates.index import THEOREM_KINDS, Decl
 
@@ -46,6 +46,8 @@ class Options:
     filter_edges: bool = False  # ask the edge filter about every candidate dependency
     concurrency: int = 4
     context_chars: int = judge.CONTEXT_CHARS
+    blueprint: str = BLUEPRINT  # where the book's text is: the blueprint, and the mapping files
+    mappings: tuple[str, ...] = MAPPINGS
 
 
 def declarations(census: Census) -> dict[str, Decl]:
@@ -73,7 +75,7 @@ def lean_text(found: dict[str, Decl], names: Sequence[str]) -> tuple[str, list[s
 
 def audit(root: Path, census: Census, models: Models, options: Options, now: datetime) -> dict[str, Any]:
     """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given."""
-    entities, problems = find_entities(root, census)
+    entities, problems = find_entities(root, census, blueprint=options.blueprint, mappings=options.mappings)
     decls = declarations(census)
     rows = {e.id: _row(e, decls) for e in entities}
     judged = [e for e in entities if rows[e.id]["formalized"]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from gates import issues
 from gates.base import GateInput, GateResult
 
 NAME = "scope"
@@ -104,14 +105,22 @@ def matches(path: str, patterns: list[str]) -> bool:
     return any(glob_regex(p).match(path) for p in patterns)
 
 
+def in_scope(path: str, scope: list[str]) -> bool:
+    """Whether the Scope lets a change touch `path`: a Lean file an entry matches, or a file an entry names."""
+    return any(glob_regex(p).match(path) and (path.endswith(".lean") or path == p.removeprefix("./"))
+               for p in scope)
+
+
 def check(inp: GateInput) -> GateResult:
     if not inp.scope:
         return GateResult(NAME, False, "the strategy declares no Scope, so no change may land")
-    allowed = [*inp.scope, f"{inp.state_dir.strip('/')}/issues/*.md"]  # the Worker's own blocker reports
-    outside = [c for c in inp.changes if not matches(c.path, allowed)]
-    if outside:
+    notes = [c for c in inp.changes if issues.slug_of(c.path, inp.state_dir) is not None]  # the Worker's own
+    outside = [c for c in inp.changes if c not in notes and not in_scope(c.path, inp.scope)]
+    owned = issues.problems(notes, inp.changed, inp.state_dir, inp.gates)
+    if outside or owned:
         listed = ", ".join(f"{c.path} ({c.kind})" for c in outside[:20])
         more = f" and {len(outside) - 20} more" if len(outside) > 20 else ""
-        return GateResult(NAME, False, f"changed outside the Scope: {listed}{more}; "
-                          f"the Scope is {', '.join(inp.scope)}")
+        out = [f"changed outside the Scope: {listed}{more}; the Scope is {', '.join(inp.scope)} (Lean files, and "
+               "other files only where an entry names them)"] if outside else []
+        return GateResult(NAME, False, "; ".join(out + owned))
     return GateResult(NAME, True, f"{len(inp.changes)} changed path(s), all within the Scope")

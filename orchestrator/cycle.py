@@ -23,15 +23,17 @@ from agents.planner import Plan, PlanFailed
 from agents.provers.desk import Desk
 from agents.tools import Workspace
 from agents.worker import Limits
+from audit.book import Book
 from audit.judge import Score
-from audit.loop import issue_slug, issue_text, judge_changes, update_lock
+from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, update_lock
 from gates.base import GateInput, GateResult
 from gates.census import census
+from gates.integrity import restated
 from gates.meaning import changed_meanings
 from gates.registry import run_gates
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, housekeeping, workcopy
+from orchestrator import blame, fallback, housekeeping, ownership, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -42,6 +44,7 @@ from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from state import files
+from state.book_text import read_book_text, write_book_text
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
 from state.lock import RunLock
@@ -188,6 +191,9 @@ def baseline(c: Cycle) -> None:
     c.work = workcopy.prepare(c.git, c.base)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
+    if c.config.audit.judge_in_loop:  # the book's text as the base has it, never as a Worker may edit it
+        c.book = Book.at(GitTree(c.git, c.base), c.base, c.census, c.config.audit, read_book_text(c.paths.book_text))
+        c.pairing = c.book.pairing(c.census)
     verified = c.git.run("log", "-1", "--format=%H", "--grep=^Autoformalize-Builds: yes$", c.base) or None
     c.build = check_build(
         compiler=c.deps.compiler(c.work.root), verified=GitTree(c.git, verified) if verified else None,
@@ -244,7 +250,7 @@ def plan(c: Cycle) -> None:
     try:
         if c.options.skip_planner:
             text = files.read_strategy(c.paths) or ""
-            c.plan = Plan(text, planner.validate(text, roots), Usage())
+            c.plan = Plan(text, planner.validate(text, roots, c.census, c.config.gates), Usage())
         elif not c.build.ok:
             if not c.build.failing:
                 raise InfraError(f"the branch does not build and no failing file could be named: {c.build.detail}")
@@ -254,18 +260,21 @@ def plan(c: Cycle) -> None:
             context = briefs.planner(
                 plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
-                last_result=cs.last_task_result(c.paths), issues=cs.issues(c.work_paths),
+                last_result=cs.last_task_result(c.paths), issues=ownership.issues(c.git, c.base, c.paths),
                 advice=cs.last_advice(c.work_paths), pivot=c.pivot, build=c.build.detail, gates=c.config.gates,
                 prover=cs.prover_summary(c),
                 persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
                                                                    c.config.housekeeping.sorry_age_days)],
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [])
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
-                                  context=context.render(), lean_roots=roots)
+                                  context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates)
     except InvalidStrategy as e:
         c.fail(f"strategy.md cannot be used: {e}", infra=False)
-    except PlanFailed as e:
-        c.fail(str(e), infra=False)
+    except PlanFailed as e:  # the last valid Scope carries the cycle; the record says why
+        c.planner_failed = str(e)
+        c.plan = fallback.plan(c.history.records, str(e), roots, c.census, c.config.gates)
+        if c.plan is None:
+            c.fail(str(e), infra=False)
 
 
 def work(c: Cycle) -> None:
@@ -275,14 +284,14 @@ def work(c: Cycle) -> None:
     compiler = c.deps.compiler(c.work.root)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
-    workspace = Workspace(c.work.root, c.plan.scope, cfg.gates.protected, cfg.project.state_dir,
-                          cfg.project.lean_roots, compiler, desk=c.desk)
+    workspace = Workspace(c.work.root, c.plan.scope, ownership.protected(cfg), cfg.project.state_dir,
+                          cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates)
     w = cfg.agents.worker
     c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
                                c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
-                          issues=cs.issues(c.work_paths), prover=cs.prover_summary(c))
+                          issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -310,15 +319,16 @@ def gate(c: Cycle) -> bool:
     """Run every gate on the working copy against the base; True (and the outcome set) when all pass."""
     assert c.work is not None and c.plan is not None
     cfg = c.config
-    inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=cfg.gates, build=cfg.build,
+    gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
+    inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=gates, build=cfg.build,
                     lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
-                    if cfg.audit.judge_in_loop else {})
+                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing))
     gated = _fingerprint(c.work)
-    c.gates = run_gates(inp)
+    c.gates = run_gates(inp) + [g for g in c.gates if g.name == RESTATEMENT]  # the judge's, on a re-run
     c.changed = [ch.path for ch in inp.changes]
     written = _changed_since(gated, _fingerprint(c.work))
     if written:  # code of the change ran in the build and wrote files the other gates never saw
@@ -330,6 +340,7 @@ def gate(c: Cycle) -> bool:
     c.outcome = Outcome.ACCEPTED if lean else Outcome.NO_CHANGE
     c.after = inp.after
     c.altered = changed_meanings(c.census, inp.after)
+    c.restated = restated(inp) if cfg.audit.judge_in_loop else {}
     return True
 
 
@@ -337,42 +348,50 @@ def judge(c: Cycle) -> None:
     """The judge reads each statement the accepted change added or changed for a textbook entity."""
     if c.outcome is not Outcome.ACCEPTED or not c.config.audit.judge_in_loop:
         return
-    assert c.work is not None and c.after is not None
-    if not c.altered:
+    assert c.after is not None and c.book is not None
+    if not c.altered and not c.restated:
         return
-    c.judged = judge_changes(c.deps.model("judge", c.ledger), c.work.root, set(c.altered), c.after,
-                             context_chars=c.config.audit.context_chars)
+    try:
+        c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after),
+                                 set(c.altered) | set(c.restated), c.after, context_chars=c.config.audit.context_chars)
+    finally:  # a restatement lands only on the judge's word: without one, it does not
+        if c.restated:
+            lock = read_lock(c.paths.statement_lock).statements
+            c.gates.append(restatements(c.judged, c.restated, {**{n: s.entity for n, s in lock.items()},
+                                                               **c.pairing}))
+            if not c.gates[-1].passed:
+                c.outcome = Outcome.REJECTED
     for j in c.judged:
         log.info("cycle.judged", entity=j.entity.id, score=j.verdict.score, error=j.verdict.error)
 
 
 def evaluate(c: Cycle) -> None:
-    """The Evaluator scores the cycle; a change that did not land, or made a file over the size cap longer,
-    scores at most 0."""
+    """The Evaluator scores the cycle, within what the facts allow (`orchestrator/facts.py`)."""
     assert c.session is not None and c.work is not None
     diff = c.work.run("diff", c.base, c.worker_commit) if c.worker_commit else "(no change)"
     oversized, cap = cs.oversized(c), c.config.gates.file_cap_lines
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
                                attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
-                               oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized))
+                               oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized),
+                               facts=cs.facts(c).render())
     verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render())
-    c.evaluation = verdict.evaluation
-    if (c.outcome is not Outcome.ACCEPTED or oversized) and c.evaluation.progress_score > 0:
-        c.evaluation = c.evaluation.model_copy(update={"progress_score": 0})
+    c.evaluation = cs.capped(c, verdict.evaluation)
 
 
 def escalate(c: Cycle) -> None:
-    """After `escalate_after` non-positive scores in a row (and not again for as long), the Consultant."""
+    """After `escalate_after` cycles in a row without progress by the facts (and not again for as long), the
+    Consultant."""
     every = c.config.loop.escalate_after
-    scores = [r.progress_score for r in c.history.records] + [c.evaluation.progress_score if c.evaluation else 0]
-    if len(scores) < every or any(s > 0 for s in scores[-every:]):
+    progress = [r.made_progress for r in c.history.records] + [cs.facts(c).progress]
+    if len(progress) < every or any(progress[-every:]):
         return
     consulted = [r.cycle for r in c.history.records if r.consultant]
     if consulted and c.number - max(consulted) < every:
         return
     context = briefs.consultant(blocker=c.evaluation.stuck_on if c.evaluation else "", history=c.history.records,
-                                attempts=files.read_text(c.paths.attempts), issues=cs.issues(c.work_paths),
+                                attempts=files.read_text(c.paths.attempts),
+                                issues=ownership.issues(c.git, c.base, c.paths),
                                 census=c.census)
     advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
                                 context=context.render())
@@ -385,19 +404,18 @@ def bookkeeping(c: Cycle) -> None:
     work, wp = c.work, c.work_paths
     work.reset_hard(c.base)
     work.clean()
-    if c.worker_commit is not None:
-        if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE):
-            work.run("cherry-pick", "--no-commit", c.worker_commit)
-        else:  # the Worker's blocker notes are worth keeping even when its change is not
-            notes = [p for p in c.changed if matches(p, [f"{c.config.project.state_dir}/issues/*.md"])]
-            if notes:
-                work.run("checkout", c.worker_commit, "--", *notes)
+    if c.worker_commit is not None and c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE):
+        work.run("cherry-pick", "--no-commit", c.worker_commit)  # a rejected change lands none of its files
     if c.plan is not None and not c.options.skip_planner:
         files.write_strategy(wp, c.plan.text)
     if c.session is not None:
         files.write_task_result(wp, c.number, cs.task_result(c))
     if c.advice:
         files.write_issue(wp, c.advice_slug, c.advice)
+    if c.book is not None:
+        first = c.book.record(c.after if c.outcome is Outcome.ACCEPTED else None, c.number)
+        if first != c.book.first:
+            write_book_text(wp.book_text, first)
     if c.outcome is Outcome.ACCEPTED and c.after is not None and c.config.audit.judge_in_loop:
         lock = read_lock(c.paths.statement_lock)
         updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number)
@@ -491,8 +509,8 @@ def _rebase(c: Cycle, new_base: str) -> None:
         else:
             if not gate(c):
                 c.outcome = Outcome.REJECTED
-        if c.evaluation is not None and (c.outcome is not Outcome.ACCEPTED or cs.oversized(c)):
-            c.evaluation = c.evaluation.model_copy(update={"progress_score": min(0, c.evaluation.progress_score)})
+        if c.evaluation is not None:
+            c.evaluation = cs.capped(c, c.evaluation)
     bookkeeping(c)
 
 

@@ -8,21 +8,23 @@ from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
-from agents import briefs
 from agents.config import BudgetConfig
 from agents.evaluator import Evaluation
 from agents.ledger import Budget, Ledger
 from agents.planner import Plan
 from agents.provers.desk import Desk
 from agents.worker import Session
+from audit.book import Book
 from audit.loop import Judged
 from gates.base import GateResult
 from gates.census import Census
 from gates.size import Growth, grown, splitting
-from gates.sorry import restructuring
+from gates.sorry import restructuring, traded
+from orchestrator import ownership
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
 from orchestrator.deps import Deps
+from orchestrator.facts import Facts, measure
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
 from state import files
@@ -81,6 +83,10 @@ class Cycle:
     infra: bool = False  # the error was the infrastructure's, not the agents'
     record: HistoryRecord | None = None
     commit: str | None = None
+    book: Book | None = None  # the book's trusted text, from the base (when the judge is on)
+    pairing: dict[str, str] = field(default_factory=dict)  # declarations the book pairs at the base → entity id
+    restated: dict[str, str] = field(default_factory=dict)  # paired statements the change altered → how
+    planner_failed: str | None = None  # why the Planner's answer was not used
 
     @property
     def work_paths(self) -> StatePaths:
@@ -113,7 +119,9 @@ def record(c: Cycle) -> HistoryRecord:
         consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
         restructuring=restructuring_of(c), splitting=splitting_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
-        faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c))
+        faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
+        issues_opened=ownership.opened(c.changed, c.config.project.state_dir) if accepted else [],
+        planner_failed=c.planner_failed, restated=sorted(c.restated))
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:
@@ -144,10 +152,24 @@ def faithfulness(c: Cycle) -> str:
 
 
 def restructuring_of(c: Cycle) -> str | None:
-    """The declared rationale, when this cycle landed a sorry-count rise."""
+    """The declared rationale, when this cycle landed a restructuring: a sorry-count rise, or a proof traded for
+    a sorry whatever the net count. Either spends the budget."""
     if c.outcome is not Outcome.ACCEPTED or c.session is None or c.after is None:
         return None
-    return restructuring(c.session.report()) if c.after.holes > c.census.holes else None
+    rose = c.after.holes > c.census.holes or traded(c.census, c.after)
+    return restructuring(c.session.report()) if rose else None
+
+
+def facts(c: Cycle) -> Facts:
+    """What the cycle measurably did (`orchestrator/facts.py`)."""
+    landed = c.outcome is Outcome.ACCEPTED and c.after is not None
+    return measure(c.census, c.after if landed else None, c.judged, c.session.report() if c.session else "",
+                   c.config.gates.file_cap_lines)
+
+
+def capped(c: Cycle, evaluation: Evaluation) -> Evaluation:
+    """The Evaluator's answer with its score as the facts allow it."""
+    return evaluation.model_copy(update={"progress_score": facts(c).cap(evaluation.progress_score)})
 
 
 def oversized(c: Cycle) -> list[Growth]:
@@ -167,6 +189,11 @@ def task_result(c: Cycle) -> str:
     parts = [f"# Cycle {c.number:03d} — {c.outcome}", "", c.session.report().strip()]
     if c.gates:
         parts += ["", "## Gates", "", verdicts(c.gates)]
+    landed = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE)
+    notes = "" if landed or c.worker_commit is None or c.work is None else \
+        ownership.notes(c.work, c.worker_commit, c.changed, c.config.project.state_dir)
+    if notes:
+        parts += ["", notes]
     return "\n".join(parts) + "\n"
 
 
@@ -186,11 +213,6 @@ def pivot(records: list[HistoryRecord], cap: int) -> str | None:
     if len(last) == cap and last[0] and all(s == last[0] for s in last):
         return records[-1].stuck_on.strip()
     return None
-
-
-def issues(paths: StatePaths) -> list[briefs.IssueText]:
-    return [briefs.IssueText(i.slug, i.text()) for i in files.open_issues(paths)
-            if not i.slug.startswith("consultant_advice")]
 
 
 def last_advice(paths: StatePaths) -> str | None:

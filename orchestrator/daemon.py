@@ -5,7 +5,8 @@ point — between phases, between Worker turns, never inside the bookkeeping and
 landing of a cycle — so it exits within one model call or compiler run. A
 second request exits at once; the journal makes either safe.
 
-Budgets: a cycle refused by `per_cycle_usd` ends and the next one starts
+Two cycles in a row whose Planner answer could not be used back off like an infrastructure error, with an
+alert. Budgets: a cycle refused by `per_cycle_usd` ends and the next one starts
 afresh; once `per_day_usd` is spent the daemon sleeps until the next UTC day;
 once `total_usd` is spent it stops.
 """
@@ -32,7 +33,7 @@ from orchestrator.cyclestate import budget_of
 from orchestrator.deps import Deps
 from orchestrator.git import Git, GitTree
 from orchestrator.liveness import Beat
-from orchestrator.notify import Event, Notifier
+from orchestrator.notify import Event, Notifier, planner_streak
 from state.errors import InfraError, UsageError
 from state.files import read_text
 from state.history import Outcome, read_history
@@ -72,8 +73,10 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                 except UsageError as e:  # the checkout needs the user (diverged, dirty, wrong branch)
                     notify.send(Event.STOPPED, reason=str(e)[:300])
                     raise
-                infra = record.outcome is Outcome.ERROR and cycle.infra
-                notify.cycle(record, [*cycle.history.records, *cycle.interrupted], stall_after=loop.escalate_after)
+                history = [*cycle.history.records, *cycle.interrupted]
+                # a Planner failing again and again is as much a reason to back off as a failing API
+                infra = (record.outcome is Outcome.ERROR and cycle.infra) or planner_streak(history, record) >= 2
+                notify.cycle(record, history, stall_after=loop.escalate_after)
                 refused = cycle.ledger.refused
                 if refused is Limit.TOTAL:
                     log.info("daemon.stop", reason="budget", cycles=done + 1)

@@ -83,7 +83,7 @@ def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: i
     """The open issues to close and why; `mentions` is the text an issue in use is named in."""
     holes = _holes_by_name(census)
     names = _suffixes(holes)
-    changed, human = _last_changed_cycle(git, rev, paths)
+    changed, human = last_changed_cycle(git, rev, paths)
     mentioned = mentions.lower()
     out: list[Removal] = []
     for issue in files.open_issues(paths):
@@ -182,7 +182,7 @@ def _suffixes(names: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def _last_changed_cycle(git: Git, rev: str, paths: StatePaths) -> tuple[dict[str, int], set[str]]:
+def last_changed_cycle(git: Git, rev: str, paths: StatePaths) -> tuple[dict[str, int], set[str]]:
     """Each issue file's last change, as the cycle of the commit that made it (for a commit that is not a
     cycle's, a person's, the last cycle before it); and the files a person changed last."""
     issues = paths.relative(paths.issues)

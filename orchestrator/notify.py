@@ -32,6 +32,7 @@ class Event(StrEnum):
     STOPPED = "stopped"
     RESTART = "restart"
     GIVE_UP = "give_up"
+    PLANNER = "planner"
 
 
 TEMPLATES: dict[Event, str] = {
@@ -42,6 +43,8 @@ TEMPLATES: dict[Event, str] = {
     Event.STOPPED: "[{project}] run stopped: {reason}",
     Event.RESTART: "[{project}] watchdog: {reason}; restarting in {wait}s. Log: {log}",
     Event.GIVE_UP: "[{project}] watchdog gave up: {reason}. Log: {log}",
+    Event.PLANNER: "[{project}] the Planner failed {streak} cycles in a row, up to cycle {cycle}: {error}. Cycles "
+                   "work on within the last valid Scope; look at the issues and the plan.",
 }
 FIELDS: dict[Event, frozenset[str]] = {
     event: frozenset(name for _, name, _, _ in string.Formatter().parse(text) if name)
@@ -58,13 +61,14 @@ class NotifyConfig(BaseModel):
     bare line (ntfy, Telegram bridges)."""
     events: list[Event] = Field(default_factory=lambda: list(Event))
     """What is sent: `cycle` (each cycle's outcome, score, sorry change and summary; a failed cycle sends `failure`
-    instead), `stall` (non-positive scores `[loop] escalate_after` times in a row, and again every as many),
-    `failure`, `stopped` (why `run` stopped), and the watchdog's `restart` and `give_up`."""
+    instead), `stall` (`[loop] escalate_after` cycles in a row without progress by the facts, and again every as
+    many), `failure`, `stopped` (why `run` stopped), the watchdog's `restart` and `give_up`, and `planner` (its
+    answer unusable two cycles in a row or more: `run` backs off)."""
     templates: dict[Event, str] = Field(default_factory=dict)
     """Your own wording per event, e.g. `{ cycle = "{project} #{cycle}: {outcome}" }`. The fields of each are those
     of its default: cycle {project} {cycle} {outcome} {score} {sorries} {summary}; stall {project} {streak} {cycle}
     {stuck_on} {action}; failure {project} {cycle} {error}; stopped {project} {reason}; restart {project} {reason}
-    {wait} {log}; give_up {project} {reason} {log}."""
+    {wait} {log}; give_up {project} {reason} {log}; planner {project} {streak} {cycle} {error}."""
 
     @model_validator(mode="before")
     @classmethod
@@ -139,16 +143,30 @@ class Notifier:
                       f"The Planner was told to leave: {record.pivot}." if record.pivot else "")
             self.send(Event.STALL, streak=streak, cycle=record.cycle, stuck_on=_clip(record.stuck_on or "(not named)"),
                       action=action)
+        failed = planner_streak(history, record)
+        if failed >= 2:
+            self.send(Event.PLANNER, streak=failed, cycle=record.cycle, error=_clip(record.planner_failed or ""))
 
 
 def stalled(history: list[HistoryRecord], record: HistoryRecord, every: int) -> int:
-    """The length of the run of non-positive scores ending at `record`, when it is a multiple of `every`; else 0."""
+    """The length of the run of cycles without progress (by the facts, not the score) ending at `record`, when it
+    is a multiple of `every`; else 0."""
     streak = 0
     for r in reversed([*(h for h in history if h.cycle < record.cycle), record]):
-        if r.progress_score > 0:
+        if r.made_progress:
             break
         streak += 1
     return streak if streak and streak % every == 0 else 0
+
+
+def planner_streak(history: list[HistoryRecord], record: HistoryRecord) -> int:
+    """How many cycles in a row, ending at `record`, could not use the Planner's answer."""
+    streak = 0
+    for r in reversed([*(h for h in history if h.cycle < record.cycle), record]):
+        if not r.planner_failed:
+            break
+        streak += 1
+    return streak
 
 
 def _clip(text: str) -> str:

@@ -16,7 +16,7 @@ from gates.census import census
 from gates.scope import InvalidStrategy, matches
 from gates.tree import is_lean_source
 from orchestrator import cyclestate as cs
-from orchestrator import workcopy
+from orchestrator import ownership, workcopy
 from orchestrator.blame import persistent
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
@@ -77,7 +77,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     strategy = files.read_strategy(paths)
     if skip_planner:
         try:
-            scope = validate(strategy or "", roots)
+            scope = validate(strategy or "", roots, result, config.gates)
             say(f"plan: would reuse strategy.md (Scope: {', '.join(scope)})")
         except InvalidStrategy as e:
             say(f"plan: strategy.md cannot be reused: {e}")
@@ -86,7 +86,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
         context = briefs.planner(
             plan=files.read_text(repo / config.project.plan), plan_name=config.project.plan, census=result,
             history=history.records, attempts=files.read_text(paths.attempts),
-            last_result=cs.last_task_result(paths), issues=cs.issues(paths), advice=cs.last_advice(paths),
+            last_result=cs.last_task_result(paths), issues=ownership.issues(git, head, paths),
+            advice=cs.last_advice(paths),
             pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
             persistent=[a.describe() for a in old])
         text = context.render()
@@ -100,7 +101,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
         with contextlib.suppress(InvalidStrategy):  # a new strategy replaces it anyway
             scope_files = [p for p in result.files if matches(p, validate(strategy, roots))]
     brief = briefs.worker(strategy=strategy or "(the Planner's new strategy)", census=result,
-                          scope_files=scope_files, issues=cs.issues(paths)).render()
+                          scope_files=scope_files, issues=ownership.issues(git, head, paths)).render()
     tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                         for t in SPECS])
     say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)

@@ -46,6 +46,7 @@ class Faithfulness(BaseModel):
     score: int | None  # 3 faithful, 2 stronger, 1 different; None: not judged
     reason: str = ""
     error: str | None = None
+    book: str = ""  # where the book's text the judge read came from
 
 
 class Usage(BaseModel):
@@ -95,6 +96,10 @@ class HistoryRecord(BaseModel):
     worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens
     faithfulness: list[Faithfulness] = Field(default_factory=list)  # verdicts on the statements it changed
     prover_jobs: dict[str, list[str]] = Field(default_factory=dict)  # external prover jobs "submitted", "used"
+    progress: bool | None = None  # what the facts show (orchestrator/facts.py); None in older records
+    issues_opened: list[str] = Field(default_factory=list)  # the issues the Worker opened that landed
+    planner_failed: str | None = None  # why the Planner's answer was not used, when it was not
+    restated: list[str] = Field(default_factory=list)  # statements paired with the book whose meaning it changed
 
     @field_validator("started_at", "finished_at")
     @classmethod
@@ -109,6 +114,11 @@ class HistoryRecord(BaseModel):
         if self.cost_usd is not None:
             return self.cost_usd
         return sum(v for v in self.costs.values() if v is not None)
+
+    @property
+    def made_progress(self) -> bool:
+        """Progress by the facts; records older than the facts fall back to their score."""
+        return self.progress if self.progress is not None else self.progress_score > 0
 
     @property
     def was_restructuring(self) -> bool:

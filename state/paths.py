@@ -62,6 +62,11 @@ class StatePaths:
         return self.root / "statement_lock.json"
 
     @property
+    def book_text(self) -> Path:
+        """The first text of statements known only from their doc comments (`book_text.py`)."""
+        return self.root / "book_text.json"
+
+    @property
     def prover_jobs(self) -> Path:
         return self.root / "prover_jobs.json"
 

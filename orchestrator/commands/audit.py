@@ -36,7 +36,8 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     ledger = Ledger()
     models = _models(config, ledger, no_models=no_models, filter_edges=filter_edges)
     options = Options(sample=sample, seed=seed, filter_edges=filter_edges, concurrency=config.audit.concurrency,
-                      context_chars=config.audit.context_chars)
+                      context_chars=config.audit.context_chars, blueprint=config.audit.blueprint,
+                      mappings=tuple(config.audit.mappings))
     doc = audit(root, found, models, options, datetime.now(UTC))
     doc["lean_roots"] = roots
     doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),

@@ -138,7 +138,8 @@ def test_writes_outside_the_scope_are_denied_through_the_permission_callback(
     assert 'name = "book"' in (repo / "lakefile.toml").read_text(encoding="utf-8")
     results = [(e["tool"], e["content"], e["is_error"]) for e in standin.events("tool_result")]
     assert results == [
-        ("Write", "refused: Book/Other.lean is outside the Scope (Book/Basic.lean); blockers go to open_issue", True),
+        ("Write", "refused: Book/Other.lean is outside the Scope (Book/Basic.lean: Lean files, and other files only "
+                  "where an entry names them); blockers go to open_issue", True),
         ("Write", f"refused: {outside} is outside the repository", True),
         ("Edit", "refused: lakefile.toml is protected", True)]
     assert all(e["asked"] and not e["allowed"] for e in standin.events("permission"))

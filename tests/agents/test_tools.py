@@ -10,7 +10,7 @@ import pytest
 from agents.model import ToolCall
 from agents.tools import SPECS, Workspace
 from gates.build import LakeCompiler
-from gates.config import BuildConfig
+from gates.config import BuildConfig, GatesConfig
 from tests.conftest import write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
@@ -112,3 +112,30 @@ def test_open_issue_and_finish(ws: Workspace) -> None:
     assert ws.report is None
     call(ws, "finish", report="done")
     assert ws.report == "done"
+
+
+def test_the_worker_opens_new_issues_only_and_never_the_orchestrators(tmp_path: Path) -> None:
+    root = tmp_path / "work"
+    write(root, {"Book/A.lean": A, ".prover-state/issues/unfaithful-thm-2.1.md": "# judged different\n",
+                 ".prover-state/issues/old.md": "a person's note\n"})
+    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"))
+    ws = Workspace(root, ["Book/*.lean"], [], ".prover-state", ["Book"], compiler,
+                   gates=GatesConfig(max_new_issues=2, max_issue_chars=100))
+    refused = {
+        "overwrite the judge's": ("write_file", {"path": ".prover-state/issues/unfaithful-thm-2.1.md",
+                                                 "content": "resolved\n"}, "reserved for the judge"),
+        "edit a person's": ("edit_file", {"path": ".prover-state/issues/old.md", "old_string": "a person",
+                                          "new_string": "nobody"}, "already exists"),
+        "forge advice": ("open_issue", {"slug": "consultant_advice_cycle_999", "body": "Restate it."},
+                         "reserved for the Consultant"),
+        "too long": ("open_issue", {"slug": "essay", "body": "x" * 200}, "at most 100"),
+    }
+    for what, (tool, args, reason) in refused.items():
+        text, error = call(ws, tool, **args)
+        assert error and reason in text, (what, text)
+    assert (root / ".prover-state/issues/unfaithful-thm-2.1.md").read_text() == "# judged different\n"
+    assert call(ws, "open_issue", slug="first", body="why")[1] is False
+    assert call(ws, "open_issue", slug="first", body="why, better said")[1] is False  # its own, this cycle
+    assert call(ws, "write_file", path=".prover-state/issues/second.md", content="x\n")[1] is False
+    text, error = call(ws, "open_issue", slug="third", body="one too many")
+    assert error and "at most 2 issues per cycle" in text

@@ -104,3 +104,34 @@ def test_issue_subfolders_are_not_the_workers() -> None:
 def test_empty_scope_rejects_everything() -> None:
     result = scope.check(gate_input(BASE, {"Book/A.lean": ""}, scope=[]))
     assert not result.passed and "no Scope" in result.detail
+
+
+def test_a_scope_reaches_lean_files_and_other_files_only_where_named() -> None:
+    base = {**BASE, "Book/lean_status.json": "{}\n", "Book/notes.txt": "x\n"}
+    wide = scope.check(gate_input(base, {"Book/lean_status.json": '{"thm:1": {}}\n', "Book/A.lean": ""},
+                                  scope=["Book/**"]))
+    assert not wide.passed and "Book/lean_status.json (modified)" in wide.detail and "Book/A.lean" not in wide.detail
+    named = scope.check(gate_input(base, {"Book/notes.txt": "y\n"}, scope=["Book/A.lean", "Book/notes.txt"]))
+    assert named.passed, named.detail
+
+
+ISSUES = ".prover-state/issues"
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ({f"{ISSUES}/unfaithful-thm-2.1.md": "resolved\n"}, "was modified: a Worker may open new issues, never change"),
+    ({f"{ISSUES}/unfaithful-thm-2.1.md": None}, "was deleted: a Worker may open new issues, never change"),
+    ({f"{ISSUES}/old-blocker.md": "done\n"}, "old-blocker.md was modified"),
+    ({f"{ISSUES}/consultant_advice_cycle_999.md": "# Diagnosis\n"}, "reserved for the Consultant"),
+    ({f"{ISSUES}/unfaithful-thm-9.md": "x\n"}, "reserved for the judge"),
+    ({f"{ISSUES}/stall-notice.md": "x\n"}, "reserved for the orchestrator"),
+    ({f"{ISSUES}/a.md": "x\n", f"{ISSUES}/b.md": "x\n", f"{ISSUES}/c.md": "x\n", f"{ISSUES}/d.md": "x\n"},
+     "d.md: a Worker may open at most 3 issues per cycle ([gates] max_new_issues)"),
+    ({f"{ISSUES}/long.md": "x" * 8001}, "the issue is 8,001 characters; at most 8,000"),
+])
+def test_a_worker_opens_new_issues_only_within_bounds_never_reserved_ones(change: dict[str, str | None],
+                                                                          named: str) -> None:
+    base = {**BASE, f"{ISSUES}/unfaithful-thm-2.1.md": "# judged different\n", f"{ISSUES}/old-blocker.md": "x\n"}
+    result = scope.check(gate_input(base, change, scope=["Book/**"]))
+    assert not result.passed and named in result.detail, result.detail
+    assert scope.check(gate_input(base, {f"{ISSUES}/new-blocker.md": "x\n"}, scope=["Book/**"])).passed

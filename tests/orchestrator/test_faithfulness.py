@@ -126,15 +126,20 @@ def lock_a_theorem(project: Project, **config: dict[str, object]) -> None:
     assert project.cycle()[0].faithfulness[0].score == 3
 
 
-def test_a_restatement_the_judge_could_not_read_is_unlocked_not_left_to_jam_the_loop(project: Project) -> None:
+def test_a_restatement_the_judge_could_not_read_does_not_land_and_does_not_jam_the_loop(project: Project) -> None:
     lock_a_theorem(project)
+    before = project.show("HEAD", ".prover-state/statement_lock.json")
     project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — the book has no hypothesis"))
     project.agents.work(RESTATED, "dropped h")
     project.agents.add("judge", text_reply("not json"), text_reply("still not json"))
     project.agents.evaluate(evaluation(1))
     restated, _ = project.cycle()
-    assert restated.outcome == "accepted" and restated.faithfulness[0].score is None
-    assert json.loads(project.show("HEAD", ".prover-state/statement_lock.json"))["statements"] == {}
+    assert restated.outcome == "rejected" and restated.faithfulness[0].score is None
+    verdict = restated.gates[-1]
+    assert verdict.name == "restatement" and not verdict.passed
+    assert "the judge could not judge thm:2.1 (unreadable answer" in verdict.detail
+    assert restated.progress_score == 0 and "(h : 0 < n)" in project.show("HEAD", "Book/B.lean")
+    assert project.show("HEAD", ".prover-state/statement_lock.json") == before  # still locked, as judged
     assert unrelated_cycle(project).outcome == "accepted"
 
 
@@ -155,7 +160,8 @@ def test_an_unfaithful_issue_is_closed_once_the_statement_is_judged_faithful(pro
     project.cycle()
     issue = ".prover-state/issues/unfaithful-thm-2.1.md"
     assert "judged it different" in project.show("HEAD", issue)
-    project.agents.plan(strategy("Book/B.lean", target="Drop the hypothesis."))
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — drop the hypothesis the book has "
+                                                       "not"))
     project.agents.work(RESTATED, "dropped h")
     project.agents.judge(True, True, 3)
     project.agents.evaluate(evaluation(1))

@@ -39,6 +39,8 @@ def script_first_cycle(project: Project, block: str | None, release: threading.E
         project.agents.add(role, hang if BLOCKING_ROLES.get(block or "") == role else answers[0])
     if block == "work":
         project.agents.add("worker", hang)
+    elif block == "escalate":  # the Consultant is called after a cycle without progress by the facts
+        project.agents.work("nothing closed")
     else:
         project.agents.work(EDIT, [("finish", {"report": "closed Book.hard"})])
 

@@ -36,7 +36,8 @@ def test_growth_past_the_cap_goes_back_to_the_worker_who_puts_it_in_a_new_file(p
     assert "Warning at 8 lines, cap at 10." in user_text(project.agents.requests["planner"][0])
     assert record.outcome == "accepted", record.gates
     assert [g.name for g in record.gates] == ["scope", "integrity", "sorry", "size", "build"]
-    assert record.progress_score == 1 and record.splitting is None
+    # A proved statement the book does not pair is no fact of progress: the Evaluator's 1 is capped at 0.
+    assert record.progress_score == 0 and record.splitting is None
     assert project.show("HEAD", "Book/A.lean") == A and project.show("HEAD", "Book/C.lean") == C
 
 

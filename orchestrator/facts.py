@@ -1,0 +1,113 @@
+"""What a cycle measurably did, and the score those facts allow.
+
+The Evaluator reads the Worker's report, and the Worker writes that report, so its score is bounded by facts the
+orchestrator measures itself:
+
+- above 0 only when the change landed and sorries fell, a statement was judged faithful or stronger, a Lean file
+  over the size cap shrank, or a declared decomposition split a sorry into parts (a declared restructuring in
+  which a declaration holding a sorry now holds more of them, or leans on a new declaration holding one);
+- at most 0 when the change did not land, the sorry count rose without such a decomposition, a statement was
+  judged DIFFERENT from the book, or a file over the cap grew.
+
+The escalation to the Consultant and the stall alerts count cycles without progress by these facts
+(`HistoryRecord.progress`), never by the score.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from audit.judge import Score
+from audit.loop import Judged
+from gates.census import Census
+from gates.lexer import ID_FIRST, ID_REST
+from gates.size import grown
+from gates.sorry import restructuring
+
+_NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
+
+
+def holes(census: Census) -> int:
+    """The sorries and admits that count as unfinished work. The hook for the kernel: where Lean's kernel can
+    say which declarations depend on `sorryAx`, that count replaces the source census's here."""
+    return census.holes
+
+
+@dataclass
+class Facts:
+    landed: bool
+    before: int  # sorries and admits at the base
+    after: int  # and with the change (the base's count when it did not land)
+    faithful: list[str] = field(default_factory=list)  # entities judged faithful or stronger
+    different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book
+    shrank: list[str] = field(default_factory=list)  # files over the size cap the change made shorter
+    grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
+    decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
+
+    def gains(self) -> list[str]:
+        if not self.landed:
+            return []
+        return [text for ok, text in (
+            (self.after < self.before, f"sorries fell {self.before} → {self.after}"),
+            (bool(self.faithful), f"judged faithful or stronger: {', '.join(self.faithful)}"),
+            (bool(self.shrank), f"files over the size cap shrank: {', '.join(self.shrank)}"),
+            (bool(self.decomposed), f"a declared decomposition split the sorry of {', '.join(self.decomposed)}"),
+        ) if ok]
+
+    def losses(self) -> list[str]:
+        return [text for ok, text in (
+            (not self.landed, "the change did not land"),
+            (self.after > self.before and not self.decomposed,
+             f"sorries rose {self.before} → {self.after} without a decomposition"),
+            (bool(self.different), f"judged DIFFERENT from the book: {', '.join(self.different)}"),
+            (bool(self.grew), f"files over the size cap grew: {', '.join(self.grew)}"),
+        ) if ok]
+
+    @property
+    def progress(self) -> bool:
+        return bool(self.gains()) and not self.losses()
+
+    def cap(self, score: int) -> int:
+        """The Evaluator's score as the facts allow it."""
+        return score if self.progress else min(score, 0)
+
+    def render(self) -> str:
+        lines = [f"- sorries and admits: {self.before} → {self.after}" + ("" if self.landed else " (not landed)")]
+        lines += [f"- progress: {g}" for g in self.gains()] + [f"- against: {loss}" for loss in self.losses()]
+        verdict = ("a score above 0 is possible" if self.progress else
+                   "no fact shows progress: the score is at most 0, whatever the report says")
+        return "\n".join([*lines, f"- so {verdict}"])
+
+
+def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int) -> Facts:
+    """The facts of a change: `after` is the census with it when it landed, else None."""
+    if after is None:
+        return Facts(False, holes(before), holes(before))
+    scored = [j for j in judged if j.verdict.score is not None]
+    return Facts(
+        True, holes(before), holes(after),
+        faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER],
+        different=[j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT],
+        shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
+                and after.files[p].lines < f.lines],
+        grew=[g.path for g in grown(before, after, cap)],
+        decomposed=decomposed(before, after) if restructuring(report) else [])
+
+
+def decomposed(before: Census, after: Census) -> list[str]:
+    """Declarations holding a sorry at the base whose sorry the change split: into more holes in place (steps
+    of the proof), or into a new declaration holding one that it now names (a lemma)."""
+    old_keys = {d.key for _, d in before.decls()}
+    new_holding = {d.name for _, d in after.decls() if d.name and d.holes and d.key not in old_keys}
+    short = {n.rsplit(".", 1)[-1]: n for n in new_holding}
+    now = {d.key: d for _, d in after.decls()}
+    out = []
+    for _, old in before.decls():
+        new = now.get(old.key)
+        if not old.holes or new is None:
+            continue
+        named = {n for n in _NAMES.findall(new.body_code) if n in new_holding or n in short}
+        if new.holes > old.holes or named:
+            out.append(old.name or f"{old.kind} at line {old.line}")
+    return out

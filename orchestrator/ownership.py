@@ -1,0 +1,71 @@
+"""Who wrote what, and who may write it: the protected files, the issues' provenance, and the Worker's notes.
+
+No agent writes the book's text, the plan, the standing rules or a person's approvals: they join `[gates]
+protected`, which both the Worker's tools and the integrity gate enforce. An issue's author is read from git:
+a reserved name is the orchestrator's (the judge's findings, the Consultant's advice, its notices), a file
+last changed by a cycle's commit (trailer `Autoformalize-Cycle`) was opened by that cycle's Worker, one last
+changed by any other commit is a person's. A rejected cycle lands none of the Worker's files: the issues it
+opened go into its task result instead.
+"""
+
+from __future__ import annotations
+
+from agents.briefs import IssueText
+from audit.book import trusted
+from gates.issues import reserved, slug_of
+from orchestrator.config import Config
+from orchestrator.git import Git, GitTree
+from orchestrator.housekeeping import last_changed_cycle
+from state.paths import StatePaths
+
+NOTE_CHARS = 4000  # of each issue a rejected Worker opened, kept in its task result
+
+
+def protected(config: Config) -> list[str]:
+    """Every glob no Worker change may touch: `[gates] protected`, the plan, the book's text and the approvals."""
+    extra = [config.project.plan, config.gates.restate_approvals, *trusted(config.audit)]
+    return list(dict.fromkeys([*config.gates.protected, *extra]))
+
+
+def issues(git: Git, rev: str, paths: StatePaths) -> list[IssueText]:
+    """The open issues of commit `rev`, newest first, each with its author."""
+    tree = GitTree(git, rev)
+    state_dir = paths.relative(paths.root)
+    found = [(p, slug) for p in tree.files() if (slug := slug_of(p, state_dir)) is not None]
+    if not found:
+        return []
+    cycles, by_person = last_changed_cycle(git, rev, paths)
+
+    def author(path: str, slug: str) -> str:
+        owner = reserved(slug)
+        if owner is not None:
+            return owner
+        if path in by_person:
+            return "a person"
+        return f"the Worker of cycle {cycles[path]}" if path in cycles else "an unrecorded author"
+
+    found.sort(key=lambda ps: (-cycles.get(ps[0], 0), ps[1]))
+    return [IssueText(slug, tree.read(path).decode("utf-8", "replace"), author(path, slug)) for path, slug in found]
+
+
+def opened(changed: list[str], state_dir: str) -> list[str]:
+    """The issues a change opened (the gates let a Worker open issues only, never change one)."""
+    return [slug for p in changed if (slug := slug_of(p, state_dir)) is not None]
+
+
+def notes(work: Git, commit: str, changed: list[str], state_dir: str) -> str:
+    """The issues a rejected change opened, for its task result: they do not land as issues."""
+    parts = []
+    for path in changed:
+        slug = slug_of(path, state_dir)
+        if slug is None:
+            continue
+        try:
+            text = GitTree(work, commit).read(path).decode("utf-8", "replace").strip()
+        except FileNotFoundError:  # a deletion the gates refused
+            continue
+        clipped = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + " […]"
+        parts.append(f"### {slug}\n\n" + "\n".join(f"> {line}" for line in clipped.splitlines()))
+    if not parts:
+        return ""
+    return ("## Issues the Worker opened (not landed: the change was rejected)\n\n" + "\n\n".join(parts))
