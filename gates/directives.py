@@ -17,7 +17,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
 _LINE = re.compile(rf"^ {{0,3}}({'|'.join(KEYWORDS)}):(.*)$")
 _LOOKALIKE = re.compile(rf"^[\s>*+`\"'\\|#~-]*(?:{'|'.join(KEYWORDS)})\s*:", re.IGNORECASE)
-_HEADING = re.compile(r"^\s*#|^\s*(?:=+|-{2,})\s*$")
+_HEADING = re.compile(r"^[\s>\\]*#|^\s*(?:=+|-{2,})\s*$")
 _SEPARATOR = re.compile(r"^[ \t]*(?:—|–|--|-|:)[ \t]*")
 
 

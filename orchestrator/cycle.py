@@ -354,13 +354,17 @@ def judge(c: Cycle) -> None:
     try:
         c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after),
                                  set(c.altered) | set(c.restated), c.after, context_chars=c.config.audit.context_chars)
-    finally:  # a restatement lands only on the judge's word: without one, it does not
+    except InfraError as e:  # a restatement lands only on the judge's word: without one, it does not
         if c.restated:
-            lock = read_lock(c.paths.statement_lock).statements
-            c.gates.append(restatements(c.judged, c.restated, {**{n: s.entity for n, s in lock.items()},
-                                                               **c.pairing}))
-            if not c.gates[-1].passed:
-                c.outcome = Outcome.REJECTED
+            c.gates.append(GateResult(RESTATEMENT, False, f"the judge could not be asked ({e}); a restatement "
+                                                          "lands only when judged faithful or stronger"))
+            c.outcome = Outcome.REJECTED
+        raise
+    if c.restated:
+        lock = read_lock(c.paths.statement_lock).statements
+        c.gates.append(restatements(c.judged, c.restated, {**{n: s.entity for n, s in lock.items()}, **c.pairing}))
+        if not c.gates[-1].passed:
+            c.outcome = Outcome.REJECTED
     for j in c.judged:
         log.info("cycle.judged", entity=j.entity.id, score=j.verdict.score, error=j.verdict.error)
 

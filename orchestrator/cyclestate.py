@@ -120,7 +120,8 @@ def record(c: Cycle) -> HistoryRecord:
         restructuring=restructuring_of(c), splitting=splitting_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
         faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
-        issues_opened=ownership.opened(c.changed, c.config.project.state_dir) if accepted else [],
+        issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
+        if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated))
 
 

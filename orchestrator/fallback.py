@@ -21,9 +21,9 @@ WHY_CHARS = 400
 
 def plan(history: list[HistoryRecord], why: str, lean_roots: list[str], census: Census, gates: GatesConfig
          ) -> Plan | None:
-    """The strategy on the last valid Scope the history holds, or None when there is none still valid."""
+    """The strategy on the last Scope a Planner (or a person) gave that is still valid, or None."""
     for r in reversed(history):
-        if not r.scope:
+        if not r.scope or r.planner_failed:
             continue
         text = strategy(r.cycle, r.scope, why)
         try:

@@ -23,6 +23,7 @@ from state.history import HistoryRecord, Outcome
 log = structlog.get_logger()
 TIMEOUT_S = 10
 SUMMARY_CHARS = 300
+PLANNER_REMINDER = 10  # a Planner still failing is announced again every this many cycles
 
 
 class Event(StrEnum):
@@ -63,7 +64,7 @@ class NotifyConfig(BaseModel):
     """What is sent: `cycle` (each cycle's outcome, score, sorry change and summary; a failed cycle sends `failure`
     instead), `stall` (`[loop] escalate_after` cycles in a row without progress by the facts, and again every as
     many), `failure`, `stopped` (why `run` stopped), the watchdog's `restart` and `give_up`, and `planner` (its
-    answer unusable two cycles in a row or more: `run` backs off)."""
+    answer unusable two cycles in a row, and again every ten more: `run` backs off)."""
     templates: dict[Event, str] = Field(default_factory=dict)
     """Your own wording per event, e.g. `{ cycle = "{project} #{cycle}: {outcome}" }`. The fields of each are those
     of its default: cycle {project} {cycle} {outcome} {score} {sorries} {summary}; stall {project} {streak} {cycle}
@@ -144,7 +145,7 @@ class Notifier:
             self.send(Event.STALL, streak=streak, cycle=record.cycle, stuck_on=_clip(record.stuck_on or "(not named)"),
                       action=action)
         failed = planner_streak(history, record)
-        if failed >= 2:
+        if failed >= 2 and (failed - 2) % PLANNER_REMINDER == 0:
             self.send(Event.PLANNER, streak=failed, cycle=record.cycle, error=_clip(record.planner_failed or ""))
 
 

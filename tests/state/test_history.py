@@ -82,3 +82,12 @@ def test_a_record_from_a_newer_version_is_refused_by_name(tmp_path: Path) -> Non
 def test_missing_history_is_empty(tmp_path: Path) -> None:
     history = read_history(tmp_path / "nope.jsonl")
     assert history.records == [] and history.problems == []
+
+
+def test_records_written_before_the_facts_count_progress_by_their_score() -> None:
+    old = parse_record({"schema_version": 1, "cycle": 4, "outcome": "accepted", "progress_score": 1,
+                        "faithfulness": [{"entity": "thm:1", "declarations": ["A.b"], "score": 3}]})
+    assert old.progress is None and old.made_progress and old.issues_opened == [] and old.planner_failed is None
+    assert old.faithfulness[0].book == ""
+    assert not parse_record({"cycle": 5, "progress_score": 0}).made_progress
+    assert not old.model_copy(update={"progress": False}).made_progress  # the facts outrank the score
