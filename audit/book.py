@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from audit.config import AuditConfig
@@ -37,13 +37,23 @@ class Book:
     first: BookText  # doc comments recorded at their first landing
     base_docs: dict[str, Entity]  # the doc-comment entities of the base
     commit: str  # the base commit
+    found: dict[int, tuple[Census, list[Entity], list[str]]] = field(default_factory=dict)  # doc comments, by census
 
     @classmethod
     def at(cls, tree: Tree, commit: str, base: Census, config: AuditConfig, first: BookText) -> Book:
         globs = trusted(config)
         files = {p: tree.read(p) for p in tree.files() if matches(p, globs)}
-        docs, _ = from_docstrings(base)
-        return cls(files, config, first, {e.id: e for e in docs}, commit)
+        book = cls(files, config, first, {}, commit)
+        book.base_docs = {e.id: e for e in book._docs(base)[0]}
+        return book
+
+    def _docs(self, census: Census) -> tuple[list[Entity], list[str]]:
+        """The doc-comment entities of `census`, read once per census (a cycle asks about the base and the change
+        more than once); never changed by the caller."""
+        key = id(census)
+        if key not in self.found or self.found[key][0] is not census:
+            self.found[key] = (census, *from_docstrings(census))
+        return self.found[key][1], self.found[key][2]
 
     def entities(self, census: Census) -> list[Entity]:
         """The book's entities, each paired with the declarations of `census` that formalize it."""
@@ -67,8 +77,8 @@ class Book:
     def _docstrings(self, census: Census) -> tuple[list[Entity], list[str]]:
         """The doc-comment entities of `census`, each with the book's text of its first landing; one whose doc
         comment the change removed keeps its base declarations that still exist."""
-        found, problems = from_docstrings(census)
-        by_id = {e.id: e for e in found}
+        found, problems = self._docs(census)
+        by_id = {e.id: dataclasses.replace(e) for e in found}
         declared = {d.name for _, d in census.decls() if d.name}
         for key, old in self.base_docs.items():
             kept = [n for n in old.lean if n in declared]
@@ -96,6 +106,6 @@ class Book:
             out.setdefault(key, FirstText(nl=e.nl, declaration=e.lean[0], source=f"{e.source} at {self.commit[:12]}",
                                           cycle=cycle))
         if after is not None:
-            for e in from_docstrings(after)[0]:
+            for e in self._docs(after)[0]:
                 out.setdefault(e.id, FirstText(nl=e.nl, declaration=e.lean[0], source=e.source, cycle=cycle))
         return BookText(docstrings=dict(sorted(out.items())))

@@ -73,6 +73,7 @@ _HEADING = re.compile(r"\\(chapter|section)\*?\s*(?:\[[^\]]*\]\s*)?(?=\{)")
 _INPUT = re.compile(r"\\(?:input|include)\s*\{([^{}]*)\}")
 _MACRO = re.compile(r"\\(" + "|".join(BLUEPRINT_MACROS) + r"|emph|ref|cref|Cref|eqref|autoref|labelcref)(?![A-Za-z])")
 _REFS = frozenset({"ref", "cref", "Cref", "eqref", "autoref", "labelcref"})
+_DOC_START = re.compile(r"/--\s*(?:\*\*|__|\*|_)?\s*(?:Theorem|Definition|Lemma|Proposition|Corollary)\s", re.I)
 _DOC_HEAD = re.compile(
     r"\A\s*(?:\*\*|__|\*|_)?\s*(?P<kind>Theorem|Definition|Lemma|Proposition|Corollary)\s+"
     r"(?P<num>\d+(?:\.\d+)*[A-Za-z]?)(?!\w)(?!\.\d)\s*(?:\*\*|__|\*|_)?\s*(?:\((?P<title>[^()\n]*)\))?\s*(?:\*\*|__)?"
@@ -611,12 +612,13 @@ def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
 
 
 def _doc_comment(decl: Decl) -> str | None:
-    """The text of the doc comment a declaration starts with, if any."""
+    """The text of the numbered doc comment (`/-- Theorem …`) a declaration starts with, if any."""
     src = decl.source
-    if src is None or not src.text.startswith("/--", decl.start):
+    if src is None or not _DOC_START.match(src.text, decl.start):
         return None
-    span = next((s for s in src.spans if s.start == decl.start and s.kind is SpanKind.DOC), None)
-    if span is None:
+    at = bisect.bisect_left(src.spans, decl.start, key=lambda s: s.start)  # the lexer's spans are in order
+    span = src.spans[at] if at < len(src.spans) else None
+    if span is None or span.start != decl.start or span.kind is not SpanKind.DOC:
         return None
     inner = src.text[span.start + 3:span.end - 2 if src.text.endswith("-/", 0, span.end) else span.end]
     return "\n".join(line.strip() for line in inner.strip().split("\n"))

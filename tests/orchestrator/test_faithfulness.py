@@ -120,7 +120,7 @@ def unrelated_cycle(project: Project) -> HistoryRecord:
 
 
 def lock_a_theorem(project: Project, **config: dict[str, object]) -> None:
-    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0}, **config)})
+    write(project.repo, {"autoformalize.toml": config_text(**{"gates": {"repair_rounds": 0}, **config})})
     git(project.repo, "commit", "-qam", "no repair rounds")
     add_theorem(project, (True, True, 3))
     assert project.cycle()[0].faithfulness[0].score == 3
@@ -185,3 +185,25 @@ def test_the_judge_phase_deadline_grows_with_what_it_judges(project: Project) ->
     project.agents.evaluate(evaluation(1))
     run_cycle(project.repo, project.config, project.deps(), Options(), beat=Beat())  # type: ignore[arg-type]
     assert limits["judge"] == project.config.agents.judge.timeout_s * 2 * 2
+
+
+def test_with_approval_required_a_restatement_lands_once_a_person_approved_it(project: Project) -> None:
+    lock_a_theorem(project, gates={"repair_rounds": 0, "restate_requires_approval": True})
+    declared = strategy("Book/B.lean", target="RESTATE: Book.zero_add' — the book has no hypothesis")
+    project.agents.plan(declared)
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.evaluate(evaluation(1))
+    refused, _ = project.cycle()
+    integrity = next(g for g in refused.gates if g.name == "integrity")
+    assert refused.outcome == "rejected" and "restatements need a person's approval" in integrity.detail
+    digest = integrity.detail.split('`from = "')[1].split('"')[0]
+
+    project.commit_files({"approved_restatements.toml": f'[[restate]]\ndeclaration = "Book.zero_add\'"\n'
+                                                        f'from = "{digest}"\nreason = "erratum"\n'}, "approve")
+    project.agents.plan(declared)
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.judge(True, True, 3)
+    project.agents.evaluate(evaluation(1))
+    landed, _ = project.cycle()
+    assert landed.outcome == "accepted" and landed.restated == ["Book.zero_add'"]
+    assert next(g for g in landed.gates if g.name == "restatement").passed
