@@ -149,8 +149,9 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 3_000),
     ]
     if pivot:
-        sections.append(Section("Pivot required", f"The last cycles were all stuck on the same blocker: {pivot}\n"
-                                "Do not target it this cycle; choose different work.", 1_000))
+        sections.append(Section("Pivot required", "The last cycles were all stuck on the same blocker, as the "
+                                "Evaluator named it below. Do not target it this cycle; choose different work.", 1_000,
+                                quotes=(Quote(EVALUATOR, pivot, "blocker"),)))
     return Context(sections)
 
 

@@ -138,10 +138,11 @@ CLAUDE_CODE_NOTE = """
 
 This session runs in Claude Code: the tools named above are replaced by Claude Code's own. Your tools, in
 Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`. Record a blocker by
-writing `$state_dir/issues/<slug>.md`. Do not commit; the loop commits for you. There is no `finish` tool: when
-you are done, end your turn with the report (the headings above, the `RESTRUCTURING:` line if you raised the
-number of sorries, and the `SPLITTING:` line if you made a file over the size cap longer) as your final message.
-That message is the report. $prover
+writing a new file `$state_dir/issues/<slug>.md` (never an existing one). Do not commit; the loop commits for
+you. There is no `finish` tool: when you are done, end your turn with the report (the headings above, the
+`RESTRUCTURING:` line if you raised the number of sorries or traded a proof for a sorry, and the `SPLITTING:` line
+if you made a file over the size cap longer, each on a line of its own) as your final message. That message is
+the report. $prover
 """
 PROVER_BY_REPORT = ("To hand a hard sorry to the external prover, add a line `PROVER: <declaration>` to the report; "
                     "the proofs it returned are the files under `$state_dir/prover_results/`.")
