@@ -7,9 +7,13 @@ on a theorem, a macro that hides a `sorry`, code run at build time (unless
 allowed); edits to protected files or to the orchestrator's state files; and
 closing a sorry by deleting, renaming or restating its declaration, by changing
 what its statement depends on (the variables, notations and options before it,
-or a definition it names), a proof traded for a sorry without a declared
-restructuring, or a change to a statement judged faithful to the book (locked
-in statement_lock.json) that the strategy does not declare as a restatement.
+or a definition it names); a proof traded for a sorry without a declared
+restructuring and room in the restructuring budget, whatever the net count; and
+a change of meaning to a statement locked as faithful (statement_lock.json) or
+paired with the book at the base, unless the strategy declares the restatement
+on a line of its own (`gates/directives.py`) and, with `restate_requires_approval`,
+a person approved that very change. A declared restatement still lands only if
+the judge finds it faithful or stronger (the cycle's `restatement` gate).
 """
 
 from __future__ import annotations
