@@ -6,7 +6,8 @@ an option that skips or hides checking, `#exit`, `@[implemented_by]`/`@[extern]`
 on a theorem, a macro that hides a `sorry`, code run at build time, `#guard_msgs`,
 meta code (`elab`, `macro_rules`, elaborator attributes, `import Lean…`), syntax
 that declares a command or takes an interpolated string (each unless its
-`[gates]` switch allows it), text the lexer cannot read as Lean does; an
+`[gates]` switch allows it), text the lexer cannot read as Lean does, an import of a project module no
+committed file provides; an
 instance attribute, `local instance`, `open` or new instance that a statement
 whose sorry the change closes can see (unless allowed); edits to protected
 files or to the orchestrator's state files; and closing a sorry by deleting,
@@ -58,8 +59,8 @@ def restatements(strategy: str) -> dict[str, str]:
 
 
 def check(inp: GateInput) -> GateResult:
-    problems = (_protected(inp) + _new_constructs(inp) + _context_with_proof(inp) + _vanished(inp) + _weakened(inp)
-                + _restated(inp))
+    problems = (_protected(inp) + _new_constructs(inp) + _unseen_imports(inp) + _context_with_proof(inp)
+                + _vanished(inp) + _weakened(inp) + _restated(inp))
     if problems:
         return GateResult(NAME, False, "; ".join(problems))
     return GateResult(NAME, True, "no new axiom, admit, sorryAx or checking option; no sorry closed by removal "
@@ -237,6 +238,24 @@ def _markers(f: FileIndex, inp: GateInput) -> Counter[str]:
         for d in f.decls:
             for name in set(attribute_names(",".join(d.attributes))) & META_ATTRIBUTES:
                 out[f"@[{name}] on {d.name or d.kind} (meta code; set [gates] allow_meta_code to permit it)"] += 1
+    return out
+
+
+def _unseen_imports(inp: GateInput) -> list[str]:
+    """A new import of a project module that no file git would commit provides: the gates cannot see it, and a
+    clean checkout could not build it."""
+    ours = {root.strip("/").rsplit("/", 1)[-1] for root in inp.lean_roots}
+    graph = ImportGraph(inp.after)
+    out: list[str] = []
+    for change in inp.lean_changes():
+        after = inp.after.files.get(change.path)
+        if after is None:
+            continue
+        before = inp.before.files.get(change.path, FileIndex(change.path))
+        out += [f"{change.path} imports {module}, which no file that git would commit provides (it is missing, or "
+                "git ignores it): the gates cannot read it and a clean checkout cannot build it"
+                for module in sorted(set(after.imports) - set(before.imports))
+                if module.split(".")[0] in ours and change.path in graph.unresolved.get(module, set())]
     return out
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from gates import integrity
+from gates.base import GateInput
 from gates.census import census
-from gates.config import GatesConfig
-from gates.tree import MemTree
+from gates.config import BuildConfig, GatesConfig
+from gates.tree import DirTree, MemTree
+from tests.conftest import git, write
 from tests.gates.helpers import gate_input
 
 A = """\
@@ -178,3 +180,20 @@ def test_the_switches_are_documented_in_the_written_config() -> None:
     text = Path(integrity.__file__).with_name("config.py").read_text(encoding="utf-8")
     for switch in ("allow_guard_msgs", "allow_meta_code", "allow_command_syntax", "allow_context_with_proof"):
         assert f"{switch}: bool = False" in text
+
+
+def test_an_import_of_a_file_git_ignores_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, {**BASE, ".gitignore": "Book/build/\n"})
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    uses = A.replace("import Mathlib.Tactic", "import Mathlib.Tactic\nimport Book.build.Cheat")
+    write(tmp_path, {"Book/build/Cheat.lean": "axiom trustMe : False\n", "Book/A.lean": uses})
+    inp = GateInput(base=MemTree({k: v.encode() for k, v in BASE.items()}), changed=DirTree(tmp_path),
+                    gates=GatesConfig(), build=BuildConfig(), lean_roots=["Book"], state_dir=".prover-state",
+                    scope=["Book/**"], report="", cycle=1)
+    result = integrity.check(inp)
+    assert not result.passed
+    assert ("Book/A.lean imports Book.build.Cheat, which no file that git would commit provides (it is missing, or "
+            "git ignores it)") in result.detail
+    assert "Book/build/Cheat.lean" not in {c.path for c in inp.changes}  # the ignored file can never land
