@@ -111,6 +111,7 @@ class Lexed:
 
 
 _BLANK = re.compile(r"[ \t\r\n]*")
+_BLANK_STARTS = frozenset(" \t\r\n-/")
 _BLOCK_EDGE = re.compile(r"/-|-/")
 _CHAR = re.compile(r"'(?:\\(?:[\\\"'rnt]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})|[^\\'])'")
 _STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -133,6 +134,7 @@ _KEYWORDS = "|".join(re.escape(k) for k in sorted(INTERPOLATING_AFTER, key=len, 
 _KEYWORD_HINTS = ("throwErrorAt", "NamedError", "NamedWarning", "trace[", "trace_goal[")
 _WINDOW = 256  # how far back a name is read
 _PRIME_AFTER = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ_'")
+_QUOTE_TOKEN_ENDS = frozenset(t[-2] for t in QUOTE_TOKENS)
 # After these, a character literal cannot be the tail of a longer symbol token.
 _BEFORE_CHAR = frozenset(" \t\r\n([{⟨,;:=|$@")
 
@@ -203,13 +205,15 @@ class _Masker:
     def _line_comment(self, start: int) -> int:
         end = self.text.find("\n", start)
         end = len(self.text) if end < 0 else end
-        self._span(start, end, SpanKind.COMMENT)
+        self.spans.append(Span(start, end, SpanKind.COMMENT))
+        self.floor = end
         return end
 
     def _block(self, start: int) -> int:
         text = self.text
-        if text.startswith(("/--", "/-!"), start):
-            kind = SpanKind.DOC if text[start + 2] == "-" else SpanKind.MODULE_DOC
+        third = text[start + 2:start + 3]
+        if third == "-" or third == "!":
+            kind = SpanKind.DOC if third == "-" else SpanKind.MODULE_DOC
             end = self._closed(self._doc_blank(start + 3))
         else:  # Lean skips the character after `/-` before it looks for `/-` or `-/`
             kind = SpanKind.COMMENT
@@ -217,7 +221,8 @@ class _Masker:
         if end is None:
             self._problem(start, "a block comment is never closed")
             end = len(text)
-        self._span(start, end, kind)
+        self.spans.append(Span(start, end, kind))
+        self.floor = end
         return end
 
     def _closed(self, pos: int) -> int | None:
@@ -233,6 +238,8 @@ class _Masker:
     def _doc_blank(self, pos: int) -> int:
         """Lean's whitespace after the `/--` token: blanks, line comments, block comments that are not docs."""
         text = self.text
+        if text[pos:pos + 1] not in _BLANK_STARTS:
+            return pos
         while True:
             pos = _BLANK.match(text, pos).end()  # type: ignore[union-attr]  # matches empty
             if text.startswith("--", pos):
@@ -263,7 +270,8 @@ class _Masker:
     def _quote(self, start: int) -> int:
         """A `"` in code: a raw, interpolated or plain string."""
         text = self.text
-        raw = _RAW_BEFORE.search(text, max(self.floor, start - _WINDOW), start)
+        raw = _RAW_BEFORE.search(text, max(self.floor, start - _WINDOW), start) if text[start - 1:start] in (
+            "r", "#") else None
         if raw is not None and self._token_start(raw.start(), self.floor, name=True):
             return self._raw(raw.start(), len(raw.group(1)))
         word, keyword = self._word_before(start)
@@ -285,7 +293,8 @@ class _Masker:
         if end is None:
             self._problem(start, "a string literal is never closed")
             end = len(self.text)
-        self._span(start, end, SpanKind.STRING)
+        self.spans.append(Span(start, end, SpanKind.STRING))
+        self.floor = end
         return end
 
     def _plain_end(self, start: int) -> int | None:
@@ -306,7 +315,8 @@ class _Masker:
             end = len(self.text)
         else:
             end += 1 + hashes
-        self._span(start, end, SpanKind.STRING)
+        self.spans.append(Span(start, end, SpanKind.STRING))
+        self.floor = end
         return end
 
     def _interpolated_string(self, start: int) -> int:
@@ -317,13 +327,16 @@ class _Masker:
         while True:
             pos = _INTERP_PIECE.match(text, pos).end()  # type: ignore[union-attr]  # matches empty
             if pos >= len(text):
-                self._span(piece, len(text), SpanKind.STRING)
+                self.spans.append(Span(piece, len(text), SpanKind.STRING))
+                self.floor = len(text)
                 self._problem(start, "an interpolated string is never closed")
                 return len(text)
             if text[pos] == '"':
-                self._span(piece, pos + 1, SpanKind.STRING)
+                self.spans.append(Span(piece, pos + 1, SpanKind.STRING))
+                self.floor = pos + 1
                 return pos + 1
-            self._span(piece, pos + 1, SpanKind.STRING)  # through `{`
+            self.spans.append(Span(piece, pos + 1, SpanKind.STRING))
+            self.floor = pos + 1
             pos = self._code(pos + 1, "}")
             piece = pos - 1  # the closing `}` starts the next literal piece
 
@@ -332,10 +345,10 @@ class _Masker:
         text = self.text
         if not self._token_start(start, self.floor, name=False):
             return start + 1
+        before = text[start - 1] if start > self.floor else " "
         m = _CHAR.match(text, start)
-        risky = m is not None and any(c in m.group() for c in '"«{}')
-        if any(text.startswith(t, start + 1 - len(t)) for t in QUOTE_TOKENS):
-            if risky:
+        if before in _QUOTE_TOKEN_ENDS and any(text.startswith(t, start + 1 - len(t)) for t in QUOTE_TOKENS):
+            if m is not None and _risky(m.group()):
                 self._ambiguous(start, "a character literal right after a symbol ending in `'`; put a space "
                                        "before it")
             self.floor = start + 1
@@ -345,11 +358,11 @@ class _Masker:
             return start + 2
         if m is None:
             return start + 1  # no literal: Lean reports an error here
-        before = text[start - 1] if start > self.floor else " "
-        if risky and before not in _BEFORE_CHAR and not _ID_REST_CHAR.match(before):
+        if before not in _BEFORE_CHAR and not _ID_REST_CHAR.match(before) and _risky(m.group()):
             self._ambiguous(start, f"a character literal right after `{before}`, which may be the end of a "
                                    "symbol ending in `'`; put a space before it")
-        self._span(start, m.end(), SpanKind.CHAR)
+        self.spans.append(Span(start, m.end(), SpanKind.CHAR))
+        self.floor = m.end()
         return m.end()
 
     def _escaped(self, start: int) -> int:
@@ -527,10 +540,6 @@ class _Masker:
 
     # -- output ------------------------------------------------------------------
 
-    def _span(self, start: int, end: int, kind: SpanKind) -> None:
-        self.spans.append(Span(start, end, kind))
-        self.floor = end
-
     def _masked(self) -> str:
         text = self.text
         edits = [(s.start, s.end, " ") for s in self.spans]
@@ -556,6 +565,11 @@ class _Masker:
 
     def _ambiguous(self, offset: int, message: str) -> None:
         self.ambiguous.append((offset, message))
+
+
+def _risky(literal: str) -> bool:
+    """Whether reading a character literal as the tail of a symbol instead would change what follows."""
+    return any(c in literal for c in '"«{}')
 
 
 def _blank(segment: str, fill: str) -> str:
