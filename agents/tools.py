@@ -24,7 +24,7 @@ from gates.imports import module_name
 from gates.index import Decl
 from gates.issues import issue_dir, refusal, slug_of
 from gates.scope import in_scope, matches
-from gates.tree import IGNORED_DIRS, DirTree
+from gates.tree import DirTree, ignored
 from state.atomic import write_atomic
 
 MAX_READ_CHARS = 60_000
@@ -145,9 +145,10 @@ class Workspace:
             rel = real.relative_to(self.root).as_posix()
         except ValueError:
             raise Refused(f"{path} is outside the repository") from None
-        parts = rel.split("/")
-        if parts[0] == ".git" or any(p in IGNORED_DIRS for p in parts[:-1]):
-            raise Refused(f"{path} is in a git or build folder")
+        if rel.split("/")[0] == ".git":
+            raise Refused(f"{path} is in the git folder")
+        if ignored(self.root, rel):
+            raise Refused(f"{path} is ignored by git: it would never be committed")
         if write:
             for name in {path.removeprefix("./"), rel}:
                 if matches(name, self.protected):

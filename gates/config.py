@@ -66,6 +66,22 @@ class GatesConfig(BaseModel):
     """Entries a strategy's `## Scope` may list."""
     max_scope_files: int = Field(default=40, ge=1)
     """Files of the base one Scope entry may match; a wider entry makes the strategy invalid."""
+    allow_guard_msgs: bool = False
+    """Let changes add `#guard_msgs` to project files. It drops the messages it matches, Lean's `declaration uses
+    'sorry'` warning and errors included, so a proof that does not check can look closed."""
+    allow_meta_code: bool = False
+    """Let changes add meta code: `elab`, `elab_rules`, `macro_rules`, `@[command_elab]`, `@[term_elab]`,
+    `@[tactic]` and other elaborator attributes, a new `import Lean` or `import Lean.…`, and (with
+    `allow_build_time_code`) `run_cmd`, `run_elab`, `run_meta`, `initialize`. Such code can add declarations and
+    axioms that no reading of the source sees."""
+    allow_command_syntax: bool = False
+    """Let changes add a `syntax`, `macro` or `elab` that declares a command (one could redefine `#print axioms`,
+    which the kernel check relies on) or any syntax taking `interpolatedStr` (whose strings the gates cannot tell
+    from plain ones)."""
+    allow_context_with_proof: bool = False
+    """Let a change that closes a sorry also add, where the closed statement can see it, an `attribute [local
+    instance]` (or any instance attribute), a `local instance`, an `open` (`open … in`) or a new `instance`: each
+    can change what the statement means while its text stays the same. Without it, land such a change alone first."""
 
     @model_validator(mode="after")
     def _warning_before_cap(self) -> Self:

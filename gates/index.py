@@ -44,6 +44,13 @@ BUILD_TIME_CODE = frozenset({"run_cmd", "run_elab", "run_meta", "include_str", "
                              "builtin_initialize"})
 # Commands that change what the declarations after them mean: their text is part of those statements.
 CONTEXT = frozenset({"variable", "include", "omit", "attribute", "set_option"}) | MACRO_KINDS
+# Attributes that register code the elaborator runs: a command, term or tactic elaborator, a macro, a parser, an
+# initializer. Such code can add declarations and axioms no source scan sees.
+META_ATTRIBUTES = frozenset(
+    {"command_elab", "term_elab", "tactic", "macro", "command_parser", "term_parser", "tactic_parser", "init",
+     "builtin_command_elab", "builtin_term_elab", "builtin_tactic", "builtin_macro", "builtin_init",
+     "builtin_command_parser", "builtin_term_parser", "builtin_tactic_parser", "builtin_doc", "env_linter"}
+)
 # Named anywhere, even qualified (`_root_.sorryAx`) or escaped (`«sorryAx»`), these skip or trust around the kernel.
 SUSPECT_NAMES = frozenset({"sorryAx", "ofReduceBool", "ofReduceNat", "trustCompiler"})
 
@@ -85,6 +92,9 @@ _SUSPECT = re.compile(
     rf"(?<![{ID_REST}.])(?:[{ID_REST}]+\.)*(?P<name>{'|'.join(sorted(SUSPECT_NAMES))})(?![{ID_REST}])"
     rf"|(?P<native>\+\s*native(?![{ID_REST}])|(?<![{ID_REST}.])native\s*:=\s*true(?![{ID_REST}]))")
 _BRACKETS = re.compile(r"[\[\]]")
+_OPEN = re.compile(rf"open\b.*?(?:(?<![{ID_REST}.])in(?![{ID_REST}])|$)")
+_COMMAND_CATEGORY = re.compile(r":\s*command\s*(?:<=[^:]*)?$")
+_INTERPOLATED_STR = re.compile(rf"(?<![{ID_REST}.])interpolatedStr(?![{ID_REST}])")
 _LAST_WORD = re.compile(rf"[{ID_REST}]+$")
 _PREFIXABLE = DECL_KINDS | MACRO_KINDS | MODIFIERS
 
@@ -225,6 +235,8 @@ class _Indexer:
         self.doc_ends = [s.end for s in self.docs]
         self.open: Decl | None = None  # the declaration whose end is not yet known
         self.context_start: int | None = None  # the context command whose end is not yet known
+        self.context_kind = ""
+        self.ambiguous = lexed.ambiguous
 
     def run(self) -> FileIndex:
         code = self.code
@@ -274,6 +286,10 @@ class _Indexer:
             current, in_macro = None, False
             if word in CONTEXT:
                 self.context_start = prefix[0] if adjoined and prefix else start
+                self.context_kind = word
+            if word == "open":  # `open X in` ends at its `in`; the declaration after it follows
+                opened = _OPEN.match(self.code, start, self._line_end(start))
+                self._marker(word, " ".join(opened.group().split()) if opened else word, start, None)
             if word in BUILD_TIME_CODE:
                 self._marker(word, word, start, None)
             if word in DECL_KINDS:
@@ -286,17 +302,24 @@ class _Indexer:
                 self._scope(word, m.end())
             elif word == "import":
                 self._imports(m.end())
-            elif word == "#exit":
+            elif word in ("#exit", "#guard_msgs"):
                 self._marker(word, word, start, None)
             elif word == "attribute" and (bracket := code.find("[", m.end(), m.end() + 80)) >= 0:
                 skip_to = self._close_bracket(bracket + 1)
                 inside = self.text[bracket + 1:skip_to - 1]
-                if any(w in inside for w in ("implemented_by", "extern")):
-                    self._marker("attribute", " ".join(self.text[start:self._line_end(skip_to)].split()), start,
-                                 None)
+                written = " ".join(self.text[start:self._line_end(skip_to)].split())
+                names = set(attribute_names(inside))
+                if names & {"implemented_by", "extern"}:
+                    self._marker("attribute", written, start, None)
+                if names & META_ATTRIBUTES:
+                    self._marker("meta attribute", written, start, None)
+                if "instance" in names:
+                    self._marker("instance attribute", written, start, None)
             prefix, modifiers, attributes = None, [], []
         self._finish(len(code))
         self._suspects()
+        for offset, why in self.ambiguous:
+            self._marker("ambiguous", why, offset, self._enclosing(offset))
         return self.out
 
     def _suspects(self) -> None:
@@ -357,7 +380,18 @@ class _Indexer:
         if self.context_start is not None:
             end = self.src.rstrip(self.context_start, limit)
             self.src.contexts.append(" ".join(self.code[self.context_start:end].split()))
+            if self.context_kind in MACRO_KINDS:
+                self._syntax(self.context_kind, self.context_start, end)
             self.context_start = None
+
+    def _syntax(self, kind: str, start: int, end: int) -> None:
+        """A notation, syntax, macro or elaborator that declares a command or takes an interpolated string."""
+        code = self.code[start:end]
+        header = code.split("=>", 1)[0].rstrip()
+        if kind in ("syntax", "macro", "elab") and _COMMAND_CATEGORY.search(header):
+            self._marker("command syntax", kind, start, None)
+        if _INTERPOLATED_STR.search(header):
+            self._marker("interpolatedStr syntax", kind, start, None)
 
     # -- scopes -----------------------------------------------------------
 
@@ -449,6 +483,18 @@ class _Indexer:
                 if depth == 0:
                     return i + 1
         return len(self.code)
+
+
+def attribute_names(inside: str) -> list[str]:
+    """The attribute names of `@[…]` or `attribute […]` contents: `local simp, instance 100` → simp, instance."""
+    out = []
+    for item in inside.split(","):
+        words = item.split()
+        while words and words[0] in ("local", "scoped", "-"):
+            words = words[1:]
+        if words:
+            out.append(words[0].lstrip("-"))
+    return out
 
 
 def _split(name: str) -> list[str]:

@@ -550,7 +550,7 @@ def _candidates(work: Git, base: str) -> list[str]:
 def _fingerprint(work: Git) -> dict[str, str | None]:
     """Every path git would see as changed in the working copy, with a hash of its content."""
     out: dict[str, str | None] = {}
-    for path in work.status_paths():
+    for path in work.status_paths(ignored=True):
         file = work.root / path
         out[path] = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
     return out

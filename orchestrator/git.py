@@ -15,10 +15,11 @@ import git
 import structlog
 from git.exc import GitCommandError
 
-from gates.tree import IGNORED_DIRS
 from state.errors import InfraError
 
 FALLBACK_AUTHOR = ("autoformalize", "autoformalize@localhost")
+# Ignored folders of build outputs and dependency checkouts, left out of an ignored-files listing.
+BUILD_DIRS = frozenset({".lake", "lake-packages", "build", ".elan", "node_modules", "__pycache__", ".venv", "venv"})
 NETWORK_TIMEOUT_S = 300  # a fetch or push that has not finished by then is killed: the watchdog must not wait forever
 # English messages (parsed below) and no credential prompt that would wait for a human.
 _ENVIRONMENT = {"LC_ALL": "C", "LANG": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -105,10 +106,13 @@ class Git:
         """Remove untracked files (ignored ones, such as build outputs, stay)."""
         self.run("clean", "-fdq", *[a for e in exclude for a in ("-e", e)])
 
-    def status_paths(self) -> list[str]:
-        """Paths git sees as changed, untracked or ignored, build folders excluded: where a change can be."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=matching")
-        return [p for p in _porcelain(out) if not set(p.rstrip("/").split("/")) & IGNORED_DIRS]
+    def status_paths(self, *, ignored: bool = False) -> list[str]:
+        """Paths git sees as changed or untracked: what `git add -A` would stage, whatever folder they are in.
+        With `ignored`, the ignored paths too (which can never land), but for build and dependency folders."""
+        args = ["status", "--porcelain=v1", "-z", "--untracked-files=all"]
+        out = self.run(*args, *(["--ignored=matching"] if ignored else []))
+        return [p for code, p in _entries(out)
+                if code != "!!" or not set(p.rstrip("/").split("/")) & BUILD_DIRS]
 
     def changed_between(self, old: str, new: str) -> list[str]:
         return [p for p in self.run("diff", "--name-only", "-z", old, new).split("\0") if p]
@@ -179,15 +183,20 @@ class Git:
 
 def _porcelain(out: str) -> list[str]:
     """Paths of `git status --porcelain=v1 -z`; a rename contributes both names."""
-    paths: list[str] = []
+    return [path for _, path in _entries(out)]
+
+
+def _entries(out: str) -> list[tuple[str, str]]:
+    """(status code, path) of `git status --porcelain=v1 -z`; a rename contributes both names."""
+    paths: list[tuple[str, str]] = []
     entries = out.split("\0")
     i = 0
     while i < len(entries):
         entry = entries[i]
         if len(entry) > 3:
-            paths.append(entry[3:])
+            paths.append((entry[:2], entry[3:]))
             if entry[0] in "RC" and i + 1 < len(entries):
-                paths.append(entries[i + 1])
+                paths.append((entry[:2], entries[i + 1]))
                 i += 1
         i += 1
     return paths
@@ -204,7 +213,7 @@ class GitTree:
     def files(self) -> list[str]:
         if self._files is None:
             listed = self.git.run("ls-tree", "-r", "-z", "--name-only", self.commit).split("\0")
-            self._files = sorted(p for p in listed if p and not set(p.split("/")[:-1]) & IGNORED_DIRS)
+            self._files = sorted(p for p in listed if p)  # exactly what was committed, whatever its folder
         return self._files
 
     def read(self, path: str) -> bytes:

@@ -7,10 +7,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from gates.tree import IGNORED_DIRS
 from state.errors import UsageError
 
 LAKEFILES = ("lakefile.lean", "lakefile.toml")
+# Folders never guessed to be a Lean root: build outputs and dependency checkouts.
+_NOT_ROOTS = frozenset({"build", "lake-packages", "node_modules", "venv"})
 
 
 def find_repo(start: Path | None) -> Path:
@@ -73,5 +74,5 @@ def _library_roots(repo: Path, lakefile: str | None) -> list[str]:
 
 def _directories_with_lean(repo: Path) -> list[str]:
     return sorted(p.name for p in repo.iterdir()
-                  if p.is_dir() and p.name not in IGNORED_DIRS and not p.name.startswith(".")
+                  if p.is_dir() and p.name not in _NOT_ROOTS and not p.name.startswith(".")
                   and next(p.rglob("*.lean"), None) is not None)

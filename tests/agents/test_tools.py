@@ -11,7 +11,7 @@ from agents.model import ToolCall
 from agents.tools import SPECS, Workspace
 from gates.build import LakeCompiler
 from gates.config import BuildConfig, GatesConfig
-from tests.conftest import write
+from tests.conftest import git, write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : 1 = 1 := by\n  sorry\n\nend Book\n"
@@ -21,7 +21,8 @@ A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : 1 = 1 :=
 def ws(tmp_path: Path) -> Workspace:
     root = tmp_path / "work"
     write(root, {"Book/A.lean": A, "Book/Sub/B.lean": "import Book.A\n", "lakefile.toml": 'name = "b"\n',
-                 "notes.md": "hello\n", ".git/config": "[core]\n", ".lake/build/x.olean": "bin"})
+                 "notes.md": "hello\n", ".gitignore": ".lake/\n", ".lake/build/x.olean": "bin"})
+    git(root, "init", "-q")
     (tmp_path / "secret.txt").write_text("outside\n")
     (root / "Book/escape.lean").symlink_to(tmp_path / "secret.txt")
     (root / "Book/lake.lean").symlink_to(root / "lakefile.toml")
@@ -58,8 +59,9 @@ def test_read_write_edit_within_the_scope(ws: Workspace) -> None:
         ("read_file", {"path": "../secret.txt"}, "outside the repository"),
         ("read_file", {"path": "Book/escape.lean"}, "outside the repository"),
         ("read_file", {"path": "/etc/passwd"}, "outside the repository"),
-        ("read_file", {"path": ".git/config"}, "git or build folder"),
-        ("read_file", {"path": ".lake/build/x.olean"}, "git or build folder"),
+        ("read_file", {"path": ".git/config"}, "in the git folder"),
+        ("read_file", {"path": ".lake/build/x.olean"}, "ignored by git: it would never be committed"),
+        ("write_file", {"path": ".lake/Book/A.lean", "content": ""}, "ignored by git"),
         ("write_file", {"path": "Book/Sub/B.lean", "content": ""}, "outside the Scope"),
         ("write_file", {"path": "notes.md", "content": ""}, "outside the Scope"),
         ("write_file", {"path": "lakefile.toml", "content": ""}, "protected"),

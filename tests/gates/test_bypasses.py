@@ -99,10 +99,13 @@ def test_code_run_at_build_time_is_refused_unless_allowed(code: str) -> None:
     new = A.replace("end Book", f"{code}\n\nend Book")
     v = verdicts(new, line=99)
     assert not v["integrity"][0] and "code run at build time" in v["integrity"][1]
-    from gates.config import GatesConfig
-
+    meta = code.split()[0] in ("run_cmd", "initialize")  # meta code too: both switches
     inp = gate_input(BASE, {"Book/A.lean": new}, gates=GatesConfig(allow_build_time_code=True))
-    assert integrity.check(inp).passed
+    assert integrity.check(inp).passed is not meta
+    if meta:
+        assert "set [gates] allow_meta_code to permit it" in integrity.check(inp).detail
+        both = GatesConfig(allow_build_time_code=True, allow_meta_code=True)
+        assert integrity.check(gate_input(BASE, {"Book/A.lean": new}, gates=both)).passed
 
 
 @pytest.mark.parametrize("exit_line", ["  #exit\n", "theorem stop_here : True := trivial #exit\n"])

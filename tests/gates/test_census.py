@@ -10,6 +10,7 @@ from leangen import write_tree
 
 from gates.census import census
 from gates.tree import DirTree, MemTree
+from tests.conftest import git, write
 
 
 def test_generated_tree_matches_the_generators_tally(tmp_path: Path) -> None:
@@ -27,15 +28,31 @@ def test_generated_tree_matches_the_generators_tally(tmp_path: Path) -> None:
     assert result.problems == []
 
 
-def test_build_and_dependency_folders_are_skipped(tmp_path: Path) -> None:
-    for folder in (".lake/packages/mathlib", "lake-packages/std", ".git", "build/lib"):
+def test_outside_git_only_git_s_and_lake_s_folders_are_skipped(tmp_path: Path) -> None:
+    for folder in (".lake/packages/mathlib", "lake-packages/std", ".git", "build/lib", "Book/build"):
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "X.lean").write_text("theorem x : True := sorry\n")
-    (tmp_path / "Book").mkdir()
     (tmp_path / "Book" / "A.lean").write_text("theorem a : True := sorry\n")
     result = census(DirTree(tmp_path))
-    assert list(result.files) == ["Book/A.lean"]
-    assert result.total_sorries == 1
+    assert list(result.files) == ["Book/A.lean", "Book/build/X.lean", "build/lib/X.lean"]
+
+
+def test_in_a_repository_the_tree_is_what_git_would_commit(tmp_path: Path) -> None:
+    files = {"Book/A.lean": "theorem a : True := sorry\n", "Book/build/Cheat.lean": "axiom cheat : False\n",
+             "Book/node_modules/B.lean": "theorem b : True := sorry\n", "Book/Gone.lean": "theorem g : True := sorry\n",
+             "Book/out/Skip.lean": "theorem s : True := sorry\n",
+             ".lake/packages/m/M.lean": "theorem m : True := sorry\n", ".gitignore": ".lake/\nBook/out/\n"}
+    write(tmp_path, files)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "Book/Gone.lean", ".gitignore")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    (tmp_path / "Book/Gone.lean").unlink()  # tracked, deleted: no longer there to commit
+    (tmp_path / "Book/Tracked.lean").write_text("theorem t : True := sorry\n")
+    result = census(DirTree(tmp_path), ["Book"])
+    assert list(result.files) == ["Book/A.lean", "Book/Tracked.lean", "Book/build/Cheat.lean",
+                                  "Book/node_modules/B.lean"]
+    assert [d.name for _, d in result.axioms()] == ["cheat"]
+    assert sorted(census(DirTree(tmp_path / "Book"), ["build"]).files) == ["build/Cheat.lean"]
 
 
 def test_lean_roots_limit_the_census(tmp_path: Path) -> None:

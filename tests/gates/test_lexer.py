@@ -119,3 +119,81 @@ def test_columns_count_code_points() -> None:
     # Lean's columns are 0-based code points: `ℝ` and `→` are one each.
     source = "theorem t (x : ℝ) : x → x := sorry\n"
     assert holes(source) == [("sorry", 1, 29)]
+
+
+def axioms(source: str) -> list[str | None]:
+    return [d.name for d in index_source("T.lean", source).axioms]
+
+
+HIDDEN_AXIOM = '\naxiom trustMe : False\ndef later := "}"\n'
+
+
+@pytest.mark.parametrize("prefix", [
+    'def hide! (s : String) : String := s\ndef x := hide! "{"',
+    'def x : Lean.MetaM Unit := Lean.logInfo "{"',
+    'def x : Lean.MetaM Unit := logInfo "{"',
+    'def x : Lean.MetaM Unit := Lean.throwError "{"',
+    'def x := foo? "{"',
+    'def x := xs.s! "{"',
+    'def x := `s! "{"',
+])
+def test_a_name_that_is_no_keyword_is_followed_by_a_plain_string(prefix: str) -> None:
+    assert axioms(prefix + HIDDEN_AXIOM) == ["trustMe"]
+
+
+def test_a_string_after_an_unknown_bang_name_is_flagged_when_the_readings_differ() -> None:
+    lexed = lex('def x := hide! "{"' + HIDDEN_AXIOM)
+    assert [m for _, m in lexed.ambiguous] == [
+        "the string after `hide!` reads differently as plain and as interpolated text (Lean reads it plain, unless "
+        "`hide!` is syntax taking `interpolatedStr`); write it so both readings agree"]
+    assert lex('def x := panic! "{"' + HIDDEN_AXIOM).ambiguous == []
+    assert lex('def x := hide! "{x}"\n').ambiguous == []  # both readings end at the same quote
+
+
+@pytest.mark.parametrize("source", [
+    'def m := s!"a {"}"} b"\naxiom ax : False\n',
+    'def m := m!"{ {a := 1}.a } {"{" ++ "}"}"\naxiom ax : False\n',
+    'def m := f! /- c -/ "{"}"}"\naxiom ax : False\n',
+    'def m := throwError "{"}"}"\naxiom ax : False\n',
+    'def m := println! "{"}"}"\naxiom ax : False\n',
+    'def m := throwErrorAt stx[0] "{"}"}"\naxiom ax : False\n',
+    'def m := throwErrorAt (mkIdent "x") "{"}"}"\naxiom ax : False\n',
+    'def m := do trace[Meta.debug] "{"}"}"\naxiom ax : False\n',
+    'def m := throwNamedErrorAt ref lean.unknown "{"}"}"\naxiom ax : False\n',
+    'def m := do Macro.trace[x] "{"}"}"\naxiom ax : False\n',
+])
+def test_interpolated_strings_after_lean_s_keywords_hold_code(source: str) -> None:
+    lexed = lex(source)
+    assert axioms(source) == ["ax"], lexed.code
+    assert lexed.problems == [] and lexed.ambiguous == []
+
+
+def test_dbg_trace_is_interpolated_in_a_term_and_plain_in_a_tactic() -> None:
+    lexed = lex('example : True := by dbg_trace "{"}"}"; trivial\n')
+    assert next(m for _, m in lexed.ambiguous).startswith("the string after `dbg_trace` reads differently")
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("/-/- -/\naxiom a : False\n/- -/\n", ["a"]),  # Lean skips the character after `/-`
+    ("/--/ axiom hidden : False -/\naxiom a : False\n", ["a"]),  # `/--` opens a doc comment
+    ("/-- -- -/\naxiom hidden : False -/\naxiom a : False\n", ["a"]),  # blanks after `/--` hold comments
+    ("/-! /- -/ x -/\naxiom a : False\n", ["a"]),
+])
+def test_comment_openers_read_as_lean_reads_them(source: str, expected: list[str]) -> None:
+    assert axioms(source) == expected
+
+
+@pytest.mark.parametrize("source", [
+    'def x := x.r"a\\" "\naxiom a : False\n',  # a dotted name `x.r`, then a string with an escaped quote
+    'def x := `r"a\\" "\naxiom a : False\n',  # a name literal
+    "def x := f ⁻¹''\"'\naxiom a : False\n",  # the token `⁻¹'`, then the literal '"'
+    "def x := (Σ''\"', 1)\naxiom a : False\n",  # the token `Σ'`, then a literal
+    "def x := 2'\"'\naxiom a : False\n",  # a numeral, then a literal
+    'def x := 2.r"a"\naxiom a : False\n',  # `2.` is a numeral: the raw string starts a token
+])
+def test_tokens_around_quotes_split_as_in_lean(source: str) -> None:
+    assert axioms(source) == ["a"], lex(source).code
+
+
+def test_a_prime_is_no_literal_so_a_string_follows() -> None:
+    assert axioms("def x := x₁'\"'\naxiom a : False\"\naxiom b : False\n") == ["b"]
