@@ -11,7 +11,7 @@ from agents.model import ToolCall
 from agents.tools import SPECS, Workspace
 from gates.build import LakeCompiler
 from gates.config import BuildConfig
-from tests.conftest import write
+from tests.conftest import sandbox, write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : 1 = 1 := by\n  sorry\n\nend Book\n"
@@ -25,7 +25,7 @@ def ws(tmp_path: Path) -> Workspace:
     (tmp_path / "secret.txt").write_text("outside\n")
     (root / "Book/escape.lean").symlink_to(tmp_path / "secret.txt")
     (root / "Book/lake.lean").symlink_to(root / "lakefile.toml")
-    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"))
+    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"), sandbox())
     return Workspace(root, ["Book/*.lean"], ["lakefile.toml", ".github/**"], ".prover-state", ["Book"], compiler)
 
 
