@@ -41,9 +41,11 @@ from gates.base import Compiler
 from gates.census import Census
 from gates.diagnostics import CheckResult
 from gates.index import index_source
+from orchestrator import workcopy
 from orchestrator.blame import SorryAge
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
+from orchestrator.git import Git
 from orchestrator.logs import configure as configure_logs
 from orchestrator.wiring import real_deps
 from state.history import HistoryRecord, Outcome
@@ -130,7 +132,7 @@ def script(server: AnthropicStandin, repo: Path, target: str) -> None:
                              "strategy_recommendation": "more", "attempts_update": "closed one"})
 
     def close_first_sorry(_: RecordedRequest) -> Answer:
-        text = (repo / ".git/autoformalize/work/worker-0" / target).read_text()
+        text = (workcopy.location(Git(repo)) / target).read_text()
         return tool_use_reply([("write_file", {"path": target, "content": text.replace("  sorry\n", "  simp\n", 1)})])
 
     server.enqueue(text_reply(scope))
