@@ -27,8 +27,9 @@ Under bubblewrap (`[sandbox] mode = "bwrap"`):
   copy read-only except its `.lake` (the build outputs), and `.lake/packages`
   (in the working copy a symlink to the main checkout's) read-only again.
   Nothing else exists: not your home directory, not the user's checkout, its
-  git directory or its state directory. A binding that would show one of
-  those (`hidden`) is narrowed to the executable's own directory;
+  git directory or its state directory. A directory that would show one of
+  those (`hidden`) is left out: an executable's directory, or the executable
+  alone, is shown instead of its prefix;
 - limits: bwrap has none, so `prlimit` sets them before exec. RLIMIT_DATA
   (`memory_mb`), not RLIMIT_AS: Lean maps every imported `.olean` read-only
   (all of Mathlib, several GB), which counts towards the address space but
@@ -144,16 +145,15 @@ class Sandbox:
         return [*out, "--remount-ro", "/"]  # the directories made for the mount points: no place to write either
 
     def _read_only(self, args: Sequence[str], work: Path) -> list[Path]:
-        """What the command needs to see: the toolchain, its program, the paths it names, `read_only`."""
+        """What the command needs to see: the toolchain, its program (its installation prefix, or its directory,
+        or itself), the absolute paths it names, `read_only`; never a directory holding a hidden path."""
         hidden = [p.resolve() for p in (*self.hidden, Path.home())]
-        paths = [elan_home(), *(Path(p).expanduser() for p in self.config.read_only)]
         exe = _executable(args[0], work)
-        for candidate in (exe, exe.resolve()):
-            paths.append(_narrowed(_prefix(candidate), candidate, hidden))
-        for arg in args[1:]:
-            if arg.startswith("/") and Path(arg).exists():
-                paths.append(_narrowed(Path(arg), Path(arg), hidden) if Path(arg).is_dir() else Path(arg))
-        return [p.resolve() for p in paths if p.exists()]
+        paths = [elan_home(), *(Path(p).expanduser() for p in self.config.read_only),
+                 *(p for e in (exe, exe.resolve()) for p in (_prefix(e), e.parent, e)),
+                 *(Path(a) for a in args[1:] if a.startswith("/"))]
+        real = [p.resolve() for p in paths if p.exists()]
+        return [p for p in real if p != Path("/") and not any(_within(h, p) for h in hidden)]
 
 
 def link_packages(work: Path, source: Path) -> None:
@@ -245,15 +245,6 @@ def _executable(program: str, work: Path) -> Path:
 def _prefix(exe: Path) -> Path:
     """The installation prefix of an executable: `/opt/x` for `/opt/x/bin/tool`, else its directory."""
     return exe.parent.parent if exe.parent.name in ("bin", "sbin") else exe.parent
-
-
-def _narrowed(path: Path, exe: Path, hidden: list[Path]) -> Path:
-    """`path`, or the executable's own directory (then the file alone) when it would show a hidden path."""
-    for candidate in (path, exe.parent, exe):
-        real = candidate.resolve()
-        if real != Path("/") and not any(_within(h, real) for h in hidden):
-            return candidate
-    return exe
 
 
 def _within(path: Path, root: Path) -> bool:

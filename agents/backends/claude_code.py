@@ -18,9 +18,10 @@ orchestrator should call `close()` when the Worker is done.
 
 A round's report is the session's final assistant message (Claude Code has no
 `finish` tool); the prompt asks for it in the Worker's report format, with the
-`RESTRUCTURING:` line. If the allowed tools let the session commit (`git
-commit` is not among the defaults), its commits stay in the worktree for the
-orchestrator to squash into the cycle's one change.
+`RESTRUCTURING:` line. A session cannot commit in the sandbox (the git
+directory is not visible there); unsandboxed, and if the allowed tools let it
+(`git commit` is not among the defaults), its commits stay in the worktree for
+the orchestrator to squash into the cycle's one change.
 
 Confinement (`claude_guard.py` says what the real CLI does and why): one
 PreToolUse hook on every tool call, failing closed, decides it. Reads (Read,

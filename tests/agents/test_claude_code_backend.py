@@ -376,3 +376,21 @@ def test_the_one_shot_model_takes_no_tools() -> None:
 def test_the_standin_refuses_an_option_it_does_not_know() -> None:
     done = subprocess.run([CLI, "--no-such-option"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "unknown option '--no-such-option'" in done.stderr
+
+
+def test_reads_outside_the_working_copy_are_refused(standin: Standin, make_session: Callable[..., ClaudeCodeSession],
+                                                   repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("PRIVATE\n")
+    (repo / "Book/link.lean").symlink_to(tmp_path / "secret.txt")
+    standin.script(turn({"read": "Book/Basic.lean"}, {"read": str(tmp_path / "secret.txt")}, {"read": "Book/link.lean"},
+                        {"read": "/proc/self/environ"}, {"glob": f"{tmp_path}/*.txt"}, {"text": REPORT}))
+
+    assert make_session().run("go").stop is Stop.FINISHED
+
+    inside, outside, link, proc, glob = standin.events("tool_result")
+    assert not inside["is_error"] and "double_pos" in inside["content"]
+    for refused in (outside, link, glob):
+        assert refused["is_error"] and "outside the working copy" in refused["content"], refused
+        assert "PRIVATE" not in refused["content"]
+    assert proc["is_error"] and "device or process file" in proc["content"]  # Claude Code's own refusal
+    assert [e["callback"] for e in standin.events("hook")] == ["hook_0"] * 4  # every call but the /proc one

@@ -377,17 +377,16 @@ class Cli:
         self.assistant({"type": "tool_use", "id": tool_id, "name": name, "input": tool_input})
         content: str | list[dict[str, Any]]
         allowed, message = True, ""
-        hooked, blocked = self.pre_tool_use(name, tool_input, tool_id)
         if name.startswith("mcp__") and not self.mcp_listed(name):
             content, is_error = f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>", True
         elif name == "Read" and re.match(r"^/(proc|dev)(/|$)", str(tool_input.get("file_path", ""))):
             content, is_error = (f"<tool_use_error>Cannot read '{tool_input['file_path']}': this path names a device "
                                  "or process file that this tool does not read.</tool_use_error>"), True
-        elif blocked is not None:
-            allowed, content, is_error = False, blocked, True
+        elif (hook := self.pre_tool_use(name, tool_input, tool_id))[1] is not None:  # a hook blocked it
+            allowed, content, is_error = False, hook[1] or "", True
         else:
-            if hooked is not None:
-                allowed, tool_input, message = True, hooked, ""
+            if hook[0] is not None:  # a hook allowed it, with this input
+                allowed, tool_input, message = True, hook[0], ""
                 log("permission", tool=name, input=tool_input, allowed=True, message="", asked=False, hook=True)
             else:
                 allowed, tool_input, message = self.permission(name, tool_input, tool_id)
