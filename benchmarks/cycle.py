@@ -194,7 +194,9 @@ def main() -> None:
     print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15}")
     for lines in args.lines:
         with tempfile.TemporaryDirectory() as tmp, AnthropicStandin() as server:
-            os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url)
+            # The working copy goes to the cache directory: this run's own, removed with it.
+            os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url,
+                              XDG_CACHE_HOME=str(Path(tmp) / "cache"))
             repo, target = project(Path(tmp), lines)
             for n in (1, 2):
                 total, model, compiler = one_cycle(repo, target, server)
