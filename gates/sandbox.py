@@ -50,7 +50,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +58,7 @@ from pathlib import Path
 import structlog
 
 from gates.config import SandboxConfig
+from gates.process import run
 from state.errors import InfraError, UsageError
 
 log = structlog.get_logger()
@@ -118,7 +118,8 @@ class Sandbox:
         return env
 
     def mounts(self, args: Sequence[str], work: Path) -> list[str]:
-        """bwrap's filesystem for `args` run in `work` (resolved): everything not named here does not exist."""
+        """bwrap's filesystem for `args` run in `work` (resolved): everything not named here does not exist.
+        It makes `work`'s `.lake` first, and restores its `.lake/packages` link."""
         out: list[str] = []
         for name in SYSTEM:
             path = Path(name)
@@ -192,13 +193,13 @@ def _probe(config: str, tools: tuple[str | None, ...]) -> str | None:
         return "bwrap (bubblewrap) is not installed"
     with tempfile.TemporaryDirectory(prefix="autoformalize-probe-") as work:
         try:
-            args = Sandbox(SandboxConfig.model_validate_json(config)).wrap(["true"], Path(work))
-            done = subprocess.run(args, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S,
-                                  stdin=subprocess.DEVNULL, check=False)
-        except (InfraError, OSError, subprocess.TimeoutExpired) as e:
+            done = run(Sandbox(SandboxConfig.model_validate_json(config)).wrap(["true"], Path(work)), Path(work),
+                       PROBE_TIMEOUT_S)
+        except InfraError as e:
             return str(e)
-    if done.returncode != 0:
-        return f"`bwrap … true` exited with {done.returncode}: {(done.stderr or done.stdout).strip()[-500:]}"
+    if done.exit_code != 0:
+        status = "timed out" if done.timed_out else f"exited with {done.exit_code}"
+        return f"`bwrap … true` {status}: {done.output.strip()[-500:]}"
     return None
 
 
