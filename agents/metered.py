@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import structlog
 
 from agents.ledger import Charge, Ledger
 from agents.model import Message, Model, ModelUnavailable, Reply, System, ToolSpec
 from agents.prices import Price, cost, price_table
+from gates.credentials import Secrets
 
 log = structlog.get_logger()
 CHARS_PER_TOKEN = 3  # a generous estimate, so the budget guard errs on the safe side
@@ -17,13 +18,15 @@ CHARS_PER_TOKEN = 3  # a generous estimate, so the budget guard errs on the safe
 
 @dataclass
 class Metered:
-    """Charges every call of `inner` to `role` in `ledger`, refusing one whose worst case crosses a budget."""
+    """Charges every call of `inner` to `role` in `ledger`, refusing one whose worst case crosses a budget; no
+    secret's value leaves in a prompt, whichever file, diff or tool result carried it there."""
 
     inner: Model
     role: str
     backend: str
     ledger: Ledger
     prices: dict[str, Price]
+    secrets: Secrets = field(default_factory=Secrets)
 
     @property
     def name(self) -> str:
@@ -32,6 +35,8 @@ class Metered:
     def send(self, system: System, messages: list[Message], tools: list[ToolSpec] | None = None, *,
              max_tokens: int = 8192) -> Reply:
         self.ledger.admit(self.role, self._worst_case(system, messages, tools, max_tokens))
+        if self.secrets.values:
+            system, messages = self._redacted(system, messages)
         reply = self.inner.send(system, messages, tools, max_tokens=max_tokens)
         served = reply.model or self.inner.name
         price = reply.cost_usd
@@ -41,6 +46,13 @@ class Metered:
             price = cost(served, reply.usage, self.prices)
         self.ledger.add(Charge(self.role, self.backend, served, reply.usage, price))
         return reply
+
+    def _redacted(self, system: System, messages: list[Message]) -> tuple[System, list[Message]]:
+        redact = self.secrets.redact
+        return (System(redact(system.stable), redact(system.volatile)),
+                [replace(m, text=redact(m.text),
+                         tool_results=tuple(replace(r, content=redact(r.content)) for r in m.tool_results))
+                 for m in messages])
 
     def _worst_case(self, system: System, messages: list[Message], tools: list[ToolSpec] | None,
                     max_tokens: int) -> float:

@@ -4,6 +4,9 @@ Every path is resolved (symlinks included) and refused when it leaves the
 working copy, enters `.git` or a build folder, is protected, or — for writes —
 lies outside the Scope. The gates check the result again regardless: these
 refusals save the Worker wasted turns, they are not the guard.
+
+Every call's arguments and result pass through the known secrets' redaction:
+a credential's value reaches neither the model nor a file the Worker writes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from agents.provers.desk import Declined, Desk
 from gates.base import Compiler
 from gates.census import census
 from gates.config import GatesConfig
+from gates.credentials import Secrets
 from gates.imports import module_name
 from gates.index import Decl
 from gates.issues import issue_dir, refusal, slug_of
@@ -103,6 +107,7 @@ class Workspace:
     lean_roots: list[str]
     compiler: Compiler
     desk: Desk | None = None  # the external prover, when the cycle has one
+    secrets: Secrets = field(default_factory=Secrets)  # values redacted from every argument and result
     report: str | None = None  # set by `finish`
     gates: GatesConfig = field(default_factory=GatesConfig)  # the bounds on the issues it may open
     handlers: dict[str, Callable[..., str]] = field(init=False)
@@ -122,17 +127,22 @@ class Workspace:
         }
 
     def call(self, call: ToolCall) -> ToolResult:
-        handler = self.handlers.get(call.name)
+        result = self._call(call.name, {k: self.secrets.redact(v) if isinstance(v, str) else v
+                                        for k, v in call.arguments.items()})
+        return ToolResult(call.id, self.secrets.redact(result[0]), result[1])
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        handler = self.handlers.get(name)
         if handler is None:
-            return ToolResult(call.id, f"unknown tool {call.name!r}; use one of {', '.join(self.handlers)}", True)
+            return f"unknown tool {name!r}; use one of {', '.join(self.handlers)}", True
         try:
-            return ToolResult(call.id, handler(**call.arguments))
+            return handler(**arguments), False
         except Refused as e:
-            return ToolResult(call.id, f"refused: {e}", True)
+            return f"refused: {e}", True
         except TypeError as e:  # wrong or missing arguments
-            return ToolResult(call.id, f"bad arguments for {call.name}: {e}", True)
+            return f"bad arguments for {name}: {e}", True
         except (OSError, UnicodeDecodeError, re.error) as e:
-            return ToolResult(call.id, f"{call.name} failed: {e}", True)
+            return f"{name} failed: {e}", True
 
     # -- paths -------------------------------------------------------------
 

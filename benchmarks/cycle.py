@@ -41,9 +41,11 @@ from gates.base import Compiler
 from gates.census import Census
 from gates.diagnostics import CheckResult
 from gates.index import index_source
+from orchestrator import workcopy
 from orchestrator.blame import SorryAge
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
+from orchestrator.git import Git
 from orchestrator.logs import configure as configure_logs
 from orchestrator.wiring import real_deps
 from state.history import HistoryRecord, Outcome
@@ -130,7 +132,7 @@ def script(server: AnthropicStandin, repo: Path, target: str) -> None:
                              "strategy_recommendation": "more", "attempts_update": "closed one"})
 
     def close_first_sorry(_: RecordedRequest) -> Answer:
-        text = (repo / ".git/autoformalize/work/worker-0" / target).read_text()
+        text = (workcopy.location(Git(repo)) / target).read_text()
         return tool_use_reply([("write_file", {"path": target, "content": text.replace("  sorry\n", "  simp\n", 1)})])
 
     server.enqueue(text_reply(scope))
@@ -192,7 +194,9 @@ def main() -> None:
     print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15}")
     for lines in args.lines:
         with tempfile.TemporaryDirectory() as tmp, AnthropicStandin() as server:
-            os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url)
+            # The working copy goes to the cache directory: this run's own, removed with it.
+            os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url,
+                              XDG_CACHE_HOME=str(Path(tmp) / "cache"))
             repo, target = project(Path(tmp), lines)
             for n in (1, 2):
                 total, model, compiler = one_cycle(repo, target, server)

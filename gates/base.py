@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
 from gates.tree import Change, Tree, diff, is_lean_source
 from state.history import HistoryRecord
+
+if TYPE_CHECKING:
+    from gates.credentials import Secrets
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class GateInput:
     strategy: str = ""  # strategy.md, where restatements of locked statements are declared
     locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
     paired: frozenset[str] = frozenset()  # declarations the trusted book text pairs with a statement, at the base
+    secrets: Secrets | None = None  # the values no change may carry
 
     @cached_property
     def changes(self) -> list[Change]:

@@ -11,7 +11,8 @@ from gates.base import GateInput, GateResult
 from gates.config import BuildConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
 from gates.imports import ImportGraph, module_name
-from gates.process import run, scrubbed_environment
+from gates.process import run
+from gates.sandbox import Sandbox
 from gates.tree import ChangeKind
 
 NAME = "build"
@@ -21,10 +22,11 @@ _SORRY_WARNING = re.compile(r"declaration uses ['`]?sorry|declaration uses `")
 
 @dataclass
 class LakeCompiler:
-    """Runs the configured `check_file` / `build_all` commands in a working copy."""
+    """Runs the configured `check_file` / `build_all` commands in a working copy, inside the sandbox."""
 
     root: Path
     config: BuildConfig
+    sandbox: Sandbox
 
     def check(self, path: str, module: str) -> CheckResult:
         return self._run(self.config.check_file, path, module)
@@ -34,8 +36,8 @@ class LakeCompiler:
 
     def _run(self, template: str, path: str, module: str) -> CheckResult:
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
-        # The Worker's Lean code runs here: it gets no credential to read.
-        done = run(args, self.root, self.config.timeout_s, env=scrubbed_environment())
+        # The Worker's Lean code runs here, at compile time (`#eval`, `initialize`…): confined to the sandbox.
+        done = run(self.sandbox.wrap(args, self.root), self.root, self.config.timeout_s)
         return CheckResult(" ".join(args), done.exit_code, done.output, done.seconds, parse_diagnostics(done.output))
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gates.credentials import SENSITIVE
 
 
 class BuildConfig(BaseModel):
@@ -89,3 +91,32 @@ class GatesConfig(BaseModel):
             raise ValueError(f"file_warn_lines ({self.file_warn_lines}) is above file_cap_lines "
                              f"({self.file_cap_lines}); the warning must come at or before the cap")
         return self
+
+
+class SandboxConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    mode: Literal["bwrap", "none"] = "bwrap"
+    """How code the Worker wrote is confined while it compiles or runs: "bwrap" (bubblewrap: no network, no
+    credential, nothing of your files but the working copy, the toolchain and `.lake/packages`, read-only but for
+    the build outputs) or "none" (it runs with your user's rights; every cycle warns)."""
+    memory_mb: int = Field(default=8192, ge=0)
+    """The data memory (heap) one sandboxed process may use, in MiB; 0: no limit. The `.olean` files Lean maps
+    read-only (all of Mathlib's) do not count."""
+    cpu_s: int = Field(default=3600, ge=0)
+    """The CPU seconds one sandboxed process may use (a backstop behind `[build] timeout_s`, which bounds the wall
+    clock; Lean's threads add up); 0: no limit."""
+    env: list[str] = Field(default_factory=list)
+    """Environment variables passed into the sandbox besides PATH, LANG, LC_*, TZ and Lean's and elan's own;
+    credential-looking names are refused."""
+    read_only: list[str] = Field(default_factory=list)
+    """Extra paths the sandbox shows read-only (a toolchain installed outside `~/.elan`, a tool's data)."""
+
+    @field_validator("env")
+    @classmethod
+    def _no_credentials(cls, names: list[str]) -> list[str]:
+        refused = [n for n in names if SENSITIVE.search(n)]
+        if refused:
+            raise ValueError(f"{', '.join(refused)} look like credentials or their services' settings; code the "
+                             "Worker wrote never gets them")
+        return names

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import time
@@ -15,13 +14,6 @@ from pathlib import Path
 from state.errors import InfraError
 
 KILL_GRACE_S = 5.0
-# Variables a compiler run never needs and Lean code under test must never read: credentials.
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|WEBHOOK|^ANTHROPIC_|^OPENAI_|^AWS_|^GH_", re.IGNORECASE)
-
-
-def scrubbed_environment() -> dict[str, str]:
-    """This process's environment without credentials, for running code the Worker wrote."""
-    return {k: v for k, v in os.environ.items() if not _SECRET.search(k)}
 
 
 @dataclass(frozen=True)

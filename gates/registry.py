@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gates import build, integrity, scope, size, sorry
+from gates import build, integrity, scope, secrets, size, sorry
 from gates.base import GateInput, GateResult
 
 GATES: dict[str, Callable[[GateInput], GateResult]] = {
     scope.NAME: scope.check,
     integrity.NAME: integrity.check,
+    secrets.NAME: secrets.check,
     sorry.NAME: sorry.check,
     size.NAME: size.check,
     build.NAME: build.check,
 }
-CHEAP = (scope.NAME, integrity.NAME, sorry.NAME, size.NAME)
+CHEAP = (scope.NAME, integrity.NAME, secrets.NAME, sorry.NAME, size.NAME)
 
 
 def run_gates(inp: GateInput) -> list[GateResult]:

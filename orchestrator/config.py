@@ -14,7 +14,7 @@ from agents.config import AgentsConfig, BudgetConfig
 from agents.prices import Price
 from agents.provers.config import ProverConfig
 from audit.config import AuditConfig
-from gates.config import BuildConfig, GatesConfig
+from gates.config import BuildConfig, GatesConfig, SandboxConfig
 from orchestrator.notify import NotifyConfig
 from state.errors import UsageError
 from state.paths import StatePaths
@@ -106,6 +106,7 @@ class Config(BaseModel):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     prover: ProverConfig = Field(default_factory=ProverConfig)
     housekeeping: HousekeepingConfig = Field(default_factory=HousekeepingConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:

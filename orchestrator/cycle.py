@@ -31,6 +31,7 @@ from gates.census import census
 from gates.integrity import restated
 from gates.meaning import changed_meanings
 from gates.registry import run_gates
+from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
 from orchestrator import blame, fallback, housekeeping, ownership, workcopy
@@ -188,6 +189,7 @@ def baseline(c: Cycle) -> None:
     c.journal.write(c.entry)
     c.ledger.on_charge = lambda ledger: _journal(c, usage=ledger.usage(), costs=ledger.costs(),
                                                  served_by=ledger.served_by())
+    warn_if_off(c.config.sandbox)
     c.work = workcopy.prepare(c.git, c.base)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
@@ -285,7 +287,7 @@ def work(c: Cycle) -> None:
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
     workspace = Workspace(c.work.root, c.plan.scope, ownership.protected(cfg), cfg.project.state_dir,
-                          cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates)
+                          cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates, secrets=c.deps.secrets)
     w = cfg.agents.worker
     c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
                                c.ledger, c.options.stop)
@@ -326,7 +328,7 @@ def gate(c: Cycle) -> bool:
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
-                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing))
+                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing), secrets=c.deps.secrets)
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp) + [g for g in c.gates if g.name == RESTATEMENT]  # the judge's, on a re-run
     c.changed = [ch.path for ch in inp.changes]

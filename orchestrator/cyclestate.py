@@ -195,7 +195,7 @@ def task_result(c: Cycle) -> str:
         ownership.notes(c.work, c.worker_commit, c.changed, c.config.project.state_dir)
     if notes:
         parts += ["", notes]
-    return "\n".join(parts) + "\n"
+    return c.deps.secrets.redact("\n".join(parts) + "\n")  # a rejected change's notes may carry what it read
 
 
 def verdicts(gates: list[GateResult]) -> str:

@@ -16,6 +16,7 @@ from agents.provers.base import Off, Prover
 from agents.tools import Workspace
 from agents.worker import Limits, Session
 from gates.base import Compiler
+from gates.credentials import Secrets
 
 
 class Clock(Protocol):
@@ -53,3 +54,4 @@ class Deps:
     session: SessionFactory
     ci: CIStatus | None = None
     prover: Prover | Off = field(default_factory=lambda: Off('[prover] backend = "none"'))
+    secrets: Secrets = field(default_factory=Secrets)  # values redacted from tool results, refused in changes

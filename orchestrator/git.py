@@ -7,6 +7,7 @@ the command and git's own message.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,10 @@ BUILD_DIRS = frozenset({".lake", "lake-packages", "build", ".elan", "node_module
 NETWORK_TIMEOUT_S = 300  # a fetch or push that has not finished by then is killed: the watchdog must not wait forever
 # English messages (parsed below) and no credential prompt that would wait for a human.
 _ENVIRONMENT = {"LC_ALL": "C", "LANG": "C", "GIT_TERMINAL_PROMPT": "0"}
+# Hooks are programs nobody reviewed, run with the orchestrator's environment by commits, merges, checkouts, pushes
+# and every ref update: every git command runs with none. /dev/null can never hold one (an empty directory could be
+# written into); `--no-verify` alone skips only two of them.
+NO_HOOKS = f"core.hooksPath={os.devnull}"
 
 
 log = structlog.get_logger()
@@ -49,11 +54,12 @@ class Git:
         except (git.InvalidGitRepositoryError, git.NoSuchPathError) as e:
             raise GitError(f"{root} is not a git checkout ({e})") from None
         self.repo.git.update_environment(**_ENVIRONMENT)
+        self.repo.git.set_persistent_git_options(c=NO_HOOKS)
 
     def run(self, *args: str, timeout_s: float | None = None) -> str:
         try:
             # The executable GitPython was configured with (GIT_PYTHON_GIT_EXECUTABLE), not whatever is on PATH.
-            command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", *args]
+            command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", "-c", NO_HOOKS, *args]
             return str(self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True,
                                              kill_after_timeout=timeout_s))
         except GitCommandError as e:

@@ -1,11 +1,20 @@
-"""structlog, configured once at the entry point: readable on a terminal, JSON lines otherwise, on stderr."""
+"""structlog, configured once at the entry point: readable on a terminal, JSON lines otherwise, on stderr.
+
+Every event passes through the redaction of this process's credentials (`gates/credentials.py`): a value that
+slipped into a message (a compiler's output, an error quoting a URL) is logged as `[redacted: NAME]`.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
+
+from gates.credentials import Secrets
 
 
 def configure(*, json_lines: bool | None = None, level: int = logging.INFO) -> None:
@@ -15,7 +24,7 @@ def configure(*, json_lines: bool | None = None, level: int = logging.INFO) -> N
                                             else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                    renderer],
+                    Redact(Secrets.of(os.environ)), renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(_Stderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
@@ -30,3 +39,19 @@ class _Stderr:
 
     def flush(self) -> None:
         sys.stderr.flush()
+
+
+class Redact:
+    """A processor replacing the secrets' values in every string of an event."""
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        if self.secrets.values:
+            for key, value in event.items():
+                if isinstance(value, str):
+                    event[key] = self.secrets.redact(value)
+                elif isinstance(value, list | tuple | dict):
+                    event[key] = self.secrets.redact(repr(value)) if self.secrets.found(repr(value)) else value
+        return event

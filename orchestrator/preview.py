@@ -13,6 +13,7 @@ from agents.prompts import render
 from agents.provers.base import Off
 from agents.tools import SPECS
 from gates.census import census
+from gates.sandbox import describe
 from gates.scope import InvalidStrategy, matches
 from gates.tree import is_lean_source
 from orchestrator import cyclestate as cs
@@ -49,6 +50,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     if entry is not None:
         say(f"sync: cycle {entry.cycle} was interrupted; it would be recorded as interrupted")
     say(f"lock: {inspect_lock(paths.lock).status}")
+    say(f"sandbox: {describe(config.sandbox)}")
+    say(f"work: the Worker's working copy would be {workcopy.location(git)}")
     history = read_history(paths.history)
     number = 1 + max([files.read_cycle(paths), *(r.cycle for r in history.records)])
     roots = config.project.lean_roots

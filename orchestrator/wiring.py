@@ -21,8 +21,12 @@ from agents.tools import Workspace
 from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
 from gates.build import LakeCompiler
+from gates.credentials import Secrets
+from gates.sandbox import Sandbox
+from orchestrator import workcopy
 from orchestrator.config import Config
 from orchestrator.deps import Deps, SystemClock
+from orchestrator.git import Git
 from state.errors import UsageError
 
 log = structlog.get_logger()
@@ -39,8 +43,10 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
     def model(role: str, ledger: Ledger) -> Model:
         return model_for(config, role, ledger, **backend_options)
 
+    sandbox = sandbox_for(config, repo)
+
     def compiler(root: Path) -> Compiler:
-        return LakeCompiler(root, config.build)
+        return LakeCompiler(root, config.build, sandbox)
 
     def session(workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, stop: threading.Event
                 ) -> Session:
@@ -48,7 +54,7 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
         if worker.backend == "claude-code":
             from agents.backends.claude_code import ClaudeCodeSession
 
-            return ClaudeCodeSession(worker.model, workspace, rules, limits, ledger,
+            return ClaudeCodeSession(worker.model, workspace, rules, limits, ledger, sandbox,
                                      allowed_tools=worker.allowed_tools, mcp_servers=worker.mcp_servers, stop=stop,
                                      cli_path=worker.cli_path)
         return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
@@ -56,7 +62,23 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
     from orchestrator.github import ci_status
 
     return Deps(model=model, compiler=compiler, clock=SystemClock(), session=session, ci=ci_status(repo, config),
-                prover=prover_for(config.prover))
+                prover=prover_for(config.prover), secrets=secrets_for(config))
+
+
+def sandbox_for(config: Config, repo: Path) -> Sandbox:
+    """The sandbox of this repository's working copies: the checkout and its git directory never shown, the
+    checkout's `.lake/packages` shared read-only."""
+    hidden = (repo.resolve(), workcopy.common_dir(Git(repo)))
+    return Sandbox(config.sandbox, hidden=hidden, packages=repo / ".lake" / "packages")
+
+
+def secrets_for(config: Config) -> Secrets:
+    """This process's secrets: credential-looking variables and every key variable the configuration names."""
+    endpoints = [e for _, agent in config.agents for e in [agent, *agent.fallbacks]]
+    named = [*(e.api_key_env for e in endpoints if e.api_key_env), *KEY_VARIABLES["anthropic"],
+             *KEY_VARIABLES["openai"], config.prover.api_key_env, config.notify.webhook_env, "GITHUB_TOKEN"]
+    return Secrets.of(os.environ, named)
+
 
 
 def prover_for(config: ProverConfig) -> Prover | Off:
@@ -81,8 +103,9 @@ def model_for(config: Config, role: str, ledger: Ledger, **backend_options: Any)
     """The role's endpoint and its fallbacks, each metered into the ledger."""
     agent: AgentConfig = getattr(config.agents, role)
     timeout = min(float(agent.timeout_s), REQUEST_TIMEOUT_S)
+    secrets = secrets_for(config)
     chain: list[Model] = [Metered(make_model(e, timeout, cli_path=agent.cli_path, **backend_options), role, e.backend,
-                                  ledger, config.prices) for e in [agent, *agent.fallbacks]]
+                                  ledger, config.prices, secrets) for e in [agent, *agent.fallbacks]]
     return chain[0] if len(chain) == 1 else Fallback(chain)
 
 

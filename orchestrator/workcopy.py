@@ -1,37 +1,69 @@
-"""The Worker's isolated working copy: a git worktree of the branch, with Lean's caches shared."""
+"""The Worker's isolated working copy: a git worktree of the branch, with Lean's caches shared.
+
+It lives outside the git directory, under the user's cache directory
+(`$XDG_CACHE_HOME/autoformalize/<repository>-<hash>/`, else `~/.cache/…`): code
+the Worker wrote that runs in it can reach neither the git directory's hooks
+nor the state files, and the sandbox shows it the working copy alone.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 from pathlib import Path
 
-from orchestrator.git import Git
+import structlog
+
+from gates.sandbox import link_packages
+from orchestrator.git import Git, GitError
 
 WORKER = "worker-0"  # one Worker per cycle for now; the name keeps room for more
+
+log = structlog.get_logger()
 
 
 def git_dir(git: Git) -> Path:
     return Path(git.run("rev-parse", "--absolute-git-dir"))
 
 
+def common_dir(git: Git) -> Path:
+    """The repository's git directory, shared by all its worktrees."""
+    return (git.root / git.run("rev-parse", "--git-common-dir")).resolve()
+
+
+def cache_dir() -> Path:
+    """The user's cache directory (XDG), where the working copies live."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "autoformalize"
+
+
+def location(git: Git) -> Path:
+    """The Worker's working copy of this repository: one per repository (its git directory's path)."""
+    common = common_dir(git)
+    name = common.parent.name if common.name == ".git" else common.name.removesuffix(".git")
+    key = hashlib.sha256(str(common).encode()).hexdigest()[:16]
+    return cache_dir() / f"{name}-{key}" / WORKER
+
+
 def prepare(git: Git, base: str) -> Git:
     """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm."""
-    path = git_dir(git) / "autoformalize" / "work" / WORKER
+    remove_former(git)
+    path = location(git)
     work = git.worktree(path, base)
-    share_packages(git.root, path)
+    link_packages(path, git.root / ".lake" / "packages")
     return work
 
 
-def share_packages(main: Path, work: Path) -> None:
-    """Point the working copy's `.lake/packages` (Mathlib and other dependencies) at the main checkout's."""
-    source = main / ".lake" / "packages"
-    target = work / ".lake" / "packages"
-    if not source.is_dir():
+def remove_former(git: Git) -> None:
+    """Remove a working copy left inside the git directory by an earlier version (within reach of its hooks)."""
+    former = common_dir(git) / "autoformalize" / "work"
+    if not former.exists():
         return
-    if target.is_symlink():
-        if target.resolve() == source.resolve():
-            return
-        target.unlink()  # left pointing elsewhere: the repository moved
-    elif target.exists():
-        return  # a real directory of its own: leave it
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.symlink_to(source, target_is_directory=True)
+    for path in sorted(p for p in former.iterdir() if p.is_dir()):
+        try:
+            git.run("worktree", "remove", "--force", "--force", str(path))
+        except GitError as e:  # not a registered worktree any more: its files alone are left
+            log.info("workcopy.former_removed", path=str(path), note=str(e)[:200])
+    shutil.rmtree(former, ignore_errors=True)
+    git.run("worktree", "prune")

@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gates.config import SandboxConfig
+from gates.sandbox import Sandbox
+
+STANDIN_DIR = Path(__file__).parent / "standin"
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}
 
@@ -47,6 +51,19 @@ theorem double_pos (n : ℕ) (h : 0 < n) : 0 < double n := by
 
 end Book
 """
+
+
+def sandbox(**config: object) -> Sandbox:
+    """The real sandbox (bubblewrap), showing the stand-ins read-only: the stand-in Lean imports its IO module from
+    its own directory."""
+    read_only = [str(STANDIN_DIR), *config.pop("read_only", [])]  # type: ignore[misc]
+    return Sandbox(SandboxConfig(read_only=read_only, **config))  # type: ignore[arg-type]
+
+
+@pytest.fixture(autouse=True)
+def _cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Worker's working copies go to the user's cache directory: each test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
 @pytest.fixture

@@ -18,25 +18,31 @@ orchestrator should call `close()` when the Worker is done.
 
 A round's report is the session's final assistant message (Claude Code has no
 `finish` tool); the prompt asks for it in the Worker's report format, with the
-`RESTRUCTURING:` line. If the allowed tools let the session commit (`git
-commit` is not among the defaults), its commits stay in the worktree for the
-orchestrator to squash into the cycle's one change.
+`RESTRUCTURING:` line. A session cannot commit in the sandbox (the git
+directory is not visible there); unsandboxed, and if the allowed tools let it
+(`git commit` is not among the defaults), its commits stay in the worktree for
+the orchestrator to squash into the cycle's one change.
 
-Confinement: file-writing tools (Write, Edit, MultiEdit, NotebookEdit) are never
-auto-approved; each call reaches the SDK's `can_use_tool` callback, which
-allows it only where `Workspace.resolve(path, write=True)` does (the Scope, not
-protected, inside the working copy) and otherwise denies it with the refusal,
-which the model receives as the tool's error. Read, Glob and Grep are
-auto-approved (reads are not confined, as Mathlib's sources under `.lake` are
-worth reading); Bash runs only the commands its rules name (`Bash(lake
-build:*)`, Claude Code's prefix syntax; every part of a compound command must
-match), anything else is denied. No settings file is loaded (`setting_sources
-=[]`): a project's or user's `.claude/settings.json` could auto-approve writes
-past the callback or run hooks, and the standing rules (what the repository's
-CLAUDE.md holds) are given explicitly instead, in the same Worker prompt the
-API Worker gets, appended to Claude Code's own system prompt. Only the MCP
-servers passed in are started (`--strict-mcp-config`); their tools are
-auto-approved.
+Confinement (`claude_guard.py` says what the real CLI does and why): one
+PreToolUse hook on every tool call, failing closed, decides it. Reads (Read,
+Glob, Grep) reach the working copy and the dependencies it shares
+(`.lake/packages`, Mathlib's sources) only, symlinks resolved; writes
+(Write, Edit, MultiEdit, NotebookEdit) only where `Workspace.resolve(path,
+write=True)` allows (the Scope, not protected, inside the working copy), and
+never a known secret's value; Bash runs only the commands its rules name
+(`Bash(lake build:*)`, Claude Code's prefix syntax; every part of a compound
+command must match), each rewritten to run inside the sandbox (`Sandbox.wrap`:
+no network, no credential, nothing of your files but the working copy and the
+toolchain); anything else is refused, and the refusal is the tool's error the
+model receives. No rule auto-approves a built-in tool, so what the CLI still
+asks the `can_use_tool` callback gets the same decision. No settings file is
+loaded (`setting_sources=[]`): a project's or user's `.claude/settings.json`
+could auto-approve tools or run hooks of its own, and the standing rules (what
+the repository's CLAUDE.md holds) are given explicitly instead, in the same
+Worker prompt the API Worker gets, appended to Claude Code's own system
+prompt. Only the MCP servers passed in are started (`--strict-mcp-config`),
+each command-line server inside the sandbox; their tools are auto-approved.
+The final report passes through the secrets' redaction.
 
 The external prover: when the workspace has a desk whose prover is on, the
 session also gets an in-process (SDK) MCP server, `prover`, whose tools
@@ -78,7 +84,6 @@ from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, cast
 
 import anyio
@@ -87,7 +92,6 @@ import structlog
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import (
     AssistantMessage,
-    CanUseTool,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     ClaudeSDKError,
@@ -96,27 +100,25 @@ from claude_agent_sdk import (
     McpSdkServerConfig,
     McpServerConfig,
     Message,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
     ProcessError,
     ResultMessage,
     SdkMcpTool,
     SystemMessage,
     TextBlock,
-    ToolPermissionContext,
     UserMessage,
     create_sdk_mcp_server,
     query,
 )
 
+from agents.backends.claude_guard import Guard
 from agents.config import PROVER_SERVER
 from agents.ledger import BudgetExceeded, Charge, Ledger
 from agents.model import Message as ChatMessage
 from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolCall, ToolResult, ToolSpec
 from agents.prompts import render
-from agents.tools import SPECS, Refused, Workspace
+from agents.tools import SPECS, Workspace
 from agents.worker import Limits, Round, Stop
+from gates.sandbox import Sandbox
 from state.errors import InfraError
 from state.history import Usage
 
@@ -124,8 +126,6 @@ BACKEND = "claude-code"
 DEFAULT_ALLOWED_TOOLS = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep",
                          "Bash(lake build:*)", "Bash(lake env lean:*)", "Bash(lake lean:*)"]
 """What the Worker may use, in Claude Code's permission-rule syntax."""
-WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
-"""The file-writing tools, with the input field naming the file: always checked by the callback."""
 ENV = {"DISABLE_AUTOUPDATER": "1"}  # an update started mid-cycle can break the next start-up
 CONNECT_TIMEOUT_S = 60.0
 POLL_S = 0.05
@@ -159,7 +159,8 @@ PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")
 class ClaudeCodeSession:
     """The Worker as a Claude Code session in the working copy; see the module docstring."""
 
-    def __init__(self, model: str, workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, *,
+    def __init__(self, model: str, workspace: Workspace, rules: str, limits: Limits, ledger: Ledger,
+                 sandbox: Sandbox, *,
                  role: str = "worker", allowed_tools: list[str] | None = None,
                  mcp_servers: dict[str, dict[str, Any]] | None = None, stop: threading.Event | None = None,
                  cli_path: str | None = None, interrupt_grace_s: float = 10.0) -> None:
@@ -172,7 +173,10 @@ class ClaudeCodeSession:
         self.ledger = ledger
         self.role = role
         self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if allowed_tools is None else allowed_tools)
-        self.mcp_servers: dict[str, Any] = dict(mcp_servers or {})  # the prover's SDK server joins them
+        self.guard = Guard(workspace, sandbox, tuple(self.allowed_tools))
+        # Command-line servers run inside the sandbox; the prover's SDK server joins them.
+        self.mcp_servers: dict[str, Any] = {name: self.guard.mcp_server(entry)
+                                            for name, entry in (mcp_servers or {}).items()}
         self.stop = stop if stop is not None else threading.Event()
         self.cli_path = cli_path
         self.interrupt_grace_s = interrupt_grace_s
@@ -244,8 +248,8 @@ class ClaudeCodeSession:
             model=self.model, cwd=str(self.workspace.root), cli_path=self.cli_path,
             system_prompt={"type": "preset", "preset": "claude_code", "append": self.system_prompt},
             tools=builtin_tools(self.allowed_tools),
-            allowed_tools=auto_approved(self.allowed_tools, self.mcp_servers),
-            can_use_tool=guard(self.workspace, self.allowed_tools),
+            allowed_tools=auto_approved(self.mcp_servers),
+            can_use_tool=self.guard.can_use_tool(), hooks={"PreToolUse": [self.guard.hook()]},
             permission_mode="default", setting_sources=[], max_turns=self.limits.max_turns,
             mcp_servers=cast(dict[str, McpServerConfig], self.mcp_servers), strict_mcp_config=True,
             env=dict(ENV), stderr=self._cli.stderr.append)
@@ -299,7 +303,7 @@ class ClaudeCodeSession:
         if result.is_error:
             self.close()
             raise result_failure(result, "the Worker's session")
-        report = (result.result or turn.last_text).strip()
+        report = self.workspace.secrets.redact((result.result or turn.last_text).strip())
         return (Stop.FINISHED, report) if report else (Stop.ENDED, "(The Worker ended without a report.)")
 
     def _placeholder(self, stop: Stop) -> str:
@@ -565,51 +569,10 @@ def builtin_tools(allowed_tools: list[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def auto_approved(allowed_tools: list[str], mcp_servers: dict[str, Any]) -> list[str]:
-    """The rules the CLI approves without asking (`--allowedTools`): all but the file-writing tools, which must
-    reach the permission callback, plus every tool of the configured MCP servers."""
-    rules = [rule for rule in allowed_tools if rule.partition("(")[0] not in WRITE_TOOLS]
-    return list(dict.fromkeys([*rules, *(f"mcp__{name}" for name in mcp_servers)]))
-
-
-def guard(workspace: Workspace, allowed_tools: list[str]) -> CanUseTool:
-    """The `can_use_tool` callback: a file-writing tool where `workspace` allows a write; nothing else (what is
-    allowed otherwise was approved by a rule before the CLI asked). It holds no reference to the session."""
-    available = set(builtin_tools(allowed_tools))
-    bash = [rule for rule in allowed_tools if rule.startswith("Bash(")]
-
-    async def can_use_tool(name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> PermissionResult:
-        if name in WRITE_TOOLS and name in available:
-            path = tool_input.get(WRITE_TOOLS[name])
-            if not isinstance(path, str):
-                return PermissionResultDeny(message=f"refused: give {name} the file's path")
-            try:
-                workspace.resolve(relative(workspace.root, path), write=True)
-            except Refused as e:
-                log.info("claude_code.denied", tool=name, path=path, reason=str(e))
-                return PermissionResultDeny(message=f"refused: {e}")
-            return PermissionResultAllow()
-        if name == "Bash":
-            allowed = ", ".join(bash) or "none"
-            return PermissionResultDeny(message=f"refused: this session may only run these commands: {allowed}")
-        return PermissionResultDeny(message=f"refused: {name} is not allowed here; the tools are "
-                                            f"{', '.join(allowed_tools)}")
-
-    return can_use_tool
-
-
-def relative(root: Path, path: str) -> str:
-    """`path` relative to `root` when it lies under it (Claude Code passes absolute paths), else unchanged, so
-    `Workspace.resolve` checks the Scope on the repository-relative name and refuses what lies outside."""
-    p = Path(path)
-    if not p.is_absolute():
-        return path
-    for candidate in (p, p.parent.resolve() / p.name):  # the root may be spelled through a symlink
-        try:
-            return candidate.relative_to(root).as_posix()
-        except ValueError:
-            continue
-    return path
+def auto_approved(mcp_servers: dict[str, Any]) -> list[str]:
+    """The rules the CLI approves without asking (`--allowedTools`): every tool of the configured MCP servers, and
+    nothing else (a rule would approve a built-in tool before the guard's callback is asked)."""
+    return [f"mcp__{name}" for name in mcp_servers]
 
 
 def conversation(messages: list[ChatMessage]) -> str:

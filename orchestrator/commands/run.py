@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gates import sandbox
 from orchestrator.config import load_config
 from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon, stop_on_signals
@@ -18,6 +19,7 @@ from orchestrator.wiring import check_endpoints, loop_roles, real_deps
 def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> int:
     root = find_repo(repo)
     config = load_config(root)
+    sandbox.check(config.sandbox)
     check_endpoints(config, loop_roles(config))
     options = Options()
     notify = Notifier.from_env(config.notify, root.name)

@@ -13,6 +13,7 @@ import click
 
 from agents.provers.config import ProverConfig
 from gates.census import census
+from gates.sandbox import describe, probe
 from gates.size import large
 from gates.tree import DirTree
 from orchestrator.blame import persistent
@@ -94,6 +95,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "budget": config.budget.model_dump(),
         "prover": {"backend": config.prover.backend, "off": _prover_off(config.prover),
                    **tally(read_jobs(paths.prover_jobs))},
+        "sandbox": {"mode": config.sandbox.mode, "sandboxed": config.sandbox.mode == "bwrap",
+                    "problem": probe(config.sandbox), "detail": describe(config.sandbox)},
         "problems": problems,
     }
 
@@ -153,6 +156,7 @@ def render(s: dict[str, Any]) -> str:
     if limits:
         lines.append("  budget     " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} ${v:.2f}"
                                                for k, v in limits.items()))
+    lines.append(f"  sandbox    {s['sandbox']['detail']}")
     prover = s["prover"]
     if prover["off"]:
         lines.append(f"  prover     off: {prover['off']}")

@@ -8,6 +8,7 @@ CLI flags are the SDK's own.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -34,7 +35,8 @@ from gates.config import BuildConfig
 from state.errors import InfraError
 from state.history import Usage
 from state.prover_jobs import ProverJobs
-from tests.conftest import GIT_ENV, git
+from tests.agents.conftest import FAKE_KEY
+from tests.conftest import GIT_ENV, git, sandbox
 
 pytestmark = pytest.mark.filterwarnings("ignore::claude_agent_sdk.CanUseToolShadowedWarning")
 
@@ -86,7 +88,7 @@ def repo(make_repo: Callable[..., Path]) -> Path:
 
 @pytest.fixture
 def workspace(repo: Path) -> Workspace:
-    compiler = LakeCompiler(repo, BuildConfig(check_file=f"{sys.executable} -c pass {{file}}"))
+    compiler = LakeCompiler(repo, BuildConfig(check_file=f"{sys.executable} -c pass {{file}}"), sandbox())
     return Workspace(repo, SCOPE, ["lakefile.toml"], ".prover-state", ["Book"], compiler)
 
 
@@ -97,7 +99,7 @@ def make_session(workspace: Workspace) -> Iterator[Callable[..., ClaudeCodeSessi
     def make(limits: Limits = LIMITS, **options: Any) -> ClaudeCodeSession:
         settings: dict[str, Any] = {"cli_path": CLI, "ledger": Ledger(), **options}
         session = ClaudeCodeSession(MODEL, workspace, "Never add an axiom.", limits, settings.pop("ledger"),
-                                    **settings)
+                                    settings.pop("sandbox", sandbox()), **settings)
         sessions.append(session)
         return session
 
@@ -119,13 +121,13 @@ def test_a_round_writes_in_its_scope_and_reports(standin: Standin, make_session:
 
     assert (done.stop, done.report, session.turns) == (Stop.FINISHED, REPORT, 2)
     assert (repo / "Book/Basic.lean").read_text(encoding="utf-8") == PROOF
-    (asked,) = standin.events("permission")  # Write is never auto-approved: the callback allowed it
-    assert (asked["tool"], asked["asked"], asked["allowed"]) == ("Write", True, True)
+    (decided,) = standin.events("permission")  # the guard's hook allowed it: nothing else was asked
+    assert (decided["tool"], decided["asked"], decided["allowed"], decided["hook"]) == ("Write", False, True, True)
     assert ledger.charges == [Charge("worker", "claude-code", MODEL, Usage(input=120, output=30, cache_read=2000,
                                                                           cache_write=64), 0.25)]
 
 
-def test_writes_outside_the_scope_are_denied_through_the_permission_callback(
+def test_writes_outside_the_scope_are_denied_by_the_guard(
         standin: Standin, make_session: Callable[..., ClaudeCodeSession], repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.lean"
     standin.script(turn({"write": "Book/Other.lean", "content": "x"}, {"write": str(outside), "content": "x"},
@@ -137,19 +139,22 @@ def test_writes_outside_the_scope_are_denied_through_the_permission_callback(
     assert not (repo / "Book/Other.lean").exists() and not outside.exists()
     assert 'name = "book"' in (repo / "lakefile.toml").read_text(encoding="utf-8")
     results = [(e["tool"], e["content"], e["is_error"]) for e in standin.events("tool_result")]
+    denied = "PreToolUse:{} hook error: refused: "
     assert results == [
-        ("Write", "refused: Book/Other.lean is outside the Scope (Book/Basic.lean: Lean files, and other files only "
-                  "where an entry names them); blockers go to open_issue", True),
-        ("Write", f"refused: {outside} is outside the repository", True),
-        ("Edit", "refused: lakefile.toml is protected", True)]
-    assert all(e["asked"] and not e["allowed"] for e in standin.events("permission"))
+        ("Write", denied.format("Write") + "Book/Other.lean is outside the Scope (Book/Basic.lean: Lean files, and "
+                                           "other files only where an entry names them); blockers go to open_issue",
+         True),
+        ("Write", denied.format("Write") + f"{outside} is outside the repository", True),
+        ("Edit", denied.format("Edit") + "lakefile.toml is protected", True)]
+    assert standin.events("permission") == []  # the hook's denial is final
 
 
-def test_bash_runs_only_the_allowed_commands_and_a_commit_of_the_session_moves_head(
+def test_bash_runs_only_the_allowed_commands_and_those_inside_the_sandbox(
         standin: Standin, make_session: Callable[..., ClaudeCodeSession], repo: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in GIT_ENV.items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     base = git(repo, "rev-parse", "HEAD").strip()
     edit = {"edit": "Book/Basic.lean", "old": "  sorry", "new": "  unfold double; omega"}
     standin.script(turn(edit, {"commit": "wip"}, {"text": REPORT}))
@@ -158,15 +163,21 @@ def test_bash_runs_only_the_allowed_commands_and_a_commit_of_the_session_moves_h
 
     assert git(repo, "rev-parse", "HEAD").strip() == base
     denied = standin.events("tool_result")[-1]
-    assert denied["content"].startswith("refused: this session may only run these commands: Bash(lake build:*)")
+    assert denied["content"].startswith("PreToolUse:Bash hook error: refused: this session may only run these "
+                                        "commands: Bash(lake build:*)")
 
     standin.log_path.unlink()
     git(repo, "checkout", "-q", "--", ".")
-    make_session(allowed_tools=[*DEFAULT_ALLOWED_TOOLS, "Bash(git commit:*)"]).run("go")
+    standin.script(turn(edit, {"commit": "wip"}, {"bash": "env; cat /proc/1/environ"}, {"text": REPORT}))
+    rules = [*DEFAULT_ALLOWED_TOOLS, "Bash(git commit:*)", "Bash(env)", "Bash(cat /proc/1/environ)"]
+    make_session(allowed_tools=rules).run("go")
 
-    assert git(repo, "rev-parse", "HEAD").strip() != base  # the orchestrator squashes it into the cycle's change
-    assert git(repo, "log", "-1", "--format=%s").strip() == "wip"
-    assert [e["asked"] for e in standin.events("permission")] == [True, False]  # the rule approved the commit
+    # A rule lets the command run, inside the sandbox: the checkout is read-only there, nothing holds the key.
+    assert git(repo, "rev-parse", "HEAD").strip() == base
+    commit, env = standin.events("tool_result")[-2:]
+    assert commit["is_error"] and "Read-only file system" in commit["content"]
+    assert not env["is_error"] and "HOME=/tmp/home" in env["content"] and FAKE_KEY not in env["content"]
+    assert env["input"]["command"].split()[0] == shutil.which("env") and "--unshare-all" in env["input"]["command"]
 
 
 def test_a_repair_round_continues_the_same_session(standin: Standin, make_session: Callable[..., ClaudeCodeSession],
@@ -196,18 +207,23 @@ def test_a_repair_round_continues_the_same_session(standin: Standin, make_sessio
 def test_the_options_reach_the_cli(standin: Standin, make_session: Callable[..., ClaudeCodeSession],
                                    repo: Path) -> None:
     standin.script(turn({"text": REPORT}))
-    lean_lsp = {"type": "stdio", "command": "uvx", "args": ["lean-lsp-mcp"], "env": {"LEAN_PROJECT_PATH": str(repo)}}
+    lean_lsp = {"type": "stdio", "command": sys.executable, "args": ["-m", "lean_lsp_mcp"],
+                "env": {"LEAN_PROJECT_PATH": str(repo)}}
     make_session(Limits(17, 60), mcp_servers={"lean-lsp": lean_lsp}).run("go")
 
     options = standin.options()
     assert options["model"] == MODEL and options["max_turns"] == "17"
     assert standin.events("start")[0]["cwd"] == str(repo)
     assert options["tools"] == ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "Bash"]
-    assert options["allowedTools"] == ["Read", "Glob", "Grep", "Bash(lake build:*)", "Bash(lake env lean:*)",
-                                       "Bash(lake lean:*)", "mcp__lean-lsp"]  # file writes always ask
+    assert options["allowedTools"] == ["mcp__lean-lsp"]  # a rule would approve a built-in tool past the guard
     assert (options["permission_mode"], options["permission_prompt_tool"]) == ("default", "stdio")
     assert options["setting_sources"] == [] and options["strict_mcp_config"] is True
-    assert options["mcp_config"] == {"mcpServers": {"lean-lsp": lean_lsp}}
+    server = options["mcp_config"]["mcpServers"]["lean-lsp"]  # the Lean server it starts runs in the sandbox
+    assert (server["type"], server["command"], "env" in server) == ("stdio", shutil.which("env"), False)
+    assert server["args"][-3:] == [sys.executable, "-m", "lean_lsp_mcp"] and "--unshare-all" in server["args"]
+    assert f"LEAN_PROJECT_PATH={repo}" in server["args"]
+    assert [m["hookCallbackIds"] for m in standin.events("control")[0]["request"]["hooks"]["PreToolUse"]] == [
+        ["hook_0"]]
     assert "system_prompt" not in options  # Claude Code's own prompt, with the Worker's appended
     appended = options["append_system_prompt"]
     assert "Never add an axiom." in appended and "RESTRUCTURING:" in appended and "## Suggested next step" in appended
@@ -225,7 +241,7 @@ def test_with_the_prover_off_there_are_no_prover_tools(standin: Standin, make_se
     assert make_session().run("go").stop is Stop.FINISHED
 
     options = standin.options()
-    assert "mcp_config" not in options and not any(t.startswith("mcp__") for t in options["allowedTools"])
+    assert "mcp_config" not in options and not options.get("allowedTools")
     assert "add a line `PROVER: <declaration>` to the report" in options["append_system_prompt"]
     (result,) = standin.events("tool_result")  # the real CLI's answer to a tool no server offers
     assert result["content"] == "<tool_use_error>Error: No such tool available: mcp__prover__submit_to_prover" \
@@ -361,3 +377,21 @@ def test_the_one_shot_model_takes_no_tools() -> None:
 def test_the_standin_refuses_an_option_it_does_not_know() -> None:
     done = subprocess.run([CLI, "--no-such-option"], capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "unknown option '--no-such-option'" in done.stderr
+
+
+def test_reads_outside_the_working_copy_are_refused(standin: Standin, make_session: Callable[..., ClaudeCodeSession],
+                                                   repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("PRIVATE\n")
+    (repo / "Book/link.lean").symlink_to(tmp_path / "secret.txt")
+    standin.script(turn({"read": "Book/Basic.lean"}, {"read": str(tmp_path / "secret.txt")}, {"read": "Book/link.lean"},
+                        {"read": "/proc/self/environ"}, {"glob": f"{tmp_path}/*.txt"}, {"text": REPORT}))
+
+    assert make_session().run("go").stop is Stop.FINISHED
+
+    inside, outside, link, proc, glob = standin.events("tool_result")
+    assert not inside["is_error"] and "double_pos" in inside["content"]
+    for refused in (outside, link, glob):
+        assert refused["is_error"] and "outside the working copy" in refused["content"], refused
+        assert "PRIVATE" not in refused["content"]
+    assert proc["is_error"] and "device or process file" in proc["content"]  # Claude Code's own refusal
+    assert [e["callback"] for e in standin.events("hook")] == ["hook_0"] * 4  # every call but the /proc one

@@ -9,8 +9,9 @@ import pytest
 from agents.config import BudgetConfig
 from agents.ledger import Budget, BudgetExceeded, Ledger, Limit
 from agents.metered import Metered
-from agents.model import Message, Reply, System, ToolSpec
+from agents.model import Message, Reply, System, ToolResult, ToolSpec
 from agents.prices import Price, price_table
+from gates.credentials import Secrets
 from state.history import Usage
 
 
@@ -75,3 +76,25 @@ def test_every_charge_is_reported_as_it_happens() -> None:
     model.send(System("s"), [Message("user", "a")])
     model.send(System("s"), [Message("user", "b")])
     assert seen == pytest.approx([3.0, 6.0])
+
+
+def test_no_secret_leaves_in_a_prompt_whatever_carried_it_there() -> None:
+    key = "sk-test-Zq9XwV7kP3-a-leaked-key"
+    seen: list[str] = []
+
+    @dataclass
+    class Recording:
+        name: str = "house-model"
+
+        def send(self, system: System, messages: list[Message], tools: list[ToolSpec] | None = None, *,
+                 max_tokens: int = 8192) -> Reply:
+            seen.extend([system.stable, system.volatile, *(m.text for m in messages),
+                         *(r.content for m in messages for r in m.tool_results)])
+            return Reply("ok")
+
+    model = Metered(Recording(), "evaluator", "anthropic", Ledger(), {}, Secrets({"ANTHROPIC_API_KEY": key}))
+    model.send(System(f"rules {key}", key), [Message("user", f"## Diff\n+ leak = \"{key}\""),
+                                            Message("user", tool_results=(ToolResult("1", key),))])
+    sent = [text for text in seen if text]
+    assert len(sent) == 4 and not any(key in text for text in sent)
+    assert all("[redacted: ANTHROPIC_API_KEY]" in text for text in sent)

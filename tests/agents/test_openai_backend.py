@@ -32,6 +32,7 @@ from agents.tools import Workspace
 from gates.build import LakeCompiler
 from gates.config import BuildConfig
 from state.history import Usage
+from tests.conftest import sandbox
 from tests.standin.openai_server import OpenAIStandin, RecordedRequest, text_reply, tool_call_reply
 
 FAKE_KEY = "sk-proj-test-Hq4RmT8wN2-never-print-me"
@@ -239,7 +240,8 @@ def test_malformed_arguments_are_kept_for_the_tool_layer_to_refuse(openai_server
     reply = make_model(openai_server).send(SYSTEM, [ASK], TOOLS, max_tokens=max_tokens)
 
     assert [c.arguments for c in reply.tool_calls] == [{"_unparsed": raw} for raw in raws[:3]] + [{}]
-    workspace = Workspace(tmp_path, ["*.lean"], [], ".prover-state", ["."], LakeCompiler(tmp_path, BuildConfig()))
+    compiler = LakeCompiler(tmp_path, BuildConfig(), sandbox())
+    workspace = Workspace(tmp_path, ["*.lean"], [], ".prover-state", ["."], compiler)
     for call in reply.tool_calls:
         result = workspace.call(call)
         assert result.is_error and result.content.startswith("bad arguments for read_file"), result

@@ -11,7 +11,7 @@ from agents.model import ToolCall
 from agents.tools import SPECS, Workspace
 from gates.build import LakeCompiler
 from gates.config import BuildConfig, GatesConfig
-from tests.conftest import git, write
+from tests.conftest import git, sandbox, write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : 1 = 1 := by\n  sorry\n\nend Book\n"
@@ -26,7 +26,7 @@ def ws(tmp_path: Path) -> Workspace:
     (tmp_path / "secret.txt").write_text("outside\n")
     (root / "Book/escape.lean").symlink_to(tmp_path / "secret.txt")
     (root / "Book/lake.lean").symlink_to(root / "lakefile.toml")
-    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"))
+    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"), sandbox())
     return Workspace(root, ["Book/*.lean"], ["lakefile.toml", ".github/**"], ".prover-state", ["Book"], compiler)
 
 
@@ -120,7 +120,7 @@ def test_the_worker_opens_new_issues_only_and_never_the_orchestrators(tmp_path: 
     root = tmp_path / "work"
     write(root, {"Book/A.lean": A, ".prover-state/issues/unfaithful-thm-2.1.md": "# judged different\n",
                  ".prover-state/issues/old.md": "a person's note\n"})
-    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"))
+    compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"), sandbox())
     ws = Workspace(root, ["Book/*.lean"], [], ".prover-state", ["Book"], compiler,
                    gates=GatesConfig(max_new_issues=2, max_issue_chars=100))
     refused = {

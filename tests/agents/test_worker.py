@@ -13,7 +13,7 @@ from agents.worker import Limits, Stop, WorkerSession
 from gates.build import LakeCompiler
 from gates.config import BuildConfig
 from tests.agents.conftest import FAKE_KEY
-from tests.conftest import write
+from tests.conftest import sandbox, write
 from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, Reply, tool_use_reply
 
 LIST = ("list_files", {})
@@ -23,7 +23,7 @@ LIST = ("list_files", {})
 def workspace(tmp_path: Path) -> Workspace:
     write(tmp_path, {"Book/A.lean": "theorem a : True := sorry\n"})
     return Workspace(tmp_path, ["Book/*.lean"], [], ".prover-state", ["Book"],
-                     LakeCompiler(tmp_path, BuildConfig(check_file=f"{sys.executable} -c pass {{file}}")))
+                     LakeCompiler(tmp_path, BuildConfig(check_file=f"{sys.executable} -c pass {{file}}"), sandbox()))
 
 
 def session(server: AnthropicStandin, workspace: Workspace, limits: Limits, clock: list[float]) -> WorkerSession:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import time
@@ -17,7 +16,7 @@ from gates.config import BuildConfig, GatesConfig
 from gates.registry import run_gates
 from gates.tree import DirTree
 from state.errors import InfraError
-from tests.conftest import write
+from tests.conftest import sandbox, write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : True := by\n  sorry\n\nend Book\n"
@@ -27,14 +26,17 @@ D = "namespace Book\n\ntheorem alone : True := trivial\n\nend Book\n"
 PROJECT = {"Book/A.lean": A, "Book/B.lean": B, "Book/C.lean": C, "Book/D.lean": D, "Book.lean": "import Book.C\n"}
 
 
+# The stand-in logs its calls into the build outputs, the one place the sandbox lets it write.
+SANDBOX = sandbox(env=["STANDIN_LOG"])
+
+
 class Setup:
     def __init__(self, tmp_path: Path) -> None:
         self.base = tmp_path / "base"
         self.work = tmp_path / "work"
-        self.log = tmp_path / "standin.log"
+        self.log = self.work / ".lake" / "standin.log"
         write(self.base, PROJECT)
         shutil.copytree(self.base, self.work)
-        os.environ["STANDIN_LOG"] = str(self.log)
 
     def config(self, **kw: object) -> BuildConfig:
         return BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}",
@@ -49,7 +51,7 @@ class Setup:
         config = self.config(**kw)
         return GateInput(base=DirTree(self.base), changed=DirTree(self.work), gates=GatesConfig(), build=config,
                          lean_roots=["Book"], state_dir=".prover-state", scope=["Book/**"], report="", cycle=1,
-                         compiler=LakeCompiler(self.work, config))
+                         compiler=LakeCompiler(self.work, config, SANDBOX))
 
     def calls(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
@@ -57,8 +59,9 @@ class Setup:
 
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Setup:
-    monkeypatch.setenv("STANDIN_LOG", str(tmp_path / "standin.log"))
-    return Setup(tmp_path)
+    made = Setup(tmp_path)
+    monkeypatch.setenv("STANDIN_LOG", str(made.log))
+    return made
 
 
 def test_changed_file_and_its_importers_are_checked_in_import_order(setup: Setup) -> None:
@@ -118,7 +121,7 @@ def _is_sleeper(proc: Path) -> bool:
 
 def test_a_missing_compiler_is_an_infrastructure_error(setup: Setup) -> None:
     inp = setup.input({"Book/D.lean": D + "\n"})
-    inp.compiler = LakeCompiler(setup.work, BuildConfig(check_file="no-such-lake lean {file}"))
+    inp.compiler = LakeCompiler(setup.work, BuildConfig(check_file="no-such-lake lean {file}"), SANDBOX)
     with pytest.raises(InfraError, match="`no-such-lake` was not found"):
         build.check(inp)
 
@@ -126,7 +129,7 @@ def test_a_missing_compiler_is_an_infrastructure_error(setup: Setup) -> None:
 def test_a_failure_without_diagnostics_shows_the_output(setup: Setup) -> None:
     inp = setup.input({"Book/D.lean": D + "\n"})
     inp.compiler = LakeCompiler(setup.work, BuildConfig(check_file=f"{sys.executable} -c \"print('lake crashed');"
-                                                                   " raise SystemExit(3)\" {file}"))
+                                                                   " raise SystemExit(3)\" {file}"), SANDBOX)
     result = build.check(inp)
     assert not result.passed and "exited with 3 without a parseable error" in result.detail
     assert "lake crashed" in result.detail
@@ -135,11 +138,11 @@ def test_a_failure_without_diagnostics_shows_the_output(setup: Setup) -> None:
 def test_the_build_gate_waits_for_the_cheap_gates(setup: Setup) -> None:
     inp = setup.input({"Book/D.lean": D + "axiom bad : False\n"})
     results = run_gates(inp)
-    assert [r.name for r in results] == ["scope", "integrity", "sorry", "size"]
+    assert [r.name for r in results] == ["scope", "integrity", "secrets", "sorry", "size"]
     assert not results[1].passed and setup.calls() == []
 
 
 def test_all_gates_pass_on_an_honest_change(setup: Setup) -> None:
     results = run_gates(setup.input({"Book/A.lean": A.replace("  sorry", "  trivial")}))
-    assert [(r.name, r.passed) for r in results] == [("scope", True), ("integrity", True), ("sorry", True),
-                                                     ("size", True), ("build", True)]
+    assert [(r.name, r.passed) for r in results] == [("scope", True), ("integrity", True), ("secrets", True),
+                                                     ("sorry", True), ("size", True), ("build", True)]

@@ -72,6 +72,8 @@ def config_text(**sections: dict[str, Any]) -> str:
         "build": {"check_file": f"{sys.executable} {STANDIN} check {{file}}",
                   "build_all": f"{sys.executable} {STANDIN} build", "timeout_s": 30},
         "loop": {"heartbeat_s": 1},
+        # Whole cycles run under the real bubblewrap; the stand-in Lean imports its IO module from its directory.
+        "sandbox": {"read_only": [str(STANDIN.parent)]},
     }
     for name, values in sections.items():
         base.setdefault(name, {}).update(values)

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import workcopy
+from orchestrator.git import Git
 from state.errors import UsageError
 from state.heartbeat import Heartbeat, read_heartbeat
+from state.history import GateVerdict, HistoryRecord
 from tests.conftest import git, write
 from tests.orchestrator.harness import (
     FAKE_KEY,
@@ -50,7 +53,7 @@ def test_an_accepted_cycle_lands_in_one_pushed_commit(project: Project) -> None:
     record, cycle = project.cycle()
 
     assert record.outcome == "accepted", record.gates
-    assert [g.name for g in record.gates] == ["scope", "integrity", "sorry", "size", "build"]
+    assert [g.name for g in record.gates] == ["scope", "integrity", "secrets", "sorry", "size", "build"]
     assert (record.pre_sorry_count, record.post_sorry_count, record.progress_score) == (2, 1, 1)
     assert project.head() == cycle.commit == project.remote_head()
     assert git_parent(project) == base  # one commit
@@ -104,7 +107,7 @@ def test_a_change_failing_a_gate_never_reaches_the_branch(project: Project, case
     edit, gate, detail = REJECTIONS[case]
     write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0})})
     base = _commit_config(project)
-    WORKTREE[:] = [project.repo / ".git/autoformalize/work/worker-0"]
+    WORKTREE[:] = [workcopy.location(Git(project.repo))]
     project.agents.plan(strategy("Book/A.lean"))
     if callable(edit):
         project.agents.add("worker", edit)
@@ -168,7 +171,7 @@ def test_a_declared_restructuring_lands_and_the_next_over_budget_does_not(projec
     assert first.outcome == "accepted" and first.restructuring == "split hard into two steps"
     assert (first.pre_sorry_count, first.post_sorry_count) == (2, 3)
     assert second.outcome == "rejected"
-    assert "restructuring budget is spent (1 of 1 in the last 10 cycles: 1)" in second.gates[2].detail
+    assert "restructuring budget is spent (1 of 1 in the last 10 cycles: 1)" in _gate(second, "sorry").detail
     assert project.history()[-1].cycle == 2
 
 
@@ -363,7 +366,7 @@ def test_lean_packages_are_shared_with_the_working_copy(project: Project) -> Non
 
     project.cycle()
 
-    shared = project.repo / ".git/autoformalize/work/worker-0/.lake/packages"
+    shared = workcopy.location(Git(project.repo)) / ".lake/packages"
     assert shared.is_symlink() and shared.resolve() == (project.repo / ".lake/packages").resolve()
 
 
@@ -441,14 +444,17 @@ def test_the_consultant_is_not_called_again_until_as_many_cycles_have_passed(pro
     assert [r.cycle for r in records if r.consultant] == [4, 8]
 
 
-def test_files_written_while_the_build_runs_fail_the_gate(project: Project, tmp_path: Path) -> None:
-    """Code in the change (an `#eval` writing files, say) runs when the build gate compiles it."""
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_files_written_while_the_build_runs_fail_the_gate(project: Project, tmp_path: Path, mode: str) -> None:
+    """Code in the change (an `#eval` writing files, say) runs when the build gate compiles it: the sandbox keeps
+    the working copy read-only; unsandboxed, the gate sees the files it wrote."""
     writer = tmp_path / "writer.py"
     writer.write_text(f"import pathlib, subprocess, sys\n"
                       f"pathlib.Path('lakefile.toml').write_text('name = \"pwned\"\\n')\n"
                       f"sys.exit(subprocess.call([sys.executable, {str(STANDIN)!r}, 'check', sys.argv[1]]))\n")
     check = f"{sys.executable} {writer} {{file}}"
-    write(project.repo, {"autoformalize.toml": config_text(build={"check_file": check}, gates={"repair_rounds": 0})})
+    write(project.repo, {"autoformalize.toml": config_text(build={"check_file": check}, gates={"repair_rounds": 0},
+                                                           sandbox={"mode": mode})})
     _commit_config(project)
     base = project.head()
     project.agents.plan(strategy("Book/A.lean"))
@@ -459,8 +465,15 @@ def test_files_written_while_the_build_runs_fail_the_gate(project: Project, tmp_
     record, _ = project.cycle()
 
     assert record.outcome == "rejected"
-    assert "files changed while the build ran: lakefile.toml" in record.gates[-1].detail
+    if mode == "bwrap":
+        assert "Read-only file system: 'lakefile.toml'" in _gate(record, "build").detail
+    else:
+        assert "files changed while the build ran: lakefile.toml" in record.gates[-1].detail
     assert project.show("HEAD", "lakefile.toml") == project.show(base, "lakefile.toml")
+
+
+def _gate(record: HistoryRecord, name: str) -> GateVerdict:
+    return next(g for g in record.gates if g.name == name)
 
 
 def test_the_compiler_never_sees_a_credential(project: Project, tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import workcopy
+from orchestrator.git import Git
 from orchestrator.watchdog import _heartbeat_age
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git, write
@@ -48,7 +50,10 @@ def script_first_cycle(project: Project, block: str | None, release: threading.E
 @pytest.mark.parametrize("fault", ["sync", "baseline", "plan", "work", "gates", "evaluate", "escalate", "bookkeeping",
                                    "commit", "push", "merge"])
 def test_a_kill_at_any_point_loses_no_cycle_and_lands_no_half(project: Project, tmp_path: Path, fault: str) -> None:
-    write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "escalate_after": 1})})
+    # The stand-in Lean pauses inside the sandbox, where it may write only the working copy's build outputs.
+    pause = ["STANDIN_PAUSE_ON", "STANDIN_PAUSE_MARKER"]
+    write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "escalate_after": 1},
+                                                           sandbox={"env": pause})})
     git(project.repo, "commit", "-qam", "config")
     git(project.repo, "push", "-q", "origin", "main")
     base = project.head()
@@ -58,6 +63,7 @@ def test_a_kill_at_any_point_loses_no_cycle_and_lands_no_half(project: Project, 
         env = fake_git(tmp_path, GIT_PAUSES[fault])
         marker = Path(env["PAUSE_MARKER"])
     elif fault in CHECKER_PAUSES:
+        marker = workcopy.location(Git(project.repo)) / ".lake" / "paused"
         env = {"STANDIN_PAUSE_ON": CHECKER_PAUSES[fault], "STANDIN_PAUSE_MARKER": str(marker)}
     inside, release = threading.Event(), threading.Event()
     script_first_cycle(project, fault, release, inside)

@@ -35,7 +35,7 @@ def test_growth_past_the_cap_goes_back_to_the_worker_who_puts_it_in_a_new_file(p
     assert "Book/A.lean 10 → 12 lines: over the cap of 10 lines" in repair and "`SPLITTING: <rationale>`" in repair
     assert "Warning at 8 lines, cap at 10." in user_text(project.agents.requests["planner"][0])
     assert record.outcome == "accepted", record.gates
-    assert [g.name for g in record.gates] == ["scope", "integrity", "sorry", "size", "build"]
+    assert [g.name for g in record.gates] == ["scope", "integrity", "secrets", "sorry", "size", "build"]
     # A proved statement the book does not pair is no fact of progress: the Evaluator's 1 is capped at 0.
     assert record.progress_score == 0 and record.splitting is None
     assert project.show("HEAD", "Book/A.lean") == A and project.show("HEAD", "Book/C.lean") == C
@@ -59,10 +59,11 @@ def test_a_declared_split_lands_once_scores_at_most_0_and_the_next_is_over_budge
     planned = user_text(project.agents.requests["planner"][0])
     assert "Book/A.lean: 10 lines — OVER THE CAP: split it this cycle" in planned
     assert first.outcome == "accepted" and first.splitting == rationale
-    assert "split 1 of 1 in 10 cycles allowed" in first.gates[3].detail
+    assert "split 1 of 1 in 10 cycles allowed" in next(g for g in first.gates if g.name == "size").detail
     told = user_text(project.agents.requests["evaluator"][0])
     assert "## Lean files over the size cap that this change made longer\n\n- Book/A.lean 10 → 12 lines (cap 8)" in told
     assert first.progress_score == 0  # the Evaluator said 2
     assert second.outcome == "rejected" and second.splitting is None
-    assert "split budget is spent (1 of 1 in the last 10 cycles: 1)" in second.gates[3].detail
+    size = next(g for g in second.gates if g.name == "size")
+    assert "split budget is spent (1 of 1 in the last 10 cycles: 1)" in size.detail
     assert [r.splitting for r in project.history()] == [rationale, None]

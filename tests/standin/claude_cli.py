@@ -17,10 +17,21 @@ own (it shares no code with autoformalize or the SDK):
   each), `user` messages carrying tool results, then a `result` whose
   `total_cost_usd` is the running total of the process (as the real CLI
   reports it in streaming-input sessions) and whose `usage` is the turn's;
-- permissions as Claude Code decides them: a `--disallowedTools` rule denies,
-  `bypassPermissions` allows, an `--allowedTools` rule allows (`Tool`,
-  `Bash(prefix:*)`, `Bash(glob *)`, `Bash(exact)`; every part of a compound
-  command must match), `acceptEdits` allows edits inside the working directory,
+- a tool call as Claude Code 2.1 handles it, in this order: Read refuses a
+  path under /proc or /dev by itself; then the PreToolUse hooks the SDK
+  registered in its `initialize` request (each matcher: `null`, `*`, a tool
+  name or `A|B`), each asked with a `hook_callback` control request: "deny"
+  ends the call with `PreToolUse:<Tool> hook error: <reason>`, "allow" runs it
+  (with its `updatedInput`) without asking anything else; a callback that
+  fails counts as no decision (a `system`/`informational` message says so)
+  unless its matcher's `onFailure` is "block", and one that does not answer
+  within its `timeout` (default 60 s) blocks. Then the permissions: a
+  `--disallowedTools` rule denies, `bypassPermissions` allows, an
+  `--allowedTools` rule allows (`Tool`, `Bash(prefix:*)`, `Bash(glob *)`,
+  `Bash(exact)`; every part of a compound command must match), reads inside
+  the working directory (symlinks resolved) and read-only shell commands
+  (`cat`, `ls`, `head`, `tail`, `wc`, `grep`, `pwd`) whose paths are all
+  inside it are allowed, `acceptEdits` allows edits inside the working directory,
   `dontAsk` denies, and anything else is asked of the SDK with a
   `can_use_tool` control request when it passed `--permission-prompt-tool
   stdio` (else denied). A denial becomes the tool's error result. An MCP tool
@@ -51,6 +62,9 @@ The script is the JSON file named by $CLAUDE_STANDIN_SCRIPT:
             {"write": PATH, "content": "..."}        the Write tool
             {"edit": PATH, "old": "...", "new": "..."}   the Edit tool
             {"bash": "command"}                      the Bash tool (run by /bin/sh in the cwd)
+            {"read": PATH}                           the Read tool (numbered lines, as Claude Code shows them)
+            {"glob": PATTERN, "path": DIR}           the Glob tool (`path` optional)
+            {"grep": PATTERN, "path": PATH}          the Grep tool, files with matches (`path` optional)
             {"mcp": SERVER, "tool": NAME, "args": {...}}   the tool `mcp__SERVER__NAME` of an SDK MCP server
             {"commit": "message"}                    Bash `git commit -qam <message>`
             {"wait": SECONDS}                        think that long; an interrupt ends the turn
@@ -92,6 +106,9 @@ FLAGS = {"--verbose", "--strict-mcp-config", "--include-partial-messages", "--co
 LISTS = {"--tools", "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools",
          "--setting-sources", "--betas"}
 EDIT_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+READ_TOOLS = {"Read": "file_path", "Glob": "path", "Grep": "path"}
+READ_ONLY_COMMANDS = {"cat", "ls", "head", "tail", "wc", "grep", "pwd"}
+HOOK_TIMEOUT_S = 60.0
 ENV_SHOWN = ("CLAUDE_CODE_ENTRYPOINT", "CLAUDE_AGENT_SDK_VERSION", "DISABLE_AUTOUPDATER",
              "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "PWD")
 
@@ -174,6 +191,7 @@ class Cli:
         self.turn_index = 0
         self.mcp_tools: dict[str, list[str]] | None = None  # per SDK server, the tools it listed (once connected)
         self.rpc_id = 0
+        self.hooks: dict[str, list[dict[str, Any]]] = {}  # the SDK's hook matchers, per event
 
     # -- i/o -------------------------------------------------------------------------------
 
@@ -213,22 +231,29 @@ class Cli:
         log("control", subtype=subtype, request=request)
         response: dict[str, Any] = {}
         if subtype == "initialize":
+            self.hooks = request.get("hooks") or {}
             response = {"commands": [], "output_style": "default", "available_output_styles": ["default"],
-                        "models": [], "account": {}, "pid": os.getpid()}
+                        "models": [], "account": {}, "pid": os.getpid(), "hooks_applied": True,
+                        "hook_on_failure_supported": True}
         elif subtype == "interrupt":
             self.interrupt.set()
         self.send({"type": "control_response",
                    "response": {"subtype": "success", "request_id": message["request_id"], "response": response}})
 
-    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, request: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+        """The SDK's answer; `{"subtype": "timeout"}` when it did not come within `timeout_s`."""
         request_id = f"standin-{uuid.uuid4().hex[:12]}"
         done = threading.Event()
         box: list[dict[str, Any]] = []
         self.pending[request_id] = (done, box)
         self.send({"type": "control_request", "request_id": request_id, "request": request})
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         while not done.wait(0.02):
             if self.interrupt.is_set():
                 raise Interrupted
+            if deadline is not None and time.monotonic() > deadline:
+                self.pending.pop(request_id, None)
+                return {"subtype": "timeout"}
         return box[0]
 
     # -- a turn ----------------------------------------------------------------------------
@@ -354,8 +379,17 @@ class Cli:
         allowed, message = True, ""
         if name.startswith("mcp__") and not self.mcp_listed(name):
             content, is_error = f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>", True
+        elif name == "Read" and re.match(r"^/(proc|dev)(/|$)", str(tool_input.get("file_path", ""))):
+            content, is_error = (f"<tool_use_error>Cannot read '{tool_input['file_path']}': this path names a device "
+                                 "or process file that this tool does not read.</tool_use_error>"), True
+        elif (hook := self.pre_tool_use(name, tool_input, tool_id))[1] is not None:  # a hook blocked it
+            allowed, content, is_error = False, hook[1] or "", True
         else:
-            allowed, tool_input, message = self.permission(name, tool_input, tool_id)
+            if hook[0] is not None:  # a hook allowed it, with this input
+                allowed, tool_input, message = True, hook[0], ""
+                log("permission", tool=name, input=tool_input, allowed=True, message="", asked=False, hook=True)
+            else:
+                allowed, tool_input, message = self.permission(name, tool_input, tool_id)
             if not allowed:
                 content, is_error = message, True
             elif name.startswith("mcp__"):
@@ -382,6 +416,12 @@ class Cli:
                             "description": "commit the work"}
         if "mcp" in action:
             return f"mcp__{action['mcp']}__{action['tool']}", dict(action.get("args", {}))
+        if "read" in action:
+            return "Read", {"file_path": self.absolute(action["read"])}
+        if "glob" in action:
+            return "Glob", {"pattern": action["glob"], **({"path": action["path"]} if "path" in action else {})}
+        if "grep" in action:
+            return "Grep", {"pattern": action["grep"], **({"path": action["path"]} if "path" in action else {})}
         raise SystemExit(f"standin: unknown action {action}")
 
     def absolute(self, path: str) -> str:
@@ -393,7 +433,7 @@ class Cli:
         asked, decision = False, None
         if any(self.rule_matches(r, name, tool_input) for r in self.options.get("disallowedTools", [])):
             decision = (False, f"Permission to use {name} has been denied.")
-        elif (mode == "bypassPermissions" or self.allowed_by_rules(name, tool_input)
+        elif (mode == "bypassPermissions" or self.allowed_by_rules(name, tool_input) or self.harmless(name, tool_input)
               or (mode == "acceptEdits" and name in EDIT_TOOLS and self.inside_cwd(tool_input.get("file_path", "")))):
             decision = (True, "")
         elif mode == "dontAsk":
@@ -418,9 +458,62 @@ class Cli:
         log("permission", tool=name, input=tool_input, allowed=decision[0], message=decision[1], asked=asked)
         return decision[0], tool_input, decision[1]
 
+    def pre_tool_use(self, name: str, tool_input: dict[str, Any], tool_id: str
+                     ) -> tuple[dict[str, Any] | None, str | None]:
+        """Run the PreToolUse hooks: (the input an "allow" runs, or None; the error of a block, or None)."""
+        for matcher in self.hooks.get("PreToolUse", []):
+            pattern = matcher.get("matcher")
+            if pattern not in (None, "", "*") and name not in str(pattern).split("|"):
+                continue
+            for callback in matcher.get("hookCallbackIds", []):
+                data = {"session_id": self.session_id, "transcript_path": "", "cwd": str(self.cwd),
+                        "permission_mode": self.options.get("permission_mode", "default"),
+                        "hook_event_name": "PreToolUse", "tool_name": name, "tool_input": tool_input,
+                        "tool_use_id": tool_id}
+                response = self.ask({"subtype": "hook_callback", "callback_id": callback, "input": data,
+                                     "tool_use_id": tool_id}, float(matcher.get("timeout") or HOOK_TIMEOUT_S))
+                log("hook", callback=callback, tool=name, response=response)
+                if response.get("subtype") == "timeout":
+                    return None, ("PreToolUse hook did not respond before its timeout (host client may be "
+                                  "unreachable). The tool call was not executed; other configured hooks may not "
+                                  "have completed.")
+                output = response.get("response") if response.get("subtype") == "success" else None
+                specific = output.get("hookSpecificOutput") if isinstance(output, dict) else None
+                if not isinstance(output, dict):
+                    failed = (f"Hook callback {callback} failed: the SDK host replied with an error or an invalid "
+                              "answer.")
+                    if matcher.get("onFailure") == "block":
+                        return None, (f'PreToolUse:{name} hook error: [callback]: failed; blocking because '
+                                      f'onFailure is "block"\n{failed}')
+                    self.send({"type": "system", "subtype": "informational", "level": "warning",
+                               "content": f"PreToolUse: {failed} Its answer was treated as empty.",
+                               "tag": "hook_callback_failed", "session_id": self.session_id,
+                               "uuid": str(uuid.uuid4())})
+                    continue
+                decided = specific if isinstance(specific, dict) else {}
+                if decided.get("permissionDecision") == "deny":
+                    return None, f"PreToolUse:{name} hook error: {decided.get('permissionDecisionReason', '')}"
+                if decided.get("permissionDecision") == "allow":
+                    return decided.get("updatedInput") or tool_input, None
+        return None, None
+
+    def harmless(self, name: str, tool_input: dict[str, Any]) -> bool:
+        """What Claude Code runs without asking: reads inside the working directory, read-only commands there."""
+        if name in READ_TOOLS:
+            return self.inside_cwd(tool_input.get(READ_TOOLS[name]) or str(self.cwd))
+        if name != "Bash":
+            return False
+        try:
+            words = shlex.split(tool_input.get("command", ""))
+        except ValueError:
+            return False
+        if not words or words[0] not in READ_ONLY_COMMANDS or any(c in tool_input["command"] for c in "|;&<>$`"):
+            return False
+        return all(self.inside_cwd(w) for w in words[1:] if not w.startswith("-"))
+
     def inside_cwd(self, path: str) -> bool:
         try:
-            Path(path).resolve().relative_to(self.cwd.resolve())
+            (self.cwd / path).resolve().relative_to(self.cwd.resolve())
             return True
         except ValueError:
             return False
@@ -515,6 +608,25 @@ class Cli:
                 return "String to replace not found in file.", True
             path.write_text(text.replace(tool_input["old_string"], tool_input["new_string"], 1), encoding="utf-8")
             return f"The file {path} has been updated.", False
+        if name == "Read":
+            path = self.cwd / tool_input["file_path"]
+            if not path.is_file():
+                return "<tool_use_error>File does not exist.</tool_use_error>", True
+            lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+            return "\n".join(f"{i}\t{line}" for i, line in enumerate(lines, start=1)), False
+        if name == "Glob":
+            base = self.cwd / tool_input.get("path", ".")
+            pattern = tool_input["pattern"]
+            found = sorted(str(p) for p in (Path("/").glob(pattern.lstrip("/")) if pattern.startswith("/")
+                                            else base.glob(pattern)))
+            return "\n".join(found) or "No files found", False
+        if name == "Grep":
+            base = self.cwd / tool_input.get("path", ".")
+            files = [base] if base.is_file() else [p for p in base.rglob("*") if p.is_file()]
+            regex = re.compile(tool_input["pattern"])
+            hits = [str(p) for p in files if regex.search(p.read_text(encoding="utf-8", errors="replace"))]
+            return (f"Found {len(hits)} file{'s' if len(hits) != 1 else ''}\n" + "\n".join(hits)) if hits \
+                else "No files found", False
         done = subprocess.run(tool_input["command"], shell=True, cwd=self.cwd, capture_output=True, text=True,
                               timeout=60)
         output = (done.stdout + done.stderr).strip()

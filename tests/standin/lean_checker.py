@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from lean_io import run_evals  # `#eval`'s IO, run as Lean runs it while compiling
+
 DECL = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*"
                   r"(?:theorem|lemma|def|abbrev|structure|inductive|class|axiom|instance)\s+([\w.']+)", re.M)
 NAMESPACE = re.compile(r"^\s*(namespace|end)\s+([\w.]+)", re.M)
@@ -104,7 +106,7 @@ def check(root: Path, rel: str) -> list[str]:
             line = text.count("\n", 0, m.start(1)) + 1
             col = m.start(1) - (text.rfind("\n", 0, m.start(1)) + 1)
             out.append(f"{rel}:{line}:{col}: warning: declaration uses 'sorry'")
-    return out
+    return out + run_evals(path, rel)
 
 
 def main() -> int:

@@ -1,0 +1,251 @@
+"""What a claude-code Worker may touch: one decision for every tool call, taken before Claude Code runs it.
+
+What the real CLI (Claude Code 2.1.x, driven by claude-agent-sdk against a
+scripted API) does, and why the guard is a hook:
+
+- a rule of `--allowedTools` (`Read`, `Bash(lake build:*)`) approves a call
+  before the `can_use_tool` callback is asked: an auto-approved Read reads
+  `~/.ssh` or a symlink out of the working copy, an auto-approved Bash runs
+  with the CLI's whole environment, API key included;
+- without a rule, reads inside the working directory (symlinks resolved) and
+  read-only shell commands there run without asking; the rest is asked;
+- a PreToolUse hook is called for every tool call, approved by a rule or not;
+  its "deny" stops the call, its "allow" with `updatedInput` runs the
+  rewritten input without consulting the rules; a hook that raises or returns
+  nothing usable counts as no decision unless its matcher says
+  `on_failure="block"`, and one too slow blocks.
+
+So one PreToolUse hook on every tool, `on_failure="block"` (the SDK refuses to
+connect to a CLI that cannot honour it), takes the decision:
+
+- Read, Glob, Grep, LS, NotebookRead: every path they name, symlinks
+  resolved, lies in the working copy or in the dependencies it shares (the
+  target of `.lake/packages`: Mathlib's sources); `/proc`, the home directory,
+  the user's checkout are refused;
+- Write, Edit, MultiEdit, NotebookEdit: where `Workspace.resolve(write=True)`
+  allows (the Scope, not protected, in the working copy), and never a known
+  secret's value in what they write;
+- Bash: only the commands the rules name (every part of a compound command),
+  rewritten to run inside the sandbox (`Sandbox.wrap`) with the allowlisted
+  environment;
+- TodoWrite: allowed; the MCP servers' tools: left to the rules that approve
+  them (the prover's are the Workspace's own, confined there);
+- any other tool: refused.
+
+No rule auto-approves a built-in tool any more, so what the CLI still asks of
+`can_use_tool` gets the same decision: a read outside the working copy is
+refused twice.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+from claude_agent_sdk import (
+    CanUseTool,
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    HookMatcher,
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ToolPermissionContext,
+)
+
+from agents.tools import Refused, Workspace
+from gates.sandbox import Sandbox
+
+READ_TOOLS = {"Read": ("file_path",), "NotebookRead": ("notebook_path",), "Glob": ("path",), "Grep": ("path",),
+              "LS": ("path",)}
+"""The reading tools, with the input fields naming a path."""
+WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
+"""The file-writing tools, with the input field naming the file."""
+HARMLESS = {"TodoWrite"}
+_SEPARATORS = re.compile(r"&&|\|\||;|\||&|\n")
+
+log = structlog.get_logger()
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allow: bool | None  # None: no decision here (an MCP tool: its rule approves it)
+    reason: str = ""
+    updated: dict[str, Any] | None = None  # the input to run instead (a Bash command, sandboxed)
+
+
+@dataclass(frozen=True)
+class Guard:
+    workspace: Workspace
+    sandbox: Sandbox
+    rules: tuple[str, ...]  # the allowed tools, in Claude Code's permission-rule syntax
+
+    def decide(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        """The decision on one call; never raises (a failing hook would count as a block, but say nothing)."""
+        try:
+            verdict = self._decide(name, tool_input)
+        except Exception as e:  # whatever went wrong, the call does not run
+            verdict = Verdict(False, f"refused: the call could not be checked ({type(e).__name__}: {e})")
+        if verdict.allow is False:
+            log.info("claude_code.denied", tool=name, reason=verdict.reason[:300])
+        return verdict
+
+    def _decide(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        if name.startswith("mcp__"):
+            return Verdict(None)
+        if name not in {*_tools(self.rules), *HARMLESS}:
+            return Verdict(False, f"refused: {name} is not allowed here; the tools are {', '.join(self.rules)}")
+        if name in READ_TOOLS:
+            return self._read(name, tool_input)
+        if name in WRITE_TOOLS:
+            return self._write(name, tool_input)
+        if name == "Bash":
+            return self._bash(tool_input)
+        if name in HARMLESS:
+            return Verdict(True)
+        return Verdict(False, f"refused: {name} cannot be confined to the working copy, so it is not allowed")
+
+    def _read(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        paths = [tool_input[f] for f in READ_TOOLS[name] if tool_input.get(f)]
+        pattern = tool_input.get("pattern") if name == "Glob" else None
+        if isinstance(pattern, str) and (pattern.startswith(("/", "~")) or ".." in Path(pattern).parts):
+            paths.append(_static_prefix(pattern))
+        for path in paths:
+            if not isinstance(path, str) or not self._readable(path):
+                return Verdict(False, f"refused: {path} is outside the working copy; reads are confined to it "
+                                      "and to its dependencies under .lake/packages")
+        return Verdict(True)
+
+    def _readable(self, path: str) -> bool:
+        root = self.workspace.root
+        real = (root / Path(path).expanduser()).resolve()
+        roots = [root, (root / ".lake" / "packages").resolve()]
+        return any(real == r or r in real.parents for r in roots)
+
+    def _write(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        path = tool_input.get(WRITE_TOOLS[name])
+        if not isinstance(path, str):
+            return Verdict(False, f"refused: give {name} the file's path")
+        try:
+            self.workspace.resolve(relative(self.workspace.root, path), write=True)
+        except Refused as e:
+            return Verdict(False, f"refused: {e}")
+        leaked = self.workspace.secrets.found("\n".join(_strings(tool_input)))
+        if leaked:
+            return Verdict(False, f"refused: what {name} would write holds the value of "
+                                  f"{', '.join('$' + n for n in leaked)}, a credential; leave it out")
+        return Verdict(True)
+
+    def _bash(self, tool_input: dict[str, Any]) -> Verdict:
+        command = tool_input.get("command")
+        bash = [r for r in self.rules if r.partition("(")[0] == "Bash"]
+        if not isinstance(command, str) or not command.strip() or not _permitted(command, bash):
+            return Verdict(False, f"refused: this session may only run these commands: {', '.join(bash) or 'none'}")
+        wrapped = shlex.join(self.sandbox.wrap(["/bin/sh", "-c", command], self.workspace.root))
+        return Verdict(True, updated={**tool_input, "command": wrapped})
+
+    # -- the two ways the CLI asks ----------------------------------------------------------------
+
+    def hook(self) -> HookMatcher:
+        """The PreToolUse hook on every tool; a failure blocks the call."""
+
+        async def pre_tool_use(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+            if data["hook_event_name"] != "PreToolUse":
+                return {}
+            verdict = self.decide(data["tool_name"], dict(data["tool_input"]))
+            if verdict.allow is None:
+                return {}
+            out: dict[str, Any] = {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "allow" if verdict.allow else "deny",
+                                   "permissionDecisionReason": verdict.reason or "within the working copy"}
+            if verdict.updated is not None:
+                out["updatedInput"] = verdict.updated
+            return {"hookSpecificOutput": out}  # type: ignore[typeddict-item]
+
+        return HookMatcher(matcher=None, hooks=[pre_tool_use], on_failure="block")
+
+    def can_use_tool(self) -> CanUseTool:
+        """The permission callback: the same decision, for whatever the CLI still asks."""
+
+        async def can_use_tool(name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+                               ) -> PermissionResult:
+            verdict = self.decide(name, tool_input)
+            if verdict.allow:
+                return PermissionResultAllow(updated_input=verdict.updated)
+            return PermissionResultDeny(message=verdict.reason or f"refused: {name} is not allowed here")
+
+        return can_use_tool
+
+    def mcp_server(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """A configured MCP server, its command (a Lean server, say) run inside the sandbox; remote ones as they
+        are."""
+        command = entry.get("command")
+        if not isinstance(command, str) or entry.get("type", "stdio") != "stdio":
+            return entry
+        wrapped = self.sandbox.wrap([command, *entry.get("args", [])], self.workspace.root,
+                                    env=entry.get("env") or {})
+        return {**{k: v for k, v in entry.items() if k != "env"}, "command": wrapped[0], "args": wrapped[1:]}
+
+
+def relative(root: Path, path: str) -> str:
+    """`path` relative to `root` when it lies under it (Claude Code passes absolute paths), else unchanged, so
+    `Workspace.resolve` checks the Scope on the repository-relative name and refuses what lies outside."""
+    p = Path(path)
+    if not p.is_absolute():
+        return path
+    for candidate in (p, p.parent.resolve() / p.name):  # the root may be spelled through a symlink
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return path
+
+
+def _tools(rules: Iterable[str]) -> set[str]:
+    return {rule.partition("(")[0] for rule in rules}
+
+
+def _permitted(command: str, rules: list[str]) -> bool:
+    """Whether every part of `command` matches a Bash rule (`Bash`, `Bash(*)`, `Bash(prefix:*)`, `Bash(glob *)`,
+    `Bash(exact)`), as Claude Code matches them."""
+    parts = [p.strip() for p in _SEPARATORS.split(command) if p.strip()]
+    return bool(parts) and all(any(_matches(rule, part) for rule in rules) for part in parts)
+
+
+def _matches(rule: str, command: str) -> bool:
+    _, paren, spec = rule.partition("(")
+    spec = spec[:-1] if paren and spec.endswith(")") else spec
+    if not paren or spec in ("", "*"):
+        return True
+    if spec.endswith(":*"):
+        return command == spec[:-2] or command.startswith(spec[:-2] + " ")
+    if "*" in spec:
+        return fnmatch.fnmatchcase(command, spec)
+    return command == spec
+
+
+def _static_prefix(pattern: str) -> str:
+    """The directory a glob pattern starts from: its parts before the first wildcard."""
+    parts = []
+    for part in Path(pattern).parts:
+        if any(c in part for c in "*?[{"):
+            break
+        parts.append(part)
+    return str(Path(*parts)) if parts else "."
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []

@@ -1,0 +1,282 @@
+"""The sandbox, with the real bubblewrap: what code the Worker wrote can reach while it compiles.
+
+Each attack is a Lean file whose `#eval` does what an adversarial Worker would, compiled by the stand-in Lean
+(which runs the IO as real Lean does at elaboration) through `LakeCompiler`, as `lean_check` and the build gate
+run it. Where an attack would have worked without the sandbox, the same payload run unconfined shows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from gates.build import LakeCompiler
+from gates.config import BuildConfig, SandboxConfig
+from gates.diagnostics import CheckResult
+from gates.sandbox import Sandbox, check, describe, probe
+from state.errors import UsageError
+from tests.conftest import STANDIN_DIR, git, write
+
+KEY = "sk-ant-sandbox-Qw8Ze3-never-print-me"
+REAL_HOME = Path.home()  # the tests' HOME is their own; this one is the user's running them
+STANDIN = STANDIN_DIR / "lean_checker.py"
+
+
+@dataclass
+class Place:
+    """A user's machine in miniature: a home with a secret, a checkout with its git and state directories, the
+    toolchain, the main checkout's Lean packages, and the Worker's working copy elsewhere."""
+
+    home: Path
+    checkout: Path
+    work: Path
+
+    def sandbox(self, **config: object) -> Sandbox:
+        read_only = [str(STANDIN_DIR)]
+        return Sandbox(SandboxConfig(read_only=read_only, **config),  # type: ignore[arg-type]
+                       hidden=(self.checkout, self.checkout / ".git"), packages=self.checkout / ".lake/packages")
+
+    def compile(self, lean: str, sandbox: Sandbox | None = None, timeout_s: int = 30) -> CheckResult:
+        write(self.work, {"Book/Attack.lean": lean})
+        config = BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}", timeout_s=timeout_s)
+        return LakeCompiler(self.work, config, sandbox or self.sandbox()).check("Book/Attack.lean", "Book.Attack")
+
+
+@pytest.fixture
+def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Place:
+    home, checkout, work = tmp_path / "home", tmp_path / "book", tmp_path / "cache" / "worker-0"
+    write(home, {".ssh/id_ed25519": "PRIVATE KEY\n", ".elan/toolchains/v4/bin/lean": "#!/bin/sh\n"})
+    write(checkout, {"Book/A.lean": "theorem a : True := trivial\n", ".prover-state/statement_lock.json": "{}\n",
+                     ".lake/packages/mathlib/Mathlib.lean": "-- Mathlib\n"})
+    git(checkout, "init", "-q")
+    write(work, {"Book/A.lean": "theorem a : True := trivial\n", "lakefile.toml": 'name = "book"\n'})
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("ELAN_HOME", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("GITHUB_TOKEN", KEY + "-gh")
+    return Place(home, checkout, work)
+
+
+def test_no_process_environment_holds_a_key(place: Place) -> None:
+    # The orchestrator, and the git children it starts, hold the key: reading every /proc/*/environ finds none.
+    with _holding_the_key():
+        result = place.compile('#eval IO.getEnv "ANTHROPIC_API_KEY"\n\n#eval do\n'
+                               '  for entry in ← System.FilePath.readDir "/proc" do\n'
+                               '    try IO.println (← IO.FS.readFile (entry.path / "environ")) catch _ => pure ()\n')
+
+        assert result.ok, result.output
+        assert KEY not in result.output and "GITHUB_TOKEN" not in result.output
+        assert result.output.startswith("none\n")  # IO.getEnv
+        assert "HOME=/tmp/home" in result.output  # the loop did read the environments it could see
+
+        unconfined = place.compile(place.work.joinpath("Book/Attack.lean").read_text(),
+                                   Sandbox(SandboxConfig(mode="none")))
+        assert KEY in unconfined.output  # the orchestrator's own environment, through /proc
+
+
+def test_writes_outside_the_build_outputs_fail(place: Place) -> None:
+    targets = {"source": place.work / "Book/A.lean", "hook": place.checkout / ".git/hooks/post-commit",
+               "state": place.checkout / ".prover-state/statement_lock.json",
+               "packages": place.checkout / ".lake/packages/mathlib/Mathlib.lean",
+               "toolchain": place.home / ".elan/toolchains/v4/bin/lean", "program": Path(sys.prefix) / "planted",
+               "home": REAL_HOME / ".autoformalize-sandbox-canary"}
+    before = {name: path.read_bytes() if path.exists() else None for name, path in targets.items()}
+    lean = "".join(f'#eval IO.FS.writeFile "{path}" "#!/bin/sh\\ncurl evil"\n\n' for path in targets.values())
+
+    try:
+        result = place.compile(lean + '#eval IO.FS.writeFile ".lake/ok.txt" "built"\n')
+        assert {name: path.read_bytes() if path.exists() else None for name, path in targets.items()} == before
+    finally:
+        targets["home"].unlink(missing_ok=True)
+    unwritable, invisible = "read-only file system (error code: 30)", "no such file or directory (error code: 2)"
+    assert [d.message for d in result.errors][:6] == [
+        f"{unwritable}\n  file: {targets['source']}", f"{invisible}\n  file: {targets['hook']}",
+        f"{invisible}\n  file: {targets['state']}", f"{unwritable}\n  file: {targets['packages']}",
+        f"{unwritable}\n  file: {targets['toolchain']}", f"{unwritable}\n  file: {targets['program']}"], result.output
+    # Your home: absent, or (when something inside it is shown, a Python under ~/.pyenv) read-only.
+    assert result.errors[6].message in (f"{m}\n  file: {targets['home']}" for m in (unwritable, invisible))
+    assert len(result.errors) == 7 and (place.work / ".lake/ok.txt").read_text() == "built"  # lake's outputs
+
+
+def test_the_checkout_home_and_git_directory_are_not_visible(place: Place) -> None:
+    paths = [place.home / ".ssh/id_ed25519", place.checkout / ".git/config",
+             place.checkout / ".prover-state/statement_lock.json", Path("/etc/shadow")]
+
+    result = place.compile('#eval IO.FS.readFile ".lake/packages/mathlib/Mathlib.lean"\n\n'
+                           + "".join(f'#eval IO.FS.readFile "{p}"\n\n' for p in paths))
+
+    assert result.output.startswith('"-- Mathlib\\n"\n')  # the dependencies are readable, through the link
+    assert [d.message for d in result.errors] == [f"no such file or directory (error code: 2)\n  file: {p}"
+                                                  for p in paths]
+
+
+def test_a_setsid_sleeper_is_gone_after_the_timeout(place: Place) -> None:
+    lean = ('#eval discard <| IO.Process.spawn { cmd := "setsid", args := #["sleep", "4242"] }\n\n'
+            "#eval IO.sleep 60000\n")
+
+    unconfined = place.compile(lean, Sandbox(SandboxConfig(mode="none")), timeout_s=2)
+    assert unconfined.exit_code is None
+    escaped = _sleepers("4242")
+    for pid in escaped:  # the process-group kill missed it: this is what the sandbox is for
+        os.kill(pid, signal.SIGKILL)
+    assert escaped
+
+    result = place.compile(lean, timeout_s=2)
+
+    assert result.exit_code is None  # timed out
+    assert _sleepers("4242") == []
+
+
+def test_a_network_connect_fails(place: Place) -> None:
+    with _listener() as (port, accepted):
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
+        lean = f'#eval IO.Process.output {{ cmd := "{sys.executable}", args := #["-c", "{connect}"] }}\n'
+
+        result = place.compile(lean)
+        assert "exitCode := 1" in result.output and "Connection refused" in result.output, result.output
+        assert accepted == []
+
+        place.compile(lean, Sandbox(SandboxConfig(mode="none")))
+        assert len(accepted) == 1  # the same payload, unconfined, reached the host
+
+
+def test_memory_is_limited_but_mapped_files_do_not_count(place: Place) -> None:
+    big = place.work / ".lake/packages.olean"
+    big.parent.mkdir(exist_ok=True)
+    with big.open("wb") as f:
+        f.truncate(1024 * 1024 * 1024)  # sparse: a GiB mapped read-only, as Lean maps Mathlib's .olean files
+    program = ("import mmap, sys; f = open(sys.argv[1], 'rb'); m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ); "
+               "print('mapped', len(m)); bytearray(512 * 1024 * 1024)")
+    lean = f'#eval IO.Process.output {{ cmd := "{sys.executable}", args := #["-c", "{program}", "{big}"] }}\n'
+
+    result = place.compile(lean, place.sandbox(memory_mb=256))
+
+    assert "mapped 1073741824" in result.output and "MemoryError" in result.output, result.output
+    assert "exitCode := 0" in place.compile(lean, place.sandbox(memory_mb=2048)).output
+
+
+def test_cpu_time_is_limited(place: Place) -> None:
+    lean = f'#eval IO.Process.output {{ cmd := "{sys.executable}", args := #["-c", "while True: pass"] }}\n'
+
+    result = place.compile(lean, place.sandbox(cpu_s=1))
+
+    # Killed at the limit: SIGXCPU, or SIGKILL when the soft and hard limits coincide.
+    assert any(f"exitCode := -{s}," in result.output for s in (signal.SIGXCPU, signal.SIGKILL)), result.output
+    assert "exitCode := 0" in place.compile(lean.replace("while True: pass", "pass"), place.sandbox(cpu_s=1)).output
+
+
+def test_a_replaced_packages_link_is_restored_before_the_next_run(place: Place) -> None:
+    place.compile("#eval IO.sleep 1\n")  # the first run links the working copy's packages
+    link = place.work / ".lake/packages"
+    assert link.is_symlink()
+    link.unlink()  # as code in the sandbox may: its `.lake` is writable
+    write(place.work, {".lake/packages/mathlib/Mathlib.lean": "-- forged\n"})
+
+    result = place.compile('#eval IO.FS.readFile ".lake/packages/mathlib/Mathlib.lean"\n')
+
+    assert '"-- Mathlib\\n"' in result.output and link.is_symlink()
+
+
+def test_the_environment_is_an_allowlist(place: Place, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LC_TIME", "C")
+    monkeypatch.setenv("LAKE_EXTRA", "x1")
+    monkeypatch.setenv("UNLISTED", "x2")
+    sandbox = place.sandbox(env=["LAKE_EXTRA"])
+
+    env = sandbox.environment()
+
+    assert {"PATH", "LC_TIME", "LAKE_EXTRA", "HOME", "TMPDIR"} <= set(env) and "UNLISTED" not in env
+    assert "ANTHROPIC_API_KEY" not in env and "GITHUB_TOKEN" not in env and env["HOME"] == "/tmp/home"
+    assert Sandbox(SandboxConfig(mode="none")).environment()["HOME"] == str(place.home)
+    with pytest.raises(ValidationError, match="MY_API_KEY, OPENAI_BASE_URL look like credentials"):
+        SandboxConfig(env=["LAKE_EXTRA", "MY_API_KEY", "OPENAI_BASE_URL"])
+
+
+def test_without_bwrap_the_commands_refuse_saying_how_to_install_it(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("env", "prlimit", "true"):
+        (tools / name).symlink_to(shutil.which(name) or name)
+    monkeypatch.setenv("PATH", str(tools))
+    config = SandboxConfig()
+
+    assert probe(config) == "bwrap (bubblewrap) is not installed"
+    with pytest.raises(UsageError, match=r"sudo apt-get install bubblewrap.*apparmor_restrict_unprivileged_userns"
+                                         r".*mode = \"none\""):
+        check(config)
+    assert "a cycle would refuse to start (exit 2)" in describe(config)
+
+    # bwrap present but unable to create namespaces (Ubuntu 24.04's AppArmor restriction), as bwrap reports it
+    (tools / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (tools / "bwrap").chmod(0o755)
+    assert "setting up uid map: Permission denied" in (probe(config) or "")
+    check(SandboxConfig(mode="none"))  # opting out always starts
+    assert "unsandboxed" in describe(SandboxConfig(mode="none"))
+
+
+def test_the_real_bwrap_works_here() -> None:
+    assert probe(SandboxConfig()) is None
+
+
+# --- helpers ---------------------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _holding_the_key() -> Iterator[None]:
+    """A child holding the key in its environment, as the orchestrator's git processes do."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env={**os.environ})
+    try:
+        yield
+    finally:
+        child.kill()
+        child.wait()
+
+
+def _sleepers(marker: str) -> list[int]:
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes() == f"sleep\0{marker}\0".encode():
+                out.append(int(proc.name))
+        except OSError:
+            continue
+    return out
+
+
+@contextlib.contextmanager
+def _listener() -> Iterator[tuple[int, list[object]]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError, OSError):
+                conn, _ = server.accept()
+                accepted.append(conn)
+                conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], accepted
+    finally:
+        done.set()
+        thread.join()
+        server.close()
