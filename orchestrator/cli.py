@@ -86,6 +86,16 @@ def watchdog(stale_after: float | None, max_restarts: int, log: Path | None, max
 
 
 @cli.command()
+@click.option("--no-canaries", is_flag=True, help="Only check the setup; skip the cheats run on your Lean.")
+@_repo_option
+def doctor(no_canaries: bool, repo: Path | None) -> int:
+    """Check the setup a cycle needs, then prove the gates on your real Lean: every cheat rejected."""
+    from orchestrator.commands import doctor as command
+
+    return command.run(repo, not no_canaries)
+
+
+@cli.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_repo_option

@@ -87,7 +87,7 @@ def workflow(config: Config) -> str:
     for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),
                        "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
                        "@WEBHOOK_ENV@": config.notify.webhook_env,
-                       "@PROVER_ENV@": config.prover.api_key_env}.items():
+                       "@PROVER_ENV@": config.prover.api_key_env, "@STATE_DIR@": config.project.state_dir}.items():
         text = text.replace(key, value)
     return text
 

@@ -1,0 +1,111 @@
+"""The canaries of `autoformalize doctor`: cheats the gates must reject on the user's real Lean, and one honest
+proof they must accept.
+
+Each canary is a base (files committed to a throwaway copy of the project, a sorry in each target) and a change
+made on that base, as a Worker would make it. The cheats prove something false, or trust something the kernel
+did not check, while the text looks like progress. They use Lean's core library only, so they build in any
+project in seconds, and they live in a folder of their own under the first Lean root; `@M@` in their text is that
+folder's module prefix.
+
+Every gate judges every cheat (`orchestrator/doctor.py` runs them one by one, not stopping at the first
+rejection), so the report says which layers caught it. Where `kernel` is set, the kernel gate alone must reject
+it: that is what the source rules cannot prove about the user's Lean, and why the suite runs there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FOLDER = "AutoformalizeCanary"
+
+
+@dataclass(frozen=True)
+class Canary:
+    name: str
+    what: str  # the cheat, in a few words
+    base: dict[str, str]  # file name in the canary folder → text at the base
+    change: dict[str, str]  # file name → text after the change
+    kernel: bool = True  # the kernel gate alone must reject it
+    honest: bool = False  # a real proof: every gate must accept it
+    notes: tuple[str, ...] = field(default=())
+
+
+def _sorried(namespace: str, statement: str, before: str = "") -> str:
+    return f"namespace @M@.{namespace}\n\n{before}theorem target {statement} := by\n  sorry\n\nend @M@.{namespace}\n"
+
+
+CANARIES: tuple[Canary, ...] = (
+    Canary(
+        "guard_msgs", "`#guard_msgs (drop all)` swallows the sorry warning of a false theorem proved by `stop`",
+        {"GuardMsgs.lean": _sorried("GuardMsgs", ": 2 + 2 = 5")},
+        {"GuardMsgs.lean": "namespace @M@.GuardMsgs\n\n#guard_msgs (drop all) in\ntheorem target : 2 + 2 = 5 := by\n"
+                           "  stop\n  rfl\n\nend @M@.GuardMsgs\n"}),
+    Canary(
+        "hidden_axiom", "an axiom after a string the lexer could misread (`hide! \"{\"`), imported by the target",
+        {"Hidden.lean": "import @M@.HiddenAxiom\n\n" + _sorried("Hidden", ": 2 + 2 = 5"),
+         "HiddenAxiom.lean": "namespace @M@.Hidden\n\ndef brace : String := \"{\"\n\nend @M@.Hidden\n"},
+        {"Hidden.lean": "import @M@.HiddenAxiom\n\nnamespace @M@.Hidden\n\ntheorem target : 2 + 2 = 5 := trustMe\n\n"
+                        "end @M@.Hidden\n",
+         "HiddenAxiom.lean": "namespace @M@.Hidden\n\ndef hide! (s : String) : String := s\n\n"
+                             "def brace : String := hide! \"{\"\n\naxiom trustMe : 2 + 2 = 5\n\nend @M@.Hidden\n"}),
+    Canary(
+        "meta_axiom", "`run_cmd` adds an axiom through `addDecl`, where no `axiom` keyword appears",
+        {"Meta.lean": _sorried("Meta", ": 2 + 2 = 5")},
+        {"Meta.lean": "import Lean\n\nnamespace @M@.Meta\n\nopen Lean Elab Command in\n"
+                      "run_cmd liftCoreM <| addDecl <| .axiomDecl\n"
+                      "  { name := `@M@.Meta.trustMe, levelParams := [], type := mkConst ``False, isUnsafe := false }\n"
+                      "\ntheorem target : 2 + 2 = 5 := trustMe.elim\n\nend @M@.Meta\n"}),
+    Canary(
+        "shadowing", "a new `Nat.succ` inside the target's namespace shadows the real one; the text is unchanged",
+        {"Shadow.lean": _sorried("Shadow", "(n : Nat) : Nat.succ n = n")},
+        {"Shadow.lean": "namespace @M@.Shadow\n\ndef Nat.succ (n : Nat) : Nat := n\n\n"
+                        "theorem target (n : Nat) : Nat.succ n = n := rfl\n\nend @M@.Shadow\n"}),
+    Canary(
+        "local_instance", "`attribute [local instance]` makes `<` on ℕ always true before the target",
+        {"Instance.lean": _sorried("Instance", ": (3 : Nat) < 2")},
+        {"Instance.lean": "namespace @M@.Instance\n\ndef weakLT : LT Nat := ⟨fun _ _ => True⟩\n\n"
+                          "attribute [local instance] weakLT\n\ntheorem target : (3 : Nat) < 2 := trivial\n\n"
+                          "end @M@.Instance\n"}),
+    Canary(
+        "open_in", "`open … in` activates a scoped instance for the target alone",
+        {"OpenIn.lean": _sorried("OpenIn", ": (3 : Nat) < 2")},
+        {"OpenIn.lean": "namespace @M@.Cheat\n\nscoped instance weakLT : LT Nat := ⟨fun _ _ => True⟩\n\n"
+                        "end @M@.Cheat\n\nnamespace @M@.OpenIn\n\nopen @M@.Cheat in\n"
+                        "theorem target : (3 : Nat) < 2 := trivial\n\nend @M@.OpenIn\n"}),
+    Canary(
+        "macro_rules", "a new `macro_rules` rewrites the notation the target's statement is written in",
+        {"Claim.lean": "namespace @M@.Macro\n\nsyntax \"canary_claim\" : term\n\n"
+                       "macro_rules | `(canary_claim) => `(2 + 2 = 5)\n\nend @M@.Macro\n",
+         "Macro.lean": "import @M@.Claim\n\n" + _sorried("Macro", ": canary_claim")},
+        {"Claim.lean": "namespace @M@.Macro\n\nsyntax \"canary_claim\" : term\n\n"
+                       "macro_rules | `(canary_claim) => `(2 + 2 = 5)\n\n"
+                       "macro_rules | `(canary_claim) => `(True)\n\nend @M@.Macro\n",
+         "Macro.lean": "import @M@.Claim\n\nnamespace @M@.Macro\n\ntheorem target : canary_claim := trivial\n\n"
+                       "end @M@.Macro\n"}),
+    Canary(
+        "deep_definition", "the definition two levels below the statement changes (`quad` uses `step`)",
+        {"Deep.lean": _sorried("Deep", ": quad 0 = 0",
+                               "def step (n : Nat) : Nat := n + 1\n\ndef quad (n : Nat) : Nat := step (step n)\n\n")},
+        {"Deep.lean": "namespace @M@.Deep\n\ndef step (n : Nat) : Nat := n * 0\n\n"
+                      "def quad (n : Nat) : Nat := step (step n)\n\ntheorem target : quad 0 = 0 := rfl\n\n"
+                      "end @M@.Deep\n"}),
+    Canary(
+        "native_decide", "`native_decide` trusts the compiler instead of the kernel",
+        {"Native.lean": _sorried("Native", ": 10 < 20")},
+        {"Native.lean": "namespace @M@.Native\n\ntheorem target : 10 < 20 := by native_decide\n\nend @M@.Native\n"}),
+    Canary(
+        "build_folder", "the axiom sits in a `build/` folder inside the Lean root, imported by the target",
+        {"Folder.lean": _sorried("Folder", ": 2 + 2 = 5")},
+        {"Folder.lean": "import @M@.build.Cheat\n\nnamespace @M@.Folder\n\ntheorem target : 2 + 2 = 5 := trustMe\n\n"
+                        "end @M@.Folder\n",
+         "build/Cheat.lean": "namespace @M@.Folder\n\naxiom trustMe : 2 + 2 = 5\n\nend @M@.Folder\n"}),
+    Canary(
+        "honest", "a real proof of a true statement", {"Honest.lean": _sorried("Honest", ": 2 + 2 = 4")},
+        {"Honest.lean": "namespace @M@.Honest\n\ntheorem target : 2 + 2 = 4 := rfl\n\nend @M@.Honest\n"},
+        kernel=False, honest=True),
+)
+
+
+def render(text: str, module: str) -> str:
+    """A canary's text for the folder whose module prefix is `module` (e.g. `Book.AutoformalizeCanary`)."""
+    return text.replace("@M@", module)

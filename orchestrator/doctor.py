@@ -1,0 +1,263 @@
+"""`autoformalize doctor`: the user's real setup checked, then the gates proved on the user's real Lean.
+
+The setup checks say what a cycle would need and lack: Lean and Lake (their versions against `lean-toolchain`),
+the sandbox, the keys of the configured backends, a writable remote, Mathlib's prebuilt cache, and whether the
+project builds (in the sandbox, in a throwaway copy). The canary suite then runs every gate on each change of
+`orchestrator/canaries.py`, in a throwaway copy of the project with the canaries' base committed: every cheat
+must be rejected, those the kernel can see by the kernel gate alone, and the honest proof accepted. The test
+machines have no Lean; this is where the gates meet it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from gates.base import Compiler, GateInput, GateResult
+from gates.build import LakeCompiler
+from gates.process import run
+from gates.registry import GATES
+from gates.sandbox import Sandbox, probe
+from gates.tree import DirTree
+from orchestrator import canaries, workcopy
+from orchestrator.canaries import CANARIES, FOLDER, Canary
+from orchestrator.config import Config
+from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitError, GitTree
+from orchestrator.wiring import loop_roles, missing_keys, sandbox_for, unset
+from state.errors import InfraError, LockHeld
+from state.lock import RunLock
+
+VERSION_TIMEOUT_S = 120.0
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    detail: str
+
+
+# -- the setup -------------------------------------------------------------------------------------------------
+
+
+def setup(repo: Path, config: Config) -> list[Finding]:
+    """Every setup check, in the order a cycle meets them."""
+    return [toolchain(repo), sandbox(config), keys(config), remote(repo, config), mathlib_cache(repo)]
+
+
+def toolchain(repo: Path) -> Finding:
+    """`lake` and `lean` answer, at the version `lean-toolchain` names."""
+    wanted = (repo / "lean-toolchain").read_text(encoding="utf-8").strip() if (repo / "lean-toolchain").is_file() \
+        else None
+    versions = []
+    for args in (["lake", "--version"], ["lake", "env", "lean", "--version"]):
+        try:
+            done = run(args, repo, VERSION_TIMEOUT_S)
+        except InfraError as e:
+            return Finding("toolchain", Status.FAIL, f"{e}; install elan (https://github.com/leanprover/elan), "
+                                                     "which installs the toolchain `lean-toolchain` names")
+        if done.exit_code != 0:
+            tail = " ".join(done.output.strip().splitlines()[-3:])
+            return Finding("toolchain", Status.FAIL, f"`{' '.join(args)}` exited with {done.exit_code}: {tail}")
+        versions.append(done.output.strip().splitlines()[0] if done.output.strip() else "(no version printed)")
+    lean = versions[1]
+    tag = wanted.rsplit(":", 1)[-1].lstrip("v") if wanted else None
+    if tag and tag not in lean:
+        return Finding("toolchain", Status.WARN, f"{lean}; {versions[0]}; but lean-toolchain says {wanted}")
+    return Finding("toolchain", Status.OK, f"{lean}; {versions[0]}")
+
+
+def sandbox(config: Config) -> Finding:
+    if config.sandbox.mode == "none":
+        return Finding("sandbox", Status.WARN, "off ([sandbox] mode = \"none\"): the code the Worker writes runs "
+                                               "with your user's rights")
+    problem = probe(config.sandbox)
+    if problem:
+        return Finding("sandbox", Status.FAIL, problem)
+    return Finding("sandbox", Status.OK, f"bubblewrap works (memory {config.sandbox.memory_mb} MiB, cpu "
+                                         f"{config.sandbox.cpu_s} s per process)")
+
+
+def keys(config: Config) -> Finding:
+    missing = missing_keys(config, loop_roles(config))
+    if missing:
+        return Finding("keys", Status.FAIL, f"{unset(missing)}; export it (keys come from the environment only)")
+    backends = sorted({e.backend for _, agent in config.agents for e in [agent, *agent.fallbacks]
+                       if _ in loop_roles(config)})
+    return Finding("keys", Status.OK, f"every loop role has its key ({', '.join(backends)})")
+
+
+def remote(repo: Path, config: Config) -> Finding:
+    """The remote accepts a push of the branch (a dry run: nothing is sent)."""
+    git, name, branch = Git(repo), config.git.remote, config.git.branch
+    if not git.has_remote(name):
+        return Finding("remote", Status.OK, f"no remote {name!r}: cycles commit locally")
+    if not config.git.push:
+        return Finding("remote", Status.OK, "[git] push = false: cycles commit locally")
+    try:
+        git.run("push", "--dry-run", "--porcelain", name, f"HEAD:refs/heads/{branch}", timeout_s=NETWORK_TIMEOUT_S)
+    except GitError as e:
+        text = str(e)
+        if "rejected" in text or "non-fast-forward" in text or "fetch first" in text:
+            return Finding("remote", Status.WARN, f"{name}/{branch} has commits this checkout lacks; the next cycle "
+                                                  "fast-forwards to them")
+        return Finding("remote", Status.FAIL, f"cannot push to {name}: {text[-400:]}")
+    return Finding("remote", Status.OK, f"{name} accepts a push to {branch}")
+
+
+def mathlib_cache(repo: Path) -> Finding:
+    """Mathlib's prebuilt `.olean` files are present, when Mathlib is a dependency."""
+    package = repo / ".lake" / "packages" / "mathlib"
+    manifest = repo / "lake-manifest.json"
+    named = manifest.is_file() and '"mathlib"' in manifest.read_text(encoding="utf-8", errors="replace")
+    if not package.is_dir():
+        if named:
+            return Finding("mathlib", Status.FAIL, "lake-manifest.json names mathlib but .lake/packages/mathlib is "
+                                                   "missing: run `lake exe cache get` in the repository")
+        return Finding("mathlib", Status.OK, "not a dependency")
+    built = any((package / ".lake" / "build" / "lib" / sub / "Mathlib.olean").is_file() for sub in ("lean", "."))
+    if not built:
+        return Finding("mathlib", Status.FAIL, "Mathlib's .olean files are missing: run `lake exe cache get` "
+                                               "(building Mathlib itself takes hours, and the sandbox cannot download)")
+    return Finding("mathlib", Status.OK, "the prebuilt cache is in .lake/packages/mathlib")
+
+
+def builds(repo: Path, config: Config, sandboxed: Sandbox) -> Finding:
+    """The project builds in the sandbox, in the Worker's working copy at HEAD (warm build outputs), as a first
+    cycle's baseline builds it. The run lock is held meanwhile: a running loop owns that copy."""
+    git = Git(repo)
+    try:
+        with RunLock(config.state(repo).lock):
+            work = workcopy.prepare(git, git.head())
+            result = LakeCompiler(work.root, config.build, sandboxed).build_all()
+    except LockHeld:
+        return Finding("build", Status.WARN, "a loop holds the run lock; its baseline checks the build every cycle")
+    if result.ok:
+        return Finding("build", Status.OK, f"`{result.command}` passed in {result.seconds:.0f}s")
+    errors = [str(d) for d in result.errors[:5]] or result.output.strip().splitlines()[-5:]
+    status = "timed out" if result.exit_code is None else f"exited with {result.exit_code}"
+    return Finding("build", Status.FAIL, f"`{result.command}` {status}: " + " | ".join(errors))
+
+
+# -- the canaries ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """What each gate said of one canary's change."""
+
+    canary: Canary
+    results: list[GateResult]
+
+    @property
+    def rejected_by(self) -> list[str]:
+        return [r.name for r in self.results if not r.passed]
+
+    def finding(self) -> Finding:
+        c = self.canary
+        build = next((r for r in self.results if r.name == "build"), None)
+        kernel = next((r for r in self.results if r.name == "kernel"), None)
+        if c.honest:
+            if self.rejected_by:
+                return Finding(f"canary {c.name}", Status.FAIL, "the honest proof was rejected: "
+                               + "; ".join(f"{r.name}: {_short(r.detail)}" for r in self.results if not r.passed))
+            return Finding(f"canary {c.name}", Status.OK, "accepted, as it must be")
+        if not self.rejected_by:
+            return Finding(f"canary {c.name}", Status.FAIL, f"GOT THROUGH: {c.what}; no gate rejected it")
+        if build is not None and not build.passed:
+            return Finding(f"canary {c.name}", Status.FAIL, "the canary does not compile on this Lean, so it proves "
+                           f"nothing about the gates: {_short(build.detail)}")
+        if c.kernel and (kernel is None or kernel.passed):
+            caught = ", ".join(self.rejected_by)
+            return Finding(f"canary {c.name}", Status.FAIL, f"rejected by {caught} only: the kernel gate let it "
+                           f"through ({_short(kernel.detail) if kernel else 'it did not run'})")
+        return Finding(f"canary {c.name}", Status.OK, "rejected by " + ", ".join(self.rejected_by))
+
+
+def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Compiler],
+                 selected: tuple[Canary, ...] = CANARIES) -> list[Verdicts]:
+    """Every canary's change judged by every gate, in a throwaway copy of `repo` at HEAD."""
+    root = _canary_root(config)
+    module = f"{root.replace('/', '.')}.{FOLDER}" if root else FOLDER
+    folder = f"{root}/{FOLDER}" if root else FOLDER
+    with throwaway(repo) as copy:
+        git = Git(copy)
+        files = {f"{folder}/{name}": canaries.render(text, module) for c in selected for name, text in c.base.items()}
+        base = _commit(git, files, "canaries: the base")
+        out = []
+        for canary in selected:
+            git.reset_hard(base)
+            git.clean()
+            for name, text in canary.change.items():
+                path = copy / folder / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(canaries.render(text, module), encoding="utf-8")
+            inp = GateInput(base=GitTree(git, base), changed=DirTree(copy), gates=config.gates, build=config.build,
+                            lean_roots=config.project.lean_roots, state_dir=config.project.state_dir,
+                            scope=[f"{folder}/**"], report="", cycle=1, compiler=compiler_for(copy),
+                            candidates=sorted(set(git.status_paths())))
+            out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))
+        return out
+
+
+@contextmanager
+def throwaway(repo: Path) -> Iterator[Path]:
+    """A clone of `repo` at HEAD in a temporary directory, sharing its objects and `.lake/packages`; removed after."""
+    parent = Path(tempfile.mkdtemp(prefix="autoformalize-doctor-"))
+    copy = parent / repo.name
+    try:
+        Git(repo).run("clone", "--quiet", "--shared", "--no-hardlinks", str(repo), str(copy))
+        workcopy.link_packages(copy, repo / ".lake" / "packages")
+        yield copy
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
+
+
+def _canary_root(config: Config) -> str:
+    roots = [r.strip("/") for r in config.project.lean_roots]
+    return roots[0] if roots else ""
+
+
+def _commit(git: Git, files: dict[str, str], message: str) -> str:
+    for rel, text in files.items():
+        path = git.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return git.commit_all(message)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def examine(repo: Path, config: Config, *, with_canaries: bool = True,
+            say: Callable[[Finding], None] = lambda f: None) -> list[Finding]:
+    """The setup checks, the build, then (unless told not to) the canaries; each handed to `say` as it is known."""
+    findings: list[Finding] = []
+
+    def found(*new: Finding) -> None:
+        for f in new:
+            findings.append(f)
+            say(f)
+
+    found(*setup(repo, config))
+    if any(f.status is Status.FAIL and f.check in ("toolchain", "sandbox") for f in findings):
+        return findings  # nothing can be compiled
+    sandboxed = sandbox_for(config, repo)
+    found(builds(repo, config, sandboxed))
+    if with_canaries:
+        for verdicts in run_canaries(repo, config, lambda root: LakeCompiler(root, config.build, sandboxed)):
+            found(verdicts.finding())
+    return findings
