@@ -29,8 +29,9 @@ def restructuring(report: str) -> str | None:
 def leaning(before: Census, after: Census) -> list[str]:
     """Declarations whose sorries this change closed by naming a declaration that still holds one."""
     holding: dict[str, str] = {}
+    hidden = {name for _, name in after.hidden_holes()}
     for _, d in after.decls():
-        if d.holes and d.name:
+        if d.name and (d.holes or d.name in hidden):
             holding[d.name] = d.name
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
@@ -50,6 +51,9 @@ def check(inp: GateInput) -> GateResult:
     before, after = inp.before.holes, inp.after.holes
     leaned = leaning(inp.before, inp.after)
     note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
+    if hidden := inp.after.hidden_holes():
+        note += (f"; counted as holes, Lean says they rely on sorryAx though their text has no sorry: "
+                 f"{', '.join(name for _, name in hidden)}")
     if after <= before:
         return GateResult(NAME, True, f"sorries+admits {before} → {after}{note}")
     rise = after - before

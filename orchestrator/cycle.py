@@ -28,10 +28,11 @@ from audit.loop import issue_slug, issue_text, judge_changes, update_lock
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.meaning import changed_meanings
+from gates.probe import ROUNDS
 from gates.registry import run_gates
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, housekeeping, workcopy
+from orchestrator import blame, housekeeping, kernelcheck, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -73,7 +74,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         git_s = float(NETWORK_TIMEOUT_S)
         beat.phase("sync", 2 * git_s)
         sync(c)
-        beat.phase("baseline", 2 * config.build.timeout_s + git_s)
+        beat.phase("baseline", (2 + ROUNDS) * config.build.timeout_s + git_s)
         baseline(c)
         beat.phase("sweep", 2 * git_s)
         sweep(c)
@@ -87,8 +88,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             if c.outcome is Outcome.ERROR:
                 break
             _checkpoint(c)
-            if phase is work:  # the gates and their repair rounds run inside this phase
-                limit += (config.gates.repair_rounds + 1) * 2 * config.build.timeout_s
+            if phase is work:  # the gates and their repair rounds run inside this phase (build, probes, replay)
+                limit += (config.gates.repair_rounds + 1) * (3 + ROUNDS) * config.build.timeout_s
             if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
                 limit *= 2 * max(1, len(c.altered))
             beat.phase(phase.__name__, limit, cycle=c.number)
@@ -193,6 +194,7 @@ def baseline(c: Cycle) -> None:
         compiler=c.deps.compiler(c.work.root), verified=GitTree(c.git, verified) if verified else None,
         changed_since=c.git.changed_between(verified, c.base) if verified else None, work=DirTree(c.work.root),
         build_config=c.config.build, lean_roots=roots, ci=c.deps.ci.conclusion(c.base) if c.deps.ci else None)
+    kernelcheck.baseline(c, builds=c.build.ok)
     log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
 
 
@@ -316,9 +318,10 @@ def gate(c: Cycle) -> bool:
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
-                    if cfg.audit.judge_in_loop else {})
+                    if cfg.audit.judge_in_loop else {}, kernel_base=c.kernel)
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp)
+    kernelcheck.learn(c, inp)
     c.changed = [ch.path for ch in inp.changes]
     written = _changed_since(gated, _fingerprint(c.work))
     if written:  # code of the change ran in the build and wrote files the other gates never saw
@@ -400,7 +403,8 @@ def bookkeeping(c: Cycle) -> None:
         files.write_issue(wp, c.advice_slug, c.advice)
     if c.outcome is Outcome.ACCEPTED and c.after is not None and c.config.audit.judge_in_loop:
         lock = read_lock(c.paths.statement_lock)
-        updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number)
+        updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number, fingerprints=c.fingerprints,
+                              toolchain=c.kernel.toolchain if c.kernel else None)
         if updated != lock:
             write_lock(wp.statement_lock, updated)
         for j in c.judged:
@@ -483,6 +487,7 @@ def _rebase(c: Cycle, new_base: str) -> None:
     if c.outcome is Outcome.ACCEPTED and c.worker_commit is not None:
         c.work.reset_hard(new_base)
         c.work.clean()
+        kernelcheck.baseline(c, builds=True)  # the change is held to the new base's statements
         try:
             c.work.run("cherry-pick", "--no-commit", c.worker_commit)
         except InfraError:
