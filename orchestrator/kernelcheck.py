@@ -186,22 +186,30 @@ def baseline(c: Cycle, *, builds: bool) -> None:
     missing = [n for n in wanted if canonical(n) not in known]
     unknown = facts.unknown(c.census, cfg.gates.kernel_census_batch)
     problem = None
-    if missing or unknown:
+    while (missing or unknown) and problem is None:
         base, answers = kernel.take_baseline(c.deps.compiler(c.work.root), c.census, roots, cfg.gates, missing,
                                              axioms=unknown, toolchain=chain)
         problem = base.problem
-        if problem is None:
-            known = {**known, **base.fingerprints}
-            cache.bases.pop(key, None)
-            cache.bases[key] = known
-            cache.save()
-            facts.learn(c.census, Names(c.census, roots), answers, c.census.files)
-            facts.save()
-            facts.mark(c.census)
         log.info("cycle.kernel_baseline", fingerprints=len(missing), asked=len(unknown), rounds=answers.rounds,
                  seconds=round(answers.seconds, 2), problem=(problem or "")[:200])
+        if problem is not None:
+            break
+        known = {**known, **base.fingerprints}
+        cache.bases.pop(key, None)
+        cache.bases[key] = known
+        cache.save()
+        facts.learn(c.census, Names(c.census, roots), answers, c.census.files)
+        facts.save()
+        facts.mark(c.census)
+        # A sorry only Lean saw is one a change may close: its statement needs a fingerprint too.
+        wanted = kernel.statements_to_compare(c.census, lock.statements)
+        missing, unknown = [n for n in wanted if canonical(n) not in known], []
     c.kernel = Baseline({k: v for k, v in known.items() if k in {canonical(n) for n in wanted}}, stored, problem,
                         chain)
+    if c.work.dirty():  # the base's own code wrote files when compiled: the Worker starts from the base as committed
+        log.warning("cycle.kernel_baseline_wrote", paths=c.work.status_paths()[:20])
+        c.work.reset_hard(c.base)
+        c.work.clean()
 
 
 def learn(c: Cycle, inp: GateInput) -> None:
