@@ -73,8 +73,8 @@ def check(inp: GateInput) -> GateResult:
         return GateResult(NAME, True, "no Lean file changed")
     if inp.compiler is None:
         raise ValueError("the kernel gate needs a compiler")
-    asked = requests(inp)
     names = Names(inp.after, inp.lean_roots)
+    asked = requests(inp, names)
     bodies = own_bodies(inp.before, asked.judged)
     answers = ask(inp.compiler, names, imports=asked.modules, axioms=[*asked.judged, *asked.referenced],
                   checks=asked.judged, bodies=bodies, depth=inp.gates.fingerprint_depth,
@@ -101,7 +101,7 @@ def check(inp: GateInput) -> GateResult:
     return GateResult(NAME, True, "; ".join([what, *notes]))
 
 
-def requests(inp: GateInput) -> Requests:
+def requests(inp: GateInput, names: Names) -> Requests:
     """The declarations of the change to ask Lean about, and the modules holding them."""
     out = Requests()
     present = [c.path for c in inp.lean_changes() if c.kind is not ChangeKind.DELETED]
@@ -126,7 +126,7 @@ def requests(inp: GateInput) -> Requests:
     if inp.locked:
         affected = ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
         out.locked = [d.name for path, d in inp.after.decls() if d.name in inp.locked and path in affected]
-    out.referenced = references(Names(inp.after, inp.lean_roots), out.changed + out.closing)
+    out.referenced = references(names, out.changed + out.closing)
     return out
 
 
@@ -140,7 +140,7 @@ def references(names: Names, claimed: Iterable[str]) -> list[str]:
         proof = names.decl(name)
         if proof is None or proof.holes:
             continue
-        for ref in sorted(names.written(f"{proof.statement_text} {proof.body_code}") - skip):
+        for ref in sorted(names.written(f"{proof.statement_text} {proof.body_code}", name) - skip):
             r = names.decl(ref)
             if r is not None and r.name and not r.holes and names.askable(ref):
                 out[r.name] = None
@@ -157,13 +157,13 @@ def own_bodies(before: Census, names: Iterable[str]) -> set[str]:
             if d.name in wanted and d.kind in DEFINING and not d.holes and d.name not in hidden}
 
 
-def statements_to_compare(census: Census, locked: Iterable[str]) -> list[str]:
-    """The base's declarations a change may need the fingerprint of: those holding a sorry (written, or as Lean
-    says), which a change may close, and the locked ones."""
+def statements_to_compare(census: Census, locked: Iterable[str], paths: set[str] | None = None) -> list[str]:
+    """The base's declarations (in `paths`, when given) a change may need the fingerprint of: those holding a
+    sorry (written, or as Lean says), which a change may close, and the locked ones."""
     hidden = {n for _, n in census.hidden_holes()}
     locked = set(locked)
-    return [d.name for _, d in census.decls()
-            if d.name and "private" not in d.modifiers and (d.holes or d.name in hidden or d.name in locked)]
+    return [d.name for path, d in census.decls() if d.name and "private" not in d.modifiers
+            and (paths is None or path in paths) and (d.holes or d.name in hidden or d.name in locked)]
 
 
 def take_baseline(compiler: Compiler, census: Census, roots: list[str], gates: GatesConfig, statements: list[str],
@@ -200,7 +200,7 @@ def hidden_sorries(census: Census, names: Names, answers: Answers, asked: Iterab
         if d is None or d.holes or "sorryAx" not in answers.axioms.get(canonical(name), ()):
             continue
         explained = False
-        for ref in names.written(f"{d.statement_text} {d.body_code}") - {canonical(name)}:
+        for ref in names.written(f"{d.statement_text} {d.body_code}", name) - {canonical(name)}:
             r = names.decl(ref)
             if r is not None and (r.holes or r.name in hidden or "sorryAx" in answers.axioms.get(ref, ())):
                 explained = True

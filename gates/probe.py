@@ -22,6 +22,7 @@ import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from gates.census import Census
@@ -81,16 +82,18 @@ class Names:
     def __init__(self, census: Census, roots: Iterable[str]) -> None:
         self.roots = [r.strip("/") for r in roots]
         self.decls: dict[str, tuple[str, Decl]] = {}
-        self.suffixes: dict[str, set[str]] = {}
         for path, d in census.decls():
-            if not d.name:
-                continue
-            name = canonical(d.name)
-            self.decls.setdefault(name, (path, d))
-            parts = name.split(".")
-            for i in range(len(parts)):
-                self.suffixes.setdefault(".".join(parts[i:]), set()).add(name)
+            if d.name:
+                self.decls.setdefault(canonical(d.name) if "«" in d.name else d.name, (path, d))
         self.prefixes = {r.rsplit("/", 1)[-1] for r in self.roots} or {n.split(".")[0] for n in self.decls}
+
+    @cached_property
+    def by_last(self) -> dict[str, list[str]]:
+        """The last component of every name → the names ending with it."""
+        out: dict[str, list[str]] = {}
+        for name in self.decls:
+            out.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+        return out
 
     def decl(self, name: str) -> Decl | None:
         found = self.decls.get(canonical(name))
@@ -105,10 +108,20 @@ class Names:
         found = self.decls.get(canonical(name))
         return module_of(found[0], self.roots) if found else None
 
-    def written(self, text: str) -> set[str]:
-        """Project declarations a Lean text may name: by full name, or by any suffix (an over-approximation of
-        Lean's resolution through namespaces and `open`)."""
-        return {n for token in _IDENT.findall(text) for n in self.suffixes.get(canonical(token), ())}
+    def written(self, text: str, near: str = "") -> set[str]:
+        """Project declarations a Lean text in the declaration `near` may name: for each name, those its
+        namespaces resolve it to, innermost first, as Lean does; failing that, every declaration whose name ends
+        so (one `open` away)."""
+        out: set[str] = set()
+        spaces = canonical(near).split(".")[:-1]
+        for token in set(_IDENT.findall(text)):
+            token = canonical(token)
+            found = [n for n in self.by_last.get(token.rsplit(".", 1)[-1], ())
+                     if n == token or n.endswith("." + token)]
+            inner = next(([n] for k in range(len(spaces), 0, -1)
+                          for n in [".".join([*spaces[:k], token])] if n in self.decls), None)
+            out.update(inner or found)
+        return out
 
     def printed(self, answer: str) -> set[str]:
         """Project definitions an answer of Lean names (Lean prints full names): the project's own definitions,
@@ -134,7 +147,7 @@ class Names:
         for name in starts:
             d = self.decl(name)
             if d is not None:
-                frontier |= self.written(d.statement_text)
+                frontier |= self.written(d.statement_text, name)
         out: list[str] = []
         seen: set[str] = set()
         for _ in range(depth):
@@ -147,7 +160,7 @@ class Names:
                 if len(out) >= limit:
                     return out
                 out.append(name)
-                nxt |= self.written(self.text_of(name))
+                nxt |= self.written(self.text_of(name), name)
             frontier = nxt
         return out
 
@@ -282,12 +295,14 @@ def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command
 def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms: Iterable[str] = (),
         checks: Iterable[str] = (), bodies: Iterable[str] = (), depth: int, limit: int) -> Answers:
     """The axioms of `axioms`, the fingerprints of `checks` (with their own `#print` for `bodies`): one Lean
-    process, and one more per round of names Lean printed that were not printed yet."""
+    process, and one more per round of names Lean printed that were not printed yet. With `imports` alone it
+    still runs once: compiling the probe builds the imported modules (what a kernel replay reads)."""
     answers = Answers()
     axioms = [n for n in dict.fromkeys(axioms) if names.askable(n)]
     checks = [n for n in dict.fromkeys(checks) if names.askable(n)]
     bodies = [n for n in dict.fromkeys(bodies) if n in checks]
-    if not axioms and not checks:
+    imports = list(imports)
+    if not axioms and not checks and not imports:
         return answers
     printing = list(dict.fromkeys([*bodies, *names.guess(checks, depth, limit)]))
     modules = {*imports, *(m for n in [*axioms, *checks, *printing] if (m := names.module(n)))}

@@ -74,7 +74,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         git_s = float(NETWORK_TIMEOUT_S)
         beat.phase("sync", 2 * git_s)
         sync(c)
-        beat.phase("baseline", (2 + ROUNDS) * config.build.timeout_s + git_s)
+        beat.phase("baseline", 3 * config.build.timeout_s + git_s)
         baseline(c)
         beat.phase("sweep", 2 * git_s)
         sweep(c)
@@ -88,8 +88,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             if c.outcome is Outcome.ERROR:
                 break
             _checkpoint(c)
-            if phase is work:  # the gates and their repair rounds run inside this phase (build, probes, replay)
-                limit += (config.gates.repair_rounds + 1) * (3 + ROUNDS) * config.build.timeout_s
+            if phase is work:  # the base's fingerprints, then the gates and their repair rounds (build, probes, replay)
+                limit += (ROUNDS + (config.gates.repair_rounds + 1) * (3 + ROUNDS)) * config.build.timeout_s
             if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
                 limit *= 2 * max(1, len(c.altered))
             beat.phase(phase.__name__, limit, cycle=c.number)
@@ -275,6 +275,7 @@ def work(c: Cycle) -> None:
     assert c.plan is not None and c.work is not None
     cfg = c.config
     compiler = c.deps.compiler(c.work.root)
+    kernelcheck.fingerprints(c, builds=c.build is not None and c.build.ok)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
     workspace = Workspace(c.work.root, c.plan.scope, cfg.gates.protected, cfg.project.state_dir,
@@ -487,7 +488,7 @@ def _rebase(c: Cycle, new_base: str) -> None:
     if c.outcome is Outcome.ACCEPTED and c.worker_commit is not None:
         c.work.reset_hard(new_base)
         c.work.clean()
-        kernelcheck.baseline(c, builds=True)  # the change is held to the new base's statements
+        kernelcheck.fingerprints(c, builds=True)  # the change is held to the new base's statements
         try:
             c.work.run("cherry-pick", "--no-commit", c.worker_commit)
         except InfraError:

@@ -10,8 +10,11 @@ more thing a change could forge:
   up to `[gates] kernel_census_batch` declarations of files not known yet, and the kernel gate about every
   declaration a change adds or alters. A file's entry is written only when every declaration in it that
   Lean can be asked about has a verdict.
-- `fingerprints.json`: the statement fingerprints of the last bases, keyed by their Lean sources and
-  toolchain, so a cycle on the same sources (after a rejected change) asks Lean only for what is new.
+- `fingerprints.json`: statement fingerprints, each keyed by the content of its file and of every file that
+  imports (and the toolchain), so a cycle asks Lean only about statements whose sources changed.
+
+The census batch runs at the baseline, before planning, so the Planner's counts include what Lean said; the
+fingerprints are taken when the Scope is known, before the Worker runs, for the statements it can reach.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from gates import kernel
 from gates.base import Compiler, GateInput, GateResult
 from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
+from gates.imports import ImportGraph
 from gates.index import FileIndex
 from gates.probe import Answers, Baseline, Names, canonical, digest, fingerprint
 from gates.registry import run_gates
+from gates.scope import matches
 from gates.tree import DirTree, MemTree
 from orchestrator import workcopy
 from orchestrator.git import Git
@@ -44,7 +49,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger()
 KEPT_FILES = 20_000  # file entries of kernel.json
-KEPT_BASES = 3  # bases in fingerprints.json
+KEPT_PRINTS = 20_000  # fingerprints in fingerprints.json
 
 
 def content_key(path: str, index: FileIndex) -> str | None:
@@ -124,24 +129,26 @@ def _askable(index: FileIndex) -> list[str]:
 
 @dataclass
 class Fingerprints:
-    """fingerprints.json: base key → declaration → its fingerprint at that base."""
+    """fingerprints.json: a declaration at a content of its file and of everything that file imports → its
+    fingerprint. Lean elaborates a declaration from exactly those, so equal keys mean equal fingerprints, and a
+    change re-fingerprints only what it can have changed."""
 
     path: Path
-    bases: dict[str, dict[str, str]] = field(default_factory=dict)
+    prints: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Fingerprints:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            bases = {str(k): {str(n): str(f) for n, f in v.items()} for k, v in raw.items()}
+            prints = {str(k): str(v) for k, v in raw.items()}
         except FileNotFoundError:
-            bases = {}
+            prints = {}
         except (ValueError, TypeError, AttributeError):
-            bases = {}
-        return cls(path, bases)
+            prints = {}
+        return cls(path, prints)
 
     def save(self) -> None:
-        write_atomic(self.path, json.dumps(dict(list(self.bases.items())[-KEPT_BASES:]), ensure_ascii=False))
+        write_atomic(self.path, json.dumps(dict(list(self.prints.items())[-KEPT_PRINTS:]), ensure_ascii=False))
 
 
 def toolchain(root: Path) -> str:
@@ -153,24 +160,52 @@ def toolchain(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def base_key(git: Git, commit: str, roots: list[str], chain: str) -> str:
-    """The Lean sources of `commit` (their git tree ids) and the toolchain: equal keys, equal fingerprints."""
+def closure_keys(git: Git, commit: str, tree: Census, roots: list[str], chain: str) -> dict[str, str]:
+    """Per Lean file of `commit`: a digest of its content (git's blob id), of the contents of every project
+    file it imports, transitively, and of the toolchain."""
     paths = [p for r in roots for p in (r.strip("/"), f"{r.strip('/')}.lean")] or ["."]
-    listed = git.run("ls-tree", commit, "--", *paths)
-    return hashlib.sha256(f"{chain}\n{listed}".encode()).hexdigest()[:24]
+    blobs = {}
+    for line in git.run("ls-tree", "-r", commit, "--", *paths).splitlines():
+        meta, _, path = line.partition("\t")
+        blobs[path] = meta.split()[-1]
+    graph = ImportGraph(tree)
+    out: dict[str, str] = {}
+    for path in graph.order(set(tree.files)):  # imports first
+        parts = [chain, path, blobs.get(path, ""), *sorted(out.get(q, blobs.get(q, "")) for q in graph.imports[path])]
+        out[path] = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+    return out
 
 
 # -- the cycle's part ----------------------------------------------------------------------------------------
 
 
 def baseline(c: Cycle, *, builds: bool) -> None:
-    """Before the Worker runs, on the working copy at the base: what the census should count as holes, and the
-    fingerprints of the statements a change may close or must keep (`c.kernel`)."""
+    """Before planning: the census counts as holes the declarations Lean said rely on sorryAx, and Lean is asked
+    about up to `[gates] kernel_census_batch` declarations of files it was not asked about yet."""
     assert c.work is not None
     cfg = c.config
-    folder = workcopy.git_dir(c.git) / "autoformalize"
-    facts = Facts.load(folder / "kernel.json")
+    facts = Facts.load(workcopy.git_dir(c.git) / "autoformalize" / "kernel.json")
     facts.mark(c.census)
+    unknown = facts.unknown(c.census, cfg.gates.kernel_census_batch) if builds else []
+    if not unknown:
+        return
+    roots = cfg.project.lean_roots
+    _, answers = kernel.take_baseline(c.deps.compiler(c.work.root), c.census, roots, cfg.gates, [], axioms=unknown)
+    log.info("cycle.kernel_census", asked=len(unknown), seconds=round(answers.seconds, 2),
+             problem=(answers.failure or "")[:200])
+    if answers.failure is None:
+        facts.learn(c.census, Names(c.census, roots), answers, c.census.files)
+        facts.save()
+        facts.mark(c.census)
+    _restore(c)
+
+
+def fingerprints(c: Cycle, *, builds: bool) -> None:
+    """Before the Worker runs, on the working copy at the base: the fingerprints of the statements a change within
+    the Scope may close (sorried ones in its files) or must keep (locked ones in its files and their importers)."""
+    assert c.work is not None and c.plan is not None
+    cfg = c.config
+    roots = cfg.project.lean_roots
     chain = toolchain(c.work.root)
     lock = read_lock(c.paths.statement_lock) if cfg.audit.judge_in_loop else StatementLock()
     stored = {canonical(n): s.fingerprint for n, s in lock.statements.items()
@@ -178,36 +213,35 @@ def baseline(c: Cycle, *, builds: bool) -> None:
     if not builds:
         c.kernel = Baseline(locked=stored, problem="the base does not build", toolchain=chain)
         return
-    roots = cfg.project.lean_roots
-    wanted = kernel.statements_to_compare(c.census, lock.statements)
-    cache = Fingerprints.load(folder / "fingerprints.json")
-    key = base_key(c.git, c.base, roots, chain)
-    known = cache.bases.get(key, {})
-    missing = [n for n in wanted if canonical(n) not in known]
-    unknown = facts.unknown(c.census, cfg.gates.kernel_census_batch)
+    affected = ImportGraph(c.census).dependents({p for p in c.census.files if matches(p, c.plan.scope)})
+    wanted = kernel.statements_to_compare(c.census, lock.statements, affected)
+    cache = Fingerprints.load(workcopy.git_dir(c.git) / "autoformalize" / "fingerprints.json")
+    closure = closure_keys(c.git, c.base, c.census, roots, chain)
+    paths = {canonical(d.name): path for path, d in c.census.decls() if d.name}
+    keys = {canonical(n): f"{closure.get(paths[canonical(n)], '')} {canonical(n)}" for n in wanted}
+    missing = [n for n in wanted if keys[canonical(n)] not in cache.prints]
     problem = None
-    while (missing or unknown) and problem is None:
+    if missing:
         base, answers = kernel.take_baseline(c.deps.compiler(c.work.root), c.census, roots, cfg.gates, missing,
-                                             axioms=unknown, toolchain=chain)
+                                             toolchain=chain)
         problem = base.problem
-        log.info("cycle.kernel_baseline", fingerprints=len(missing), asked=len(unknown), rounds=answers.rounds,
-                 seconds=round(answers.seconds, 2), problem=(problem or "")[:200])
-        if problem is not None:
-            break
-        known = {**known, **base.fingerprints}
-        cache.bases.pop(key, None)
-        cache.bases[key] = known
-        cache.save()
-        facts.learn(c.census, Names(c.census, roots), answers, c.census.files)
-        facts.save()
-        facts.mark(c.census)
-        # A sorry only Lean saw is one a change may close: its statement needs a fingerprint too.
-        wanted = kernel.statements_to_compare(c.census, lock.statements)
-        missing, unknown = [n for n in wanted if canonical(n) not in known], []
-    c.kernel = Baseline({k: v for k, v in known.items() if k in {canonical(n) for n in wanted}}, stored, problem,
-                        chain)
-    if c.work.dirty():  # the base's own code wrote files when compiled: the Worker starts from the base as committed
-        log.warning("cycle.kernel_baseline_wrote", paths=c.work.status_paths()[:20])
+        log.info("cycle.kernel_fingerprints", asked=len(missing), cached=len(wanted) - len(missing),
+                 rounds=answers.rounds, seconds=round(answers.seconds, 2), problem=(problem or "")[:200])
+        if problem is None:
+            for name, text in base.fingerprints.items():
+                cache.prints.pop(keys[name], None)
+                cache.prints[keys[name]] = text
+            cache.save()
+        _restore(c)
+    found = {name: cache.prints[key] for name, key in keys.items() if key in cache.prints}
+    c.kernel = Baseline(found, stored, problem, chain)
+
+
+def _restore(c: Cycle) -> None:
+    """The base's own code wrote files when compiled: the Worker starts from the base as committed."""
+    assert c.work is not None
+    if c.work.dirty():
+        log.warning("cycle.kernel_probe_wrote", paths=c.work.status_paths()[:20])
         c.work.reset_hard(c.base)
         c.work.clean()
 

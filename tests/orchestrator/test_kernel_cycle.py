@@ -59,9 +59,9 @@ def test_an_honest_proof_lands_and_what_lean_said_is_kept_in_the_git_directory(b
     folder = book.repo / ".git" / "autoformalize"
     facts = json.loads((folder / "kernel.json").read_text())["files"]
     assert any(key.endswith(" Book/A.lean") for key in facts)  # the changed file, asked about in full
-    bases = json.loads((folder / "fingerprints.json").read_text())
-    (fingerprints,) = bases.values()
-    assert "Book.quad_pos" in fingerprints and "#print Book.step" in fingerprints["Book.quad_pos"]
+    prints = json.loads((folder / "fingerprints.json").read_text())
+    quad_pos = next(text for key, text in prints.items() if key.endswith(" Book.quad_pos"))
+    assert "#print Book.quad" in quad_pos and "#print Book.step" in quad_pos  # two levels down
     assert cycle.kernel is not None and cycle.kernel.problem is None
 
 
@@ -106,3 +106,24 @@ def test_a_locked_statement_keeps_its_fingerprint_and_a_change_two_levels_under_
     assert list(failed) == ["kernel"], failed  # the text of quad_ge names `quad`, whose text did not change
     assert "Book.quad_ge: Lean elaborates its statement differently than at the base" in failed["kernel"]
     assert "it is locked" in failed["kernel"]
+
+
+def test_a_cycle_on_the_same_sources_asks_lean_only_about_the_change(book: Project, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "standin.log"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+
+    def probes() -> int:
+        runs = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return sum(".lake/autoformalize/Probe" in r for r in runs)
+
+    worker_writes(book, ATTACKS["a local instance"][0])
+    assert book.cycle()[0].outcome == "rejected"
+    # The kernel census of the files, the base's fingerprints, the change, and one more round for the instance
+    # Lean printed in the statement (`Book.weakLT`), which no text named.
+    assert probes() == 4
+
+    worker_writes(book, {"Book/A.lean": HONEST})
+    assert book.cycle()[0].outcome == "accepted"
+    assert probes() == 1  # the same sources: what Lean said of the base is remembered

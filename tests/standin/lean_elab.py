@@ -60,7 +60,8 @@ OPENING, CLOSING = "([{⦃⟨", ")]}⦄⟩"
 WIDTH = 120  # Lean's default `format.width`
 
 _TOKEN = re.compile(r"""
-  (?P<str>"(?:[^"\\]|\\.)*")
+  (?P<raw>(?<![\w])r(?P<hashes>\#*)"(?:.|\n)*?"(?P=hashes))
+ |(?P<str>"(?:[^"\\]|\\.)*")
  |(?P<cmd>\#[A-Za-z_]+)
  |(?P<quoted>``?(?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)
  |(?P<id>(?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)
@@ -173,7 +174,11 @@ def mask(text: str) -> tuple[str, list[tuple[int, int, str]]]:
     i, n = 0, len(text)
     while i < n:
         c = text[i]
-        if c == '"':
+        if c == "r" and (raw := re.match(r'r(#*)"', text[i:])) and not (i and (text[i - 1].isalnum() or
+                                                                               text[i - 1] == "_")):
+            close = text.find('"' + raw.group(1), i + raw.end())
+            i = n if close < 0 else close + 1 + len(raw.group(1))
+        elif c == '"':
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
@@ -206,8 +211,8 @@ def mask(text: str) -> tuple[str, list[tuple[int, int, str]]]:
 def tokens(code: str, start: int = 0, end: int | None = None) -> list[Tok]:
     out = []
     for m in _TOKEN.finditer(code, start, len(code) if end is None else end):
-        kind = m.lastgroup or "sym"
-        out.append(Tok(kind, m.group(), m.start()))
+        kind = next(k for k in ("raw", "str", "cmd", "quoted", "id", "num", "sym") if m.group(k) is not None)
+        out.append(Tok("str" if kind == "raw" else kind, m.group(), m.start()))
     return out
 
 
