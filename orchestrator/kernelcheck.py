@@ -92,22 +92,25 @@ class Facts:
         tree.hidden = hidden
 
     def unknown(self, tree: Census, limit: int) -> list[str]:
-        """Up to `limit` declarations Lean can be asked about, from the files with no entry yet, whole files."""
+        """The declarations Lean can be asked about of the files with no entry yet, whole files, as many files as
+        fit in `limit` (at least one, so a file larger than the limit is not skipped forever)."""
         out: list[str] = []
         for path, index in tree.files.items():
             key = content_key(path, index)
-            if key is None or key in self.files:
+            if key is None or key in self.files or limit <= 0:
                 continue
             names = _askable(index)
             if out and len(out) + len(names) > limit:
                 break
             out += names
-        return out[:limit] if len(out) > limit else out
+        return out
 
     def learn(self, tree: Census, names: Names, answers: Answers, paths: Iterable[str],
               carried: dict[str, set[str]] | None = None) -> None:
         """Record each of `paths` whose askable declarations all have a verdict (or are `carried` over
         unchanged from a file content already known)."""
+        if answers.failure is not None:  # what a cut-short probe left out is unknown, not clean
+            return
         carried = carried or {}
         for path in paths:
             index = tree.files.get(path)
@@ -115,8 +118,9 @@ class Facts:
             if index is None or key is None:
                 continue
             asked = [n for n in _askable(index) if n not in carried.get(path, set())]
-            if any(canonical(n) not in answers.axioms for n in asked):
-                continue
+            if any(canonical(n) not in answers.axioms and f"axioms {canonical(n)}" not in answers.errors
+                   for n in asked):
+                continue  # not asked, or the probe did not finish: an entry must cover the whole file
             hidden = set(kernel.hidden_sorries(tree, names, answers, asked))
             hidden |= set(tree.hidden.get(path, ())) & carried.get(path, set())
             self.files.pop(key, None)

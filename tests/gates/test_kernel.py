@@ -193,3 +193,21 @@ def test_a_copy_of_the_project_is_left_as_it_was(project: Project) -> None:
     project.gates({"Book/A.lean": HONEST, "Book/New.lean": "theorem x : True := trivial\n"})
     assert {p: p.read_bytes() for p in project.root.rglob("*.lean") if ".lake" not in p.parts} == before
     shutil.rmtree(project.root)
+
+
+def test_a_sorry_only_lean_sees_counts_until_its_declaration_changes() -> None:
+    from gates import sorry
+    from tests.gates.helpers import gate_input
+
+    def sorry_gate(new_a: str) -> str:
+        inp = gate_input({"Book/A.lean": A}, {"Book/A.lean": new_a})
+        inp.base_census = census(inp.base, ["Book"])
+        inp.base_census.hidden = {"Book/A.lean": ("Book.easy",)}  # as Lean said: `easy` relies on sorryAx
+        result = sorry.check(inp)
+        assert result.passed, result.detail
+        return result.detail
+
+    assert sorry_gate(HONEST).startswith("sorries+admits 5 → 4; counted as holes, Lean says they rely on sorryAx "
+                                         "though their text has no sorry: Book.easy")
+    assert sorry_gate(HONEST.replace("theorem easy : True := trivial", "theorem easy : True := by\n  trivial")
+                      ) == "sorries+admits 5 → 3"  # `easy` was rewritten: what Lean said of it no longer holds

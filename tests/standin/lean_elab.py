@@ -34,51 +34,49 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lean_syntax import (
+    KINDS,
+    SORRY,
+    TYPES,
+    Rule,
+    Tok,
+    attribute,
+    axioms_message,
+    bound_names,
+    class_of,
+    direct_axioms,
+    groups,
+    is_name,
+    mask,
+    matching,
+    name_parts,
+    parse_rules,
+    quotation,
+    rewrite,
+    signature,
+    split_type,
+    tokens,
+    top_level,
+    type_names,
+)
+
 STARTERS = frozenset({
     "import", "namespace", "section", "end", "open", "variable", "universe", "attribute", "set_option", "theorem",
     "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque", "example",
     "macro_rules", "macro", "syntax", "notation", "elab", "elab_rules", "run_cmd", "run_elab", "run_meta",
     "initialize", "private", "protected", "noncomputable", "local", "scoped", "mutual", "deriving", "include",
     "omit", "export", "infix", "infixl", "infixr", "prefix", "postfix", "unsafe", "partial", "nonrec"})
-KINDS = frozenset({"theorem", "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom",
-                   "opaque", "example"})
 MODIFIERS = frozenset({"private", "protected", "noncomputable", "local", "scoped", "unsafe", "partial", "nonrec"})
 PREFIXING = frozenset({"open", "set_option", "attribute", "#guard_msgs"})
-SORRY = frozenset({"sorry", "admit", "stop", "apply?", "exact?", "sorryAx"})
-CLASSICAL = frozenset({"by_contra", "by_cases", "classical", "choose", "tauto", "push_neg", "Classical"})
-PROPEXT = frozenset({"simp", "simp_all", "norm_num", "linarith", "omega", "aesop", "ring", "propext", "simpa"})
-CLASSICAL_AXIOMS = ("Classical.choice", "propext", "Quot.sound")
 OPERATORS = {"<": ("LT.lt", ("LT",)), ">": ("GT.gt", ("LT",)), "≤": ("LE.le", ("LE",)), "≥": ("GE.ge", ("LE",)),
              "+": ("HAdd.hAdd", ("HAdd", "Add")), "*": ("HMul.hMul", ("HMul", "Mul")),
              "-": ("HSub.hSub", ("HSub", "Sub")), "/": ("HDiv.hDiv", ("HDiv", "Div")), "∣": ("Dvd.dvd", ("Dvd",)),
              "%": ("HMod.hMod", ("HMod", "Mod"))}
-TYPES = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex"}
-BINDING = frozenset({"∀", "∃", "∃!", "fun", "λ", "intro", "intros", "rintro", "have", "let", "set", "case", "next",
-                     "∑", "∏"})
 INDENTED = frozenset({"namespace", "section", "end"})
-OPENING, CLOSING = "([{⦃⟨", ")]}⦄⟩"
-WIDTH = 120  # Lean's default `format.width`
-
-_TOKEN = re.compile(r"""
-  (?P<raw>(?<![\w])r(?P<hashes>\#*)"(?:.|\n)*?"(?P=hashes))
- |(?P<str>"(?:[^"\\]|\\.)*")
- |(?P<cmd>\#[A-Za-z_]+)
- |(?P<quoted>``?(?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)
- |(?P<id>(?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)
- |(?P<num>\d+)
- |(?P<sym>:=|=>|<;>|->|∃!|[^\s\w])
-""", re.VERBOSE)
 _ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
 _CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
 _DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
 _QUOTED = re.compile(r"``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
-
-
-@dataclass(frozen=True)
-class Tok:
-    kind: str
-    text: str
-    pos: int
 
 
 @dataclass
@@ -98,12 +96,6 @@ class Decl:
     private: bool = False
     unchecked: bool = False  # added without the kernel's check
     uses_sorry: bool = False  # written with a sorry (warned about), not an elaboration error
-
-
-@dataclass
-class Rule:
-    pattern: list[str]
-    replacement: list[str]
 
 
 @dataclass
@@ -165,72 +157,6 @@ class Context:
     instances: list[str] = field(default_factory=list)
     pp_all: bool = False
     guard: Guard | None = None
-
-
-def mask(text: str) -> tuple[str, list[tuple[int, int, str]]]:
-    """The text with comments blanked (newlines kept), and the doc comments as (start, end, content)."""
-    out = list(text)
-    docs: list[tuple[int, int, str]] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "r" and (raw := re.match(r'r(#*)"', text[i:])) and not (i and (text[i - 1].isalnum() or
-                                                                               text[i - 1] == "_")):
-            close = text.find('"' + raw.group(1), i + raw.end())
-            i = n if close < 0 else close + 1 + len(raw.group(1))
-        elif c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
-        elif c == "'" and (m := re.match(r"'(?:\\.|[^\\'\n])'", text[i:])) and not (i and text[i - 1].isalnum()):
-            i += m.end()
-        elif text.startswith("--", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out[i:j] = " " * (j - i)
-            i = j
-        elif text.startswith("/-", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/-", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("-/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            if text.startswith("/--", i):
-                docs.append((i, j, text[i + 3:j - 2]))
-            out[i:j] = [ch if ch == "\n" else " " for ch in text[i:j]]
-            i = j
-        else:
-            i += 1
-    return "".join(out), docs
-
-
-def tokens(code: str, start: int = 0, end: int | None = None) -> list[Tok]:
-    out = []
-    for m in _TOKEN.finditer(code, start, len(code) if end is None else end):
-        kind = next(k for k in ("raw", "str", "cmd", "quoted", "id", "num", "sym") if m.group(k) is not None)
-        out.append(Tok("str" if kind == "raw" else kind, m.group(), m.start()))
-    return out
-
-
-def name_key(name: str) -> tuple[int, tuple[str, ...]]:
-    """Lean's `Name.lt`: prefixes compare first, so names with fewer components come first."""
-    parts = tuple(p.strip("«»") for p in re.findall(r"«[^»]*»|[^.]+", name))
-    return len(parts), parts
-
-
-def axioms_message(name: str, axioms: set[str]) -> str:
-    if not axioms:
-        return f"'{name}' does not depend on any axioms"
-    listed = sorted(axioms, key=name_key)
-    head = f"'{name}' depends on axioms: "
-    flat = head + "[" + ", ".join(listed) + "]"
-    if len(flat) <= WIDTH:
-        return flat
-    return head + "[" + ",\n ".join(listed) + "]"  # the group breaks at every `line`, nested by one
 
 
 class Project:
@@ -330,7 +256,7 @@ class File:
         if not toks:
             return i + 1
         head = toks[0].text
-        if head in PREFIXING and (at := _top_level(toks, "in")) is not None:
+        if head in PREFIXING and (at := top_level(toks, "in")) is not None:
             inner = Context(list(ctx.opens), list(ctx.instances), ctx.pp_all, ctx.guard)
             self.prefix(toks[:at], inner)
             rest = toks[at + 1:]
@@ -356,7 +282,7 @@ class File:
             if len(toks) >= 3 and toks[1].text == "pp.all":
                 ctx.pp_all = toks[2].text == "true"
         elif head == "attribute":
-            local, names = _attribute(toks)
+            local, names = attribute(toks)
             if local == "local instance":
                 ctx.instances += [self.resolve(n) or n for n in names]
         elif head == "#guard_msgs":
@@ -393,24 +319,24 @@ class File:
         if ctx.guard is not None:
             ctx.guard.first, ctx.guard.last = self.line(toks[0].pos), self.line(toks[-1].pos)
         if head == "namespace":
-            for part in _split(words[1] if len(words) > 1 else ""):
+            for part in name_parts(words[1] if len(words) > 1 else ""):
                 self.scopes.append(Scope("namespace", part))
         elif head in ("section", "noncomputable") and "section" in words[:2]:
             name = words[words.index("section") + 1] if len(words) > words.index("section") + 1 else None
-            self.scopes.append(Scope("section", name if name and _is_name(name) else None))
+            self.scopes.append(Scope("section", name if name and is_name(name) else None))
         elif head == "mutual":
             self.scopes.append(Scope("mutual", None))
         elif head == "end":
-            closing = _split(words[1]) if len(words) > 1 and _is_name(words[1]) else [None]
+            closing = name_parts(words[1]) if len(words) > 1 and is_name(words[1]) else [None]
             for _ in closing:
                 if len(self.scopes) > 1:
                     self.scopes.pop()
         elif head == "open":
             self.scopes[-1].opens += self.opened(toks[1:])
         elif head == "variable":
-            self.scopes[-1].variables += _groups(toks[1:])
+            self.scopes[-1].variables += groups(toks[1:])
         elif head == "include":
-            self.scopes[-1].included.update(w for w in words[1:] if _is_name(w))
+            self.scopes[-1].included.update(w for w in words[1:] if is_name(w))
         elif head == "set_option":
             if len(words) >= 3 and words[1] == "pp.all":
                 self.pp_all = words[2] == "true"
@@ -457,7 +383,7 @@ class File:
         return name
 
     def attribute(self, toks: list[Tok]) -> None:
-        scope, names = _attribute(toks)
+        scope, names = attribute(toks)
         resolved = [self.resolve(n) or n for n in names]
         if scope == "local instance":
             self.scopes[-1].instances += resolved
@@ -473,11 +399,11 @@ class File:
         local = words[0] == "local"
         rules = []
         if "macro_rules" in words[:2]:
-            rules = _rules(words[words.index("macro_rules") + 1:])
+            rules = parse_rules(words[words.index("macro_rules") + 1:])
         elif words[0] == "macro" and len(words) > 1 and words[1].startswith('"'):
             arrow = words.index("=>") if "=>" in words else -1
             if arrow > 0 and words[2] == ":":
-                rules = [Rule([words[1].strip('"')], _quotation(words[arrow + 1:])[0])]
+                rules = [Rule([words[1].strip('"')], quotation(words[arrow + 1:])[0])]
         target = self.scopes[-1].rules if local else self.env.rules
         target += rules
         if not local:
@@ -491,7 +417,7 @@ class File:
         modifiers: set[str] = set()
         while i < len(toks):
             if toks[i].text == "@" and i + 1 < len(toks) and toks[i + 1].text == "[":
-                close = _close(toks, i + 1)
+                close = matching(toks, i + 1)
                 attributes.append(" ".join(t.text for t in toks[i + 2:close]))
                 i = close + 1
             elif toks[i].text in MODIFIERS:
@@ -506,20 +432,20 @@ class File:
         if kind == "class" and i < len(toks) and toks[i].text in ("inductive", "abbrev"):
             i += 1
         if kind == "instance" and i < len(toks) and toks[i].text == "(":
-            i = _close(toks, i) + 1
+            i = matching(toks, i) + 1
         written = None
         if kind != "example" and i < len(toks) and toks[i].kind == "id" and (kind != "instance" or toks[i].text not in
                                                                            ("where",)):
             written = toks[i]
             i += 1
-        sig, body = _signature(toks[i:], kind)
+        sig, body = signature(toks[i:], kind)
         rules = self.rules()
-        sig_words, body_words = _rewrite([t.text for t in sig], rules), _rewrite([t.text for t in body], rules)
-        at, type_words = _split_type(sig_words)
+        sig_words, body_words = rewrite([t.text for t in sig], rules), rewrite([t.text for t in body], rules)
+        at, type_words = split_type(sig_words)
         binders = sig_words[:at]
-        bound = _bound(sig_words) | _bound(body_words)
+        bound = bound_names(sig_words) | bound_names(body_words)
         variables = [g for g in self.variables() if {t.text for t in g} & (set(sig_words) | self.included())]
-        types = _types(sig_words, variables)
+        types = type_names(sig_words, variables)
         refs: set[str] = set()
         rendered_binders = " ".join(self.render([t.text for g in variables for t in g], bound, ctx, types, refs,
                                                 True) + self.render(binders, bound, ctx, types, refs, True))
@@ -531,7 +457,7 @@ class File:
         else:
             name = self.qualify(written.text)
         pos = written.pos if written is not None else toks[i - 1].pos
-        axioms = _direct_axioms(body_words, kind)
+        axioms = direct_axioms(body_words, kind)
         decl = Decl(name or "_example", kind, self.module, self.line(pos), self.column(pos), rendered_binders,
                     rendered_type, plain_type, rendered_body, refs, axioms, private="private" in modifiers,
                     uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words)
@@ -543,7 +469,7 @@ class File:
             return decl
         self.add(decl)
         if kind == "instance" or any(a.split()[0] == "instance" for a in attributes if a):
-            decl.instance_of = _class_of(type_words)
+            decl.instance_of = class_of(type_words)
             if "local" in modifiers:
                 self.scopes[-1].instances.append(name)
             elif "scoped" in modifiers:
@@ -554,7 +480,7 @@ class File:
                 self.env.instances.append(name)
                 self.own_instances.append(name)
         elif kind == "def":
-            decl.instance_of = _class_of(type_words)
+            decl.instance_of = class_of(type_words)
         return decl
 
     def add(self, decl: Decl) -> None:
@@ -563,7 +489,7 @@ class File:
             self.own.append(decl.name)
 
     def instance_name(self, type_words: list[str]) -> str:
-        parts = [TYPES.get(w, w).split(".")[-1] for w in type_words if _is_name(w)]
+        parts = [TYPES.get(w, w).split(".")[-1] for w in type_words if is_name(w)]
         base = self.qualify("inst" + "".join(p[:1].upper() + p[1:] for p in parts))
         name, n = base, 0
         while name in self.env.decls:
@@ -645,7 +571,7 @@ class File:
                 if pp_all:
                     out.append(f"(@{function} {instance or 'inst' + classes[-1]})")
                     continue
-            elif _is_name(w) and w not in bound and (target := self._lookup(w, ctx)):
+            elif is_name(w) and w not in bound and (target := self._lookup(w, ctx)):
                 full, rest = target
                 refs.add(full)
                 out.append(full + rest)
@@ -655,7 +581,7 @@ class File:
 
     def _lookup(self, name: str, ctx: Context) -> tuple[str, str] | None:
         """The declaration a (possibly field-projected) name starts with, and the rest (`h.elim`)."""
-        parts = _split(name)
+        parts = name_parts(name)
         for k in range(len(parts), 0, -1):
             found = self.resolve(".".join(parts[:k]), ctx)
             if found:
@@ -737,226 +663,3 @@ class File:
         self.info(tok, head if d.kind == "axiom" or not d.body else f"{head} :=\n  {d.body}")
 
 
-# -- token helpers -----------------------------------------------------------------------------------
-
-
-def _split(name: str) -> list[str]:
-    return re.findall(r"«[^»]*»|[^.]+", name)
-
-
-def _is_name(word: str) -> bool:
-    return bool(word) and (word[0].isalpha() or word[0] in "_«") and word not in KINDS
-
-
-def _top_level(toks: list[Tok], word: str) -> int | None:
-    depth = 0
-    for i, t in enumerate(toks):
-        if t.text in OPENING:
-            depth += 1
-        elif t.text in CLOSING:
-            depth -= 1
-        elif not depth and t.text == word:
-            return i
-    return None
-
-
-def _close(toks: list[Tok], i: int) -> int:
-    depth = 0
-    for j in range(i, len(toks)):
-        if toks[j].text in OPENING:
-            depth += 1
-        elif toks[j].text in CLOSING:
-            depth -= 1
-            if depth == 0:
-                return j
-    return len(toks) - 1
-
-
-def _signature(toks: list[Tok], kind: str) -> tuple[list[Tok], list[Tok]]:
-    depth = 0
-    for i, t in enumerate(toks):
-        if t.text in OPENING:
-            depth += 1
-        elif t.text in CLOSING:
-            depth -= 1
-        elif not depth and (t.text == ":=" or t.text == "where" or (t.text == "|" and kind != "axiom")):
-            return toks[:i], toks[i + (t.text == ":="):]
-    return toks, []
-
-
-def _split_type(words: list[str]) -> tuple[int, list[str]]:
-    """Where the binders end, and the type after the last top-level `:`."""
-    depth, at = 0, None
-    for i, w in enumerate(words):
-        if w in OPENING:
-            depth += 1
-        elif w in CLOSING:
-            depth -= 1
-        elif not depth and w == ":":
-            at = i
-    return (len(words), []) if at is None else (at, words[at + 1:])
-
-
-def _groups(toks: list[Tok]) -> list[list[Tok]]:
-    out, i = [], 0
-    while i < len(toks):
-        if toks[i].text in OPENING:
-            j = _close(toks, i)
-            out.append(toks[i:j + 1])
-            i = j + 1
-        else:
-            i += 1
-    return out
-
-
-def _bound(words: list[str]) -> set[str]:
-    """Names bound by a binder `(x y : T)` or after `∀`, `fun`, `intro`, …: locals, never declarations."""
-    out: set[str] = set()
-    for i, w in enumerate(words):
-        if w in OPENING[:4] or w in BINDING:
-            j = i + 1
-            while j < len(words) and _is_name(words[j]):
-                j += 1
-            if w in BINDING or (j < len(words) and words[j] == ":"):
-                out.update(words[i + 1:j])
-    return out
-
-
-def _types(sig: list[str], variables: list[list[Tok]]) -> set[str]:
-    words = [t.text for g in variables for t in g] + sig
-    out = {TYPES.get(w, w) for i, w in enumerate(words) if i and words[i - 1] == ":" and _is_name(w)}
-    if any(w.isdigit() for w in sig):
-        out.add("Nat")
-    return out
-
-
-def _class_of(type_words: list[str]) -> tuple[str, str] | None:
-    names = [w for w in type_words if _is_name(w) or w in TYPES]
-    if not names:
-        return None
-    return names[0], TYPES.get(names[1], names[1]) if len(names) > 1 else ""
-
-
-def _attribute(toks: list[Tok]) -> tuple[str, list[str]]:
-    words = [t.text for t in toks]
-    if "[" not in words or "]" not in words:
-        return "", []
-    inside = words[words.index("[") + 1:words.index("]")]
-    names = [w for w in words[words.index("]") + 1:] if _is_name(w) and w != "in"]
-    return " ".join(inside), names
-
-
-def _direct_axioms(body: list[str], kind: str) -> set[str]:
-    out: set[str] = set()
-    words = set(body)
-    if words & SORRY or "absurd_marker" in words:
-        out.add("sorryAx")
-    if "native_decide" in words or "Lean.ofReduceBool" in words or "ofReduceBool" in words or any(
-            a == "+" and b == "native" for a, b in itertools.pairwise(body)):
-        out.add("Lean.ofReduceBool")
-    if "Lean.trustCompiler" in words:
-        out.add("Lean.trustCompiler")
-    if words & CLASSICAL or any(w.startswith("Classical.") for w in words):
-        out.update(CLASSICAL_AXIOMS)
-    if words & PROPEXT:
-        out.add("propext")
-    if "funext" in words or "Quot.sound" in words:
-        out.add("Quot.sound")
-    return out
-
-
-def _quotation(words: list[str]) -> tuple[list[str], int]:
-    """The tokens inside `` `( … ) `` (after `cat|`), and the index after it."""
-    if len(words) < 2 or words[0] != "`" or words[1] != "(":
-        return [], 0
-    depth, j = 0, 1
-    for j in range(1, len(words)):
-        if words[j] in OPENING:
-            depth += 1
-        elif words[j] in CLOSING:
-            depth -= 1
-            if depth == 0:
-                break
-    inner = words[2:j]
-    if len(inner) >= 2 and inner[1] == "|" and _is_name(inner[0]):
-        inner = inner[2:]
-    return _variables(inner), j + 1
-
-
-def _variables(words: list[str]) -> list[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(words):
-        if words[i] == "$" and i + 1 < len(words):
-            out.append("$" + words[i + 1])
-            i += 2
-            if i + 1 < len(words) and words[i] == ":" and _is_name(words[i + 1]):
-                i += 2  # `$x:term`
-        else:
-            out.append(words[i])
-            i += 1
-    return out
-
-
-def _rules(words: list[str]) -> list[Rule]:
-    out = []
-    i = 0
-    while i < len(words):
-        if words[i] == "|":
-            pattern, used = _quotation(words[i + 1:])
-            j = i + 1 + used
-            if pattern and j < len(words) and words[j] == "=>":
-                replacement, used2 = _quotation(words[j + 1:])
-                out.append(Rule(pattern, replacement))
-                i = j + 1 + used2
-                continue
-        i += 1
-    return out
-
-
-def _atom(words: list[str], i: int) -> int:
-    """The end of the atom starting at `i`: one token, or a bracketed group."""
-    if words[i] in OPENING:
-        depth = 0
-        for j in range(i, len(words)):
-            depth += words[j] in OPENING
-            depth -= words[j] in CLOSING
-            if depth == 0:
-                return j + 1
-    return i + 1
-
-
-def _match(pattern: list[str], words: list[str], i: int) -> tuple[int, dict[str, list[str]]] | None:
-    bound: dict[str, list[str]] = {}
-    for p in pattern:
-        if i >= len(words):
-            return None
-        if p.startswith("$"):
-            end = _atom(words, i)
-            bound[p] = words[i:end]
-            i = end
-        elif words[i] == p:
-            i += 1
-        else:
-            return None
-    return i, bound
-
-
-def _rewrite(words: list[str], rules: list[Rule]) -> list[str]:
-    for _ in range(8):
-        changed = False
-        for rule in rules:
-            out, i = [], 0
-            while i < len(words):
-                hit = _match(rule.pattern, words, i)
-                if hit is None:
-                    out.append(words[i])
-                    i += 1
-                    continue
-                end, bound = hit
-                out += [x for r in rule.replacement for x in bound.get(r, [r])]
-                i, changed = end, True
-            words = out
-        if not changed:
-            break
-    return words
