@@ -108,17 +108,18 @@ def requests(inp: GateInput, names: Names) -> Requests:
     out.modules = [module_of(p, inp.lean_roots) for p in present]
     altered = changed_meanings(inp.before, inp.after)
     hidden_before = {name for _, name in inp.before.hidden_holes()}
+    anywhere = {d.key: d for _, d in inp.before.decls()}  # a declaration may move to another file as it closes
     for path in present:
         old = {d.key: d for d in inp.before.files[path].decls} if path in inp.before.files else {}
         for d in inp.after.files[path].decls:
             if not d.name:
                 continue
             was = old.get(d.key)
-            new_or_different = was is None or was.text_hash != d.text_hash or d.name in altered
-            if not new_or_different:
+            if was is not None and was.text_hash == d.text_hash and d.name not in altered:
                 continue
             target = out.private if "private" in d.modifiers else out.changed
             target.append(d.name)
+            was = was or anywhere.get(d.key)
             if was is not None and not d.holes and (was.holes or d.name in hidden_before) and target is out.changed:
                 out.closing.append(d.name)
     out.changed += [d.name for path, d in inp.after.decls() if path not in present and d.name in altered

@@ -52,8 +52,9 @@ def check(inp: GateInput) -> GateResult:
     leaned = leaning(inp.before, inp.after)
     note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
     if hidden := inp.after.hidden_holes():
-        note += (f"; counted as holes, Lean says they rely on sorryAx though their text has no sorry: "
-                 f"{', '.join(name for _, name in hidden)}")
+        more = f" and {len(hidden) - 10} more" if len(hidden) > 10 else ""
+        names = ", ".join(name for _, name in hidden[:10]) + more
+        note += f"; counted as holes, Lean says they rely on sorryAx though their text has no sorry: {names}"
     if after <= before:
         return GateResult(NAME, True, f"sorries+admits {before} → {after}{note}")
     rise = after - before

@@ -466,8 +466,9 @@ def _users_changes(c: Cycle) -> list[str]:
     """Uncommitted paths of the checkout, besides the running process's files and an audit not yet committed
     (no cycle writes either, so they cannot collide with one)."""
     runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
+    beating = c.paths.relative(c.paths.heartbeat.with_name(f".{c.paths.heartbeat.name}."))  # its atomic write's temp
     audit = c.paths.relative(c.paths.audit) + "/"
-    return [p for p in c.git.dirty() if p not in runtime and not p.startswith(audit)]
+    return [p for p in c.git.dirty() if p not in runtime and not p.startswith((audit, beating))]
 
 
 def _rebase(c: Cycle, new_base: str) -> None:

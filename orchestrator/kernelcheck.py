@@ -8,9 +8,9 @@ more thing a change could forge:
   depend on `sorryAx` though their text holds no sorry. The census of a cycle, the sorry gate and
   `status` count them as holes. Filled from the probes a cycle runs anyway: the baseline's also asks about
   up to `[gates] kernel_census_batch` declarations of files not known yet, and the kernel gate about every
-  declaration a change adds or alters. A file's entry is written only when every declaration in it that
-  Lean can be asked about has a verdict.
-- `fingerprints.json`: statement fingerprints, each keyed by the content of its file and of every file that
+  declaration a change adds or alters. A file's entry is written only when Lean answered on every declaration
+  in it that it can be asked about (a `private` one cannot).
+- `fingerprints.json`: statement fingerprints, each keyed by the content of its file and of every file it
   imports (and the toolchain), so a cycle asks Lean only about statements whose sources changed.
 
 The census batch runs at the baseline, before planning, so the Planner's counts include what Lean said; the

@@ -76,6 +76,11 @@ ATTACKS = {
     "a local instance": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n",
                                                  "attribute [local instance] weakLT\n\n")},
                          "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+    "a closed theorem moved under a local instance": (
+        {"Book/A.lean": A.replace("theorem lt_fact : 5 < 3 := by\n  sorry\n\n", ""),
+         "Book/Moved.lean": "import Book.A\n\nnamespace Book\n\nattribute [local instance] weakLT\n\n"
+                            "theorem lt_fact : 5 < 3 := trivial\n\nend Book\n"},
+        "Book.lt_fact: Lean elaborates its statement differently than at the base"),
     "open … in": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n", "open Cheat in\n")},
                   "Book.lt_fact: Lean elaborates its statement differently than at the base"),
     "a new local instance in a section": (
