@@ -9,7 +9,6 @@ then the change.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,7 +191,6 @@ def test_a_copy_of_the_project_is_left_as_it_was(project: Project) -> None:
     before = {p: p.read_bytes() for p in project.root.rglob("*.lean")}
     project.gates({"Book/A.lean": HONEST, "Book/New.lean": "theorem x : True := trivial\n"})
     assert {p: p.read_bytes() for p in project.root.rglob("*.lean") if ".lake" not in p.parts} == before
-    shutil.rmtree(project.root)
 
 
 def test_a_sorry_only_lean_sees_counts_until_its_declaration_changes() -> None:
