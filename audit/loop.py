@@ -75,11 +75,13 @@ def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict
                       + ", ".join(sorted(restated)))
 
 
-def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int
-                ) -> StatementLock:
+def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int, *,
+                fingerprints: dict[str, str] | None = None, toolchain: str | None = None) -> StatementLock:
     """Faithful and stronger statements locked as judged. A locked statement that vanished or changed (a
     declared restatement) is unlocked unless judged again faithful: a lock must always hold the current
-    meaning, or every later cycle would be refused."""
+    meaning, or every later cycle would be refused. `fingerprints` (declaration → digest of how Lean elaborates
+    it, under `toolchain`) are stored with the statements they belong to, new and kept."""
+    fingerprints = fingerprints or {}
     names = {d.name for _, d in after.decls() if d.name}
     statements = {n: s for n, s in lock.statements.items() if n in names and n not in changed}
     for j in judged:
@@ -88,6 +90,9 @@ def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], af
             continue
         for name, digest in j.hashes.items():
             statements[name] = Locked(hash=digest, entity=j.entity.id, score=score, cycle=cycle)
+    for name, s in statements.items():
+        if name in fingerprints:
+            statements[name] = s.model_copy(update={"fingerprint": fingerprints[name], "toolchain": toolchain})
     return StatementLock(statements=dict(sorted(statements.items())))
 
 

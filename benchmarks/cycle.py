@@ -4,11 +4,12 @@
     python benchmarks/cycle.py --lines 60000        # one size
 
 Each cycle runs against the scripted model endpoint of the tests (answers in
-about a millisecond) and a compiler that does nothing (`true`), on a generated
-Lean tree committed to a git repository with a bare remote. Model and compiler
-time are measured around each call and subtracted; what is left is the
-orchestrator's: git, the census, the gates, context assembly, bookkeeping,
-commit and push. The first cycle also creates the working copy; the second is
+about a millisecond) and the stand-in Lean checker of the tests (which answers
+the kernel gate's probes as Lean does), on a generated Lean tree committed to a
+git repository with a bare remote. Model and compiler time are measured around
+each call and subtracted; what is left is the orchestrator's: git, the census,
+the gates (what the kernel gate asks and reads included), context assembly,
+bookkeeping, commit and push. The first cycle also creates the working copy; the second is
 the steady state. The Planner's prompt is then assembled for a synthetic run
 of 10 to 5,000 cycles, with one persistent sorry per ten cycles.
 """
@@ -24,7 +25,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -53,6 +56,8 @@ from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, te
 from tests.standin.anthropic_server import Reply as Answer
 
 KEY = "sk-ant-benchmark"
+STANDIN = Path(__file__).resolve().parent.parent / "tests" / "standin" / "lean_checker.py"
+T = TypeVar("T")
 FILE_LINES = 1_000
 
 
@@ -81,20 +86,25 @@ class Timed:
     def compiler(self, inner: Compiler) -> Compiler:
         timer = self
 
+        def timed(call: Callable[[], T]) -> T:
+            start = time.perf_counter()
+            try:
+                return call()
+            finally:
+                timer.seconds += time.perf_counter() - start
+
         class Wrapped:
             def check(self, path: str, module: str) -> CheckResult:
-                start = time.perf_counter()
-                try:
-                    return inner.check(path, module)
-                finally:
-                    timer.seconds += time.perf_counter() - start
+                return timed(lambda: inner.check(path, module))
 
             def build_all(self) -> CheckResult:
-                start = time.perf_counter()
-                try:
-                    return inner.build_all()
-                finally:
-                    timer.seconds += time.perf_counter() - start
+                return timed(inner.build_all)
+
+            def probe(self, text: str) -> CheckResult:
+                return timed(lambda: inner.probe(text))
+
+            def replay(self, modules: list[str]) -> CheckResult | None:
+                return timed(lambda: inner.replay(modules))
 
         return Wrapped()
 
@@ -114,8 +124,10 @@ def project(root: Path, lines: int) -> tuple[Path, str]:
     (repo / "lean-toolchain").write_text("leanprover/lean4:v4.24.0\n")
     (repo / "plan.md").write_text("# Plan\n## Current Target\nChapter 0\n")
     (repo / ".gitignore").write_text(".prover-state/heartbeat.json\n.prover-state/run.lock\n")
+    run = f"{sys.executable} {STANDIN}"
     (repo / "autoformalize.toml").write_text(
-        '[project]\nlean_roots = ["Book"]\n[build]\ncheck_file = "true {file}"\nbuild_all = "true"\n')
+        f'[project]\nlean_roots = ["Book"]\n[build]\ncheck_file = "{run} check {{file}}"\nbuild_all = "true"\n'
+        f'replay = "{run} replay {{modules}}"\nreplay_available = "{run} has-replay"\n')
     target = next(p for p in sorted((repo / "Book").rglob("*.lean")) if "  sorry\n" in p.read_text())
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")

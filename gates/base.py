@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
+from gates.probe import Answers, Baseline
 from gates.tree import Change, Tree, diff, is_lean_source
 from state.history import HistoryRecord
 
@@ -24,11 +25,19 @@ class GateResult:
 
 
 class Compiler(Protocol):
-    """Compiles Lean in the changed tree; the build gate's only outside dependency."""
+    """Compiles Lean in the changed tree; the build and kernel gates' only outside dependency."""
 
     def check(self, path: str, module: str) -> CheckResult: ...
 
     def build_all(self) -> CheckResult: ...
+
+    def probe(self, text: str) -> CheckResult:
+        """`check` on a generated file holding `text`, which exists only while it runs."""
+        ...
+
+    def replay(self, modules: list[str]) -> CheckResult | None:
+        """The kernel's replay of `modules` (leanchecker); None when the toolchain has none."""
+        ...
 
 
 @dataclass
@@ -52,6 +61,8 @@ class GateInput:
     locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
     paired: frozenset[str] = frozenset()  # declarations the trusted book text pairs with a statement, at the base
     secrets: Secrets | None = None  # the values no change may carry
+    kernel_base: Baseline | None = None  # what Lean said of the base before the Worker ran (statement fingerprints)
+    kernel_answers: list[Answers] = field(default_factory=list)  # where the kernel gate leaves what Lean answered
 
     @cached_property
     def changes(self) -> list[Change]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from gates.imports import ImportGraph, module_name
 from gates.process import run
 from gates.sandbox import Sandbox
 from gates.tree import ChangeKind
+from state.errors import InfraError
 
 NAME = "build"
 MAX_REPORTED = 12
@@ -33,6 +35,28 @@ class LakeCompiler:
 
     def build_all(self) -> CheckResult:
         return self._run(self.config.build_all, "", "")
+
+    def probe(self, text: str) -> CheckResult:
+        """`check_file` on `text` written under `.lake/` (which git ignores, so no gate sees it), removed after."""
+        folder = self.root / ".lake" / "autoformalize"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"Probe{secrets.token_hex(6)}.lean"
+        path.write_text(text, encoding="utf-8")
+        try:
+            return self._run(self.config.check_file, path.relative_to(self.root).as_posix(), "")
+        finally:
+            path.unlink(missing_ok=True)
+
+    def replay(self, modules: list[str]) -> CheckResult | None:
+        """`replay` on the modules when `replay_available` says the toolchain has leanchecker; else None."""
+        try:
+            available = self._run(self.config.replay_available, "", "")
+        except InfraError:
+            return None
+        if available.exit_code != 0:
+            return None
+        listed = " ".join(shlex.quote(m) for m in modules)
+        return self._run(self.config.replay.replace("{modules}", listed), "", "")
 
     def _run(self, template: str, path: str, module: str) -> CheckResult:
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]

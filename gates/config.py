@@ -21,6 +21,10 @@ class BuildConfig(BaseModel):
     """Seconds one build command may run before its process group is killed."""
     max_check_files: int = Field(default=25, ge=1)
     """Above this many changed and importing files, the build gate runs `build_all` once instead."""
+    replay: str = "lake env leanchecker {modules}"
+    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules."""
+    replay_available: str = "lake env sh -c 'command -v leanchecker'"
+    """Exits 0 when the toolchain has `leanchecker` (shipped with Lean since v4.28)."""
 
 
 class GatesConfig(BaseModel):
@@ -84,6 +88,17 @@ class GatesConfig(BaseModel):
     """Let a change that closes a sorry also add, where the closed statement can see it, an `attribute [local
     instance]` (or any instance attribute), a `local instance`, an `open` (`open … in`) or a new `instance`: each
     can change what the statement means while its text stays the same. Without it, land such a change alone first."""
+
+    kernel_replay: Literal["auto", "on", "off"] = "auto"
+    """Replay the changed modules in Lean's kernel (`[build] replay`, leanchecker) once they build: `auto` when the
+    toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot, `off` never."""
+    fingerprint_depth: int = Field(default=8, ge=0)
+    """How many definitions deep a statement's fingerprint follows the project definitions it reaches."""
+    fingerprint_max_defs: int = Field(default=400, ge=0)
+    """At most this many project definitions are printed for the fingerprints of one probe."""
+    kernel_census_batch: int = Field(default=200, ge=0)
+    """Declarations of files not asked about yet whose axioms each cycle's baseline asks Lean, so that one relying
+    on `sorryAx` without a `sorry` in its text counts as a hole (0: only what the gates ask)."""
 
     @model_validator(mode="after")
     def _warning_before_cap(self) -> Self:

@@ -2,14 +2,15 @@
 
 Each gate is a function `check(GateInput) -> GateResult`, registered here in
 the order they run. The build gate runs only when the cheap gates pass: no
-compiler time is spent on a change that cannot land anyway.
+compiler time is spent on a change that cannot land anyway; the kernel gate
+only when the change builds (Lean can say nothing of what does not).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from gates import build, integrity, scope, secrets, size, sorry
+from gates import build, integrity, kernel, scope, secrets, size, sorry
 from gates.base import GateInput, GateResult
 
 GATES: dict[str, Callable[[GateInput], GateResult]] = {
@@ -19,13 +20,16 @@ GATES: dict[str, Callable[[GateInput], GateResult]] = {
     sorry.NAME: sorry.check,
     size.NAME: size.check,
     build.NAME: build.check,
+    kernel.NAME: kernel.check,
 }
 CHEAP = (scope.NAME, integrity.NAME, secrets.NAME, sorry.NAME, size.NAME)
 
 
 def run_gates(inp: GateInput) -> list[GateResult]:
-    """Every cheap gate, then the build if they all passed."""
+    """Every cheap gate, then the build if they all passed, then the kernel if it built."""
     results = [GATES[name](inp) for name in CHEAP]
-    if all(r.passed for r in results):
-        results.append(GATES[build.NAME](inp))
+    for name in (build.NAME, kernel.NAME):
+        if not all(r.passed for r in results):
+            break
+        results.append(GATES[name](inp))
     return results

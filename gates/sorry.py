@@ -53,8 +53,9 @@ def over_budget(inp: GateInput) -> str | None:
 def leaning(before: Census, after: Census) -> list[str]:
     """Declarations whose sorries this change closed by naming a declaration that still holds one."""
     holding: dict[str, str] = {}
+    hidden = {name for _, name in after.hidden_holes()}
     for _, d in after.decls():
-        if d.holes and d.name:
+        if d.name and (d.holes or d.name in hidden):
             holding[d.name] = d.name
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
@@ -74,6 +75,10 @@ def check(inp: GateInput) -> GateResult:
     before, after = inp.before.holes, inp.after.holes
     leaned = leaning(inp.before, inp.after)
     note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
+    if hidden := inp.after.hidden_holes():
+        more = f" and {len(hidden) - 10} more" if len(hidden) > 10 else ""
+        names = ", ".join(name for _, name in hidden[:10]) + more
+        note += f"; counted as holes, Lean says they rely on sorryAx though their text has no sorry: {names}"
     if after <= before:
         return GateResult(NAME, True, f"sorries+admits {before} → {after}{note}")
     rise = after - before

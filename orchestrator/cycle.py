@@ -30,11 +30,12 @@ from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.integrity import restated
 from gates.meaning import changed_meanings
+from gates.probe import ROUNDS
 from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, fallback, housekeeping, ownership, workcopy
+from orchestrator import blame, fallback, housekeeping, kernelcheck, ownership, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -77,7 +78,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         git_s = float(NETWORK_TIMEOUT_S)
         beat.phase("sync", 2 * git_s)
         sync(c)
-        beat.phase("baseline", 2 * config.build.timeout_s + git_s)
+        beat.phase("baseline", 3 * config.build.timeout_s + git_s)
         baseline(c)
         beat.phase("sweep", 2 * git_s)
         sweep(c)
@@ -91,8 +92,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             if c.outcome is Outcome.ERROR:
                 break
             _checkpoint(c)
-            if phase is work:  # the gates and their repair rounds run inside this phase
-                limit += (config.gates.repair_rounds + 1) * 2 * config.build.timeout_s
+            if phase is work:  # the base's fingerprints, then the gates and their repair rounds (build, probes, replay)
+                limit += (ROUNDS + (config.gates.repair_rounds + 1) * (3 + ROUNDS)) * config.build.timeout_s
             if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
                 limit *= 2 * max(1, len(c.altered))
             beat.phase(phase.__name__, limit, cycle=c.number)
@@ -201,6 +202,7 @@ def baseline(c: Cycle) -> None:
         compiler=c.deps.compiler(c.work.root), verified=GitTree(c.git, verified) if verified else None,
         changed_since=c.git.changed_between(verified, c.base) if verified else None, work=DirTree(c.work.root),
         build_config=c.config.build, lean_roots=roots, ci=c.deps.ci.conclusion(c.base) if c.deps.ci else None)
+    kernelcheck.baseline(c, builds=c.build.ok)
     log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
 
 
@@ -284,6 +286,7 @@ def work(c: Cycle) -> None:
     assert c.plan is not None and c.work is not None
     cfg = c.config
     compiler = c.deps.compiler(c.work.root)
+    kernelcheck.fingerprints(c, builds=c.build is not None and c.build.ok)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
     workspace = Workspace(c.work.root, c.plan.scope, ownership.protected(cfg), cfg.project.state_dir,
@@ -328,9 +331,11 @@ def gate(c: Cycle) -> bool:
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
-                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing), secrets=c.deps.secrets)
+                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing), secrets=c.deps.secrets,
+                    kernel_base=c.kernel)
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp) + [g for g in c.gates if g.name == RESTATEMENT]  # the judge's, on a re-run
+    kernelcheck.learn(c, inp)
     c.changed = [ch.path for ch in inp.changes]
     written = _changed_since(gated, _fingerprint(c.work))
     if written:  # code of the change ran in the build and wrote files the other gates never saw
@@ -424,7 +429,8 @@ def bookkeeping(c: Cycle) -> None:
             write_book_text(wp.book_text, first)
     if c.outcome is Outcome.ACCEPTED and c.after is not None and c.config.audit.judge_in_loop:
         lock = read_lock(c.paths.statement_lock)
-        updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number)
+        updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number, fingerprints=c.fingerprints,
+                              toolchain=c.kernel.toolchain if c.kernel else None)
         if updated != lock:
             write_lock(wp.statement_lock, updated)
         for j in c.judged:
@@ -485,8 +491,9 @@ def _users_changes(c: Cycle) -> list[str]:
     """Uncommitted paths of the checkout, besides the running process's files and an audit not yet committed
     (no cycle writes either, so they cannot collide with one)."""
     runtime = {c.paths.relative(c.paths.heartbeat), c.paths.relative(c.paths.lock)}
+    beating = c.paths.relative(c.paths.heartbeat.with_name(f".{c.paths.heartbeat.name}."))  # its atomic write's temp
     audit = c.paths.relative(c.paths.audit) + "/"
-    return [p for p in c.git.dirty() if p not in runtime and not p.startswith(audit)]
+    return [p for p in c.git.dirty() if p not in runtime and not p.startswith((audit, beating))]
 
 
 def _rebase(c: Cycle, new_base: str) -> None:
@@ -507,6 +514,7 @@ def _rebase(c: Cycle, new_base: str) -> None:
     if c.outcome is Outcome.ACCEPTED and c.worker_commit is not None:
         c.work.reset_hard(new_base)
         c.work.clean()
+        kernelcheck.fingerprints(c, builds=True)  # the change is held to the new base's statements
         try:
             c.work.run("cherry-pick", "--no-commit", c.worker_commit)
         except InfraError:

@@ -108,8 +108,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                         for t in SPECS])
     say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)
-        + f"; up to {config.agents.worker.max_turns} turns, {config.agents.worker.timeout_s}s, then the gates "
-          f"with up to {config.gates.repair_rounds} repair rounds")
+        + f"; the Scope's statements fingerprinted by Lean first; up to {config.agents.worker.max_turns} turns, "
+          f"{config.agents.worker.timeout_s}s, then the gates with up to {config.gates.repair_rounds} repair rounds")
     if config.audit.judge_in_loop:
         locked = len(read_lock(paths.statement_lock).statements)
         say(f"judge: {config.agents.judge.model} reads each statement the change adds or changes for a textbook "

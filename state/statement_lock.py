@@ -1,7 +1,9 @@
 """statement_lock.json: the statements judged faithful to the book, by declaration, with their hashes.
 
 A locked statement may change only when the strategy declares the restatement
-(`RESTATE: <declaration> — <rationale>`); the integrity gate enforces it. A
+(`RESTATE: <declaration> — <rationale>`); the integrity gate enforces it on the
+text, the kernel gate on what Lean elaborates (the fingerprint, when a
+toolchain answered; lock files without one still read). A
 file that cannot be read is an error, not an empty lock: silently unlocking
 every statement is exactly what the lock exists to prevent.
 """
@@ -20,6 +22,8 @@ class Locked(BaseModel):
     entity: str  # the textbook entity it formalizes
     score: int  # 3 faithful, 2 stronger
     cycle: int  # when it was judged
+    fingerprint: str | None = None  # digest of the statement as Lean elaborates it, where a toolchain answered
+    toolchain: str | None = None  # the toolchain that printed it: fingerprints compare only within one
 
 
 class StatementLock(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from gates.tree import DirTree
 from orchestrator.blame import persistent
 from orchestrator.config import load_config
 from orchestrator.git import Git, GitError
+from orchestrator.kernelcheck import mark
 from orchestrator.repo import find_repo
 from state.files import open_issues, read_cycle
 from state.heartbeat import read_heartbeat
@@ -53,6 +55,9 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     paths = config.state(repo)
     history = read_history(paths.history)
     result = census(DirTree(repo), config.project.lean_roots)
+    with contextlib.suppress(GitError):  # declarations Lean said rely on sorryAx without a written sorry count
+        mark(result, Git(repo))
+    hidden = result.hidden_holes()
     lock = inspect_lock(paths.lock)
     heartbeat, heartbeat_problem = read_heartbeat(paths.heartbeat)
     spend = Spend.of(history.records, now)
@@ -74,7 +79,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     return {
         "repo": str(repo),
         "cycle": read_cycle(paths),
-        "total_sorries": result.total_sorries,
+        "total_sorries": result.total_sorries + len(hidden),
+        "hidden_sorries": [{"declaration": name, "file": path} for path, name in hidden],
         "total_admits": result.total_admits,
         "axioms": [d.name for _, d in result.axioms()],
         "lean_files": len(result.files),
@@ -122,6 +128,10 @@ def render(s: dict[str, Any]) -> str:
     lines.append(f"  cycle      {cycle}")
     lines.append(f"  sorries    {s['total_sorries']} sorry, {s['total_admits']} admit in {s['lean_files']} Lean files"
                  + (f"; axioms: {', '.join(s['axioms'])}" if s["axioms"] else ""))
+    if s["hidden_sorries"]:
+        names = ", ".join(h["declaration"] for h in s["hidden_sorries"][:10])
+        lines.append(f"             {len(s['hidden_sorries'])} of them only Lean sees (sorryAx, no sorry written): "
+                     f"{names}")
     if records:
         scores = " ".join(f"{r['progress_score']:+d}" for r in records)
         lines.append(f"  scores     {scores}  (last {len(records)} cycles, oldest first)")

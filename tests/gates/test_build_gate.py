@@ -145,4 +145,5 @@ def test_the_build_gate_waits_for_the_cheap_gates(setup: Setup) -> None:
 def test_all_gates_pass_on_an_honest_change(setup: Setup) -> None:
     results = run_gates(setup.input({"Book/A.lean": A.replace("  sorry", "  trivial")}))
     assert [(r.name, r.passed) for r in results] == [("scope", True), ("integrity", True), ("secrets", True),
-                                                     ("sorry", True), ("size", True), ("build", True)]
+                                                     ("sorry", True), ("size", True), ("build", True),
+                                                     ("kernel", True)]

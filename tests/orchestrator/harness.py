@@ -70,7 +70,9 @@ def config_text(**sections: dict[str, Any]) -> str:
     base: dict[str, dict[str, Any]] = {
         "project": {"lean_roots": ["Book"]},
         "build": {"check_file": f"{sys.executable} {STANDIN} check {{file}}",
-                  "build_all": f"{sys.executable} {STANDIN} build", "timeout_s": 30},
+                  "build_all": f"{sys.executable} {STANDIN} build", "timeout_s": 30,
+                  "replay": f"{sys.executable} {STANDIN} replay {{modules}}",
+                  "replay_available": f"{sys.executable} {STANDIN} has-replay"},
         "loop": {"heartbeat_s": 1},
         # Whole cycles run under the real bubblewrap; the stand-in Lean imports its IO module from its directory.
         "sandbox": {"read_only": [str(STANDIN.parent)]},

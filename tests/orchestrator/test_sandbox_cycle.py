@@ -120,7 +120,9 @@ def test_unsandboxed_the_same_attacks_succeed_but_the_key_is_redacted_and_the_ho
             os.kill(pid, signal.SIGKILL)
 
     # Read from the orchestrator's /proc/<pid>/environ, and stopped only by the last line of defence: redaction.
-    assert FAKE_KEY not in sent and "[redacted: ANTHROPIC_API_KEY]" in sent
+    at = sent.find(FAKE_KEY)
+    assert at < 0, f"the key reached a model: …{sent[max(0, at - 600):at + 100]}…"
+    assert "[redacted: ANTHROPIC_API_KEY]" in sent
     assert outside.read_text() == "planted" and len(accepted) >= 1
     assert (project.repo / ".prover-state/statement_lock.json").read_text() == "{}"  # the user's checkout
     assert "uncommitted changes (.prover-state/statement_lock.json)" in str(error)

@@ -56,7 +56,8 @@ def test_an_axiom_behind_a_misread_string_is_seen(project: Project, name: str,
 
 
 CONSTRUCTS = {
-    "#guard_msgs": ("#guard_msgs (drop all) in\ntheorem cheat : 1 = 2 := by\n  stop\n", "allow_guard_msgs",
+    # Harmless under the switch (the kernel gate stops a `stop` behind `(drop all)`, see test_kernel_cycle.py).
+    "#guard_msgs": ("#guard_msgs in\ntheorem fine : 1 = 1 := rfl\n", "allow_guard_msgs",
                     "new #guard_msgs (it drops Lean's messages"),
     "elab": ('elab "cheat" : tactic => pure ()\n', "allow_meta_code", "new elab (meta code"),
     "elab_rules": ("elab_rules : tactic | `(tactic| trivial) => pure ()\n", "allow_meta_code", "new elab_rules"),

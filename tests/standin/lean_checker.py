@@ -10,13 +10,21 @@ with logic of its own (it shares no code with autoformalize):
 - `import X` of a project module that does not exist is `unknown module`;
 - unbalanced parentheses are a parse error;
 - `exact absurd_marker` stands for a proof Lean rejects (`type mismatch`);
-- a declaration containing `sorry` gets the sorry warning;
+- a declaration written with `sorry`, `admit`, `stop`, `apply?` or `exact?` gets the sorry warning;
+- `#print axioms`, `#check`, `#print`, instances, `macro_rules`, meta code and
+  what each declaration depends on come from `lean_elab` (its own model of Lean);
+- `#guard_msgs` drops, checks and passes messages as `Lean.Elab.GuardMsgs` does:
+  `(drop all)` drops every message of its command, errors included;
 - `-- standin: sleep N` sleeps N seconds first (for timeouts), after starting a
   grandchild that sleeps too (to prove the whole process group is killed);
 - with $STANDIN_PAUSE_ON set to `check` or `build`, the first run of that mode
   creates the file $STANDIN_PAUSE_MARKER and sleeps a minute (a test kills it then).
 
-Usage: lean_checker.py check FILE | lean_checker.py build
+Usage: lean_checker.py check FILE | build | replay MODULE… | has-replay
+
+`replay` is `leanchecker MODULE…`: it replays each module (and those under
+it) and fails, as leanchecker does, on a declaration that meta code added
+without the kernel's check. `has-replay` exits 0: the toolchain has one.
 Every invocation appends its arguments to $STANDIN_LOG when that is set.
 """
 
@@ -29,12 +37,15 @@ import sys
 import time
 from pathlib import Path
 
+import lean_elab  # beside this script, which runs as a program
+from lean_elab import Guard, Message
 from lean_io import run_evals  # `#eval`'s IO, run as Lean runs it while compiling
 
 DECL = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*"
                   r"(?:theorem|lemma|def|abbrev|structure|inductive|class|axiom|instance)\s+([\w.']+)", re.M)
 NAMESPACE = re.compile(r"^\s*(namespace|end)\s+([\w.]+)", re.M)
 IMPORT = re.compile(r"^import\s+([\w.]+)", re.M)
+SCOPE = re.compile(r"^\s*(?:namespace|end|section|open)\b[^\n]*", re.M)  # names namespaces, not declarations
 REF = re.compile(r"(?<![\w.])([A-Z]\w*(?:\.[\w']+)+)")
 
 
@@ -72,41 +83,97 @@ def closure(root: Path, path: Path, seen: set[Path]) -> set[Path]:
     return seen
 
 
-def check(root: Path, rel: str) -> list[str]:
+def check(root: Path, rel: str) -> list[Message]:
     path = root / rel
     text = strip_comments(path.read_text(encoding="utf-8"))
-    out: list[str] = []
+    model = lean_elab.File(lean_elab.Project(root), path).elaborate()
+    out: list[Message] = []
     project_roots = {p.stem for p in root.glob("*.lean")} | {p.name for p in root.iterdir() if p.is_dir()}
     for m in IMPORT.finditer(text):
         module = m.group(1)
         if module.split(".")[0] in project_roots and not module_file(root, module).exists():
             line = text.count("\n", 0, m.start()) + 1
-            out.append(f"{rel}:{line}:0: error: unknown module prefix '{module}'")
-    known: set[str] = set()
+            out.append(Message(line, 0, "error", f"unknown module prefix '{module}'"))
+    known: set[str] = set(model.env.decls)
     for file in closure(root, path, set()):
         known |= declared(strip_comments(file.read_text(encoding="utf-8")))
     namespaces = {n.split(".")[0] for n in known}
-    for m in REF.finditer(IMPORT.sub(lambda i: " " * len(i.group()), text)):
+    for m in REF.finditer(SCOPE.sub(lambda i: " " * len(i.group()), IMPORT.sub(lambda i: " " * len(i.group()), text))):
         name = m.group(1)
-        if name.split(".")[0] in namespaces and name not in known \
-                and not any(k.endswith("." + name) for k in known):
+        parts = name.split(".")
+        prefixes = {".".join(parts[:k]) for k in range(2, len(parts) + 1)}  # `Book.h.elim` projects from `Book.h`
+        if parts[0] in namespaces and not prefixes & known and not any(k.endswith("." + name) for k in known):
             line = text.count("\n", 0, m.start()) + 1
             col = m.start() - (text.rfind("\n", 0, m.start()) + 1)
-            out.append(f"{rel}:{line}:{col}: error: unknown identifier '{name}'")
+            out.append(Message(line, col, "error", f"unknown identifier '{name}'"))
     for number, line in enumerate(text.splitlines(), start=1):
         if "absurd_marker" in line:
-            out.append(f"{rel}:{number}:{line.index('absurd_marker')}: error: type mismatch\n"
-                       "  absurd_marker\nhas type\n  False : Prop\nbut is expected to have type\n  True : Prop")
+            out.append(Message(number, line.index("absurd_marker"), "error", "type mismatch\n  absurd_marker\nhas "
+                               "type\n  False : Prop\nbut is expected to have type\n  True : Prop"))
     if text.count("(") != text.count(")"):
-        out.append(f"{rel}:{text.count(chr(10)) + 1}:0: error: unexpected end of input; expected ')'")
-    for m in DECL.finditer(text):
-        end = DECL.search(text, m.end())
-        body = text[m.end():end.start() if end else len(text)]
-        if re.search(r"\bsorry\b", body):
-            line = text.count("\n", 0, m.start(1)) + 1
-            col = m.start(1) - (text.rfind("\n", 0, m.start(1)) + 1)
-            out.append(f"{rel}:{line}:{col}: warning: declaration uses 'sorry'")
-    return out + run_evals(path, rel)
+        out.append(Message(text.count(chr(10)) + 1, 0, "error", "unexpected end of input; expected ')'"))
+    reported = {(m.line, m.column) for m in model.messages if m.severity == "error"}
+    out = [m for m in out if (m.line, m.column) not in reported] + model.messages
+    out += [Message(line, 0, severity, message) for line, severity, message in run_evals(path)]
+    for guard in model.guards:
+        out = guarded(out, guard)
+    return sorted(out, key=lambda m: (m.line, m.column))
+
+
+def guarded(messages: list[Message], guard: Guard) -> list[Message]:
+    """`#guard_msgs`: the messages of its command are checked against its doc comment, dropped, or passed on."""
+    inside = [m for m in messages if guard.first <= m.line <= guard.last]
+    outside = [m for m in messages if m not in inside]
+    checked, passed = [], []
+    for m in inside:
+        action = next((a for a, sev in guard.spec if sev in ("all", m.severity)), "pass" if guard.spec else "check")
+        if action == "check":
+            checked.append(m)
+        elif action == "pass":
+            passed.append(m)
+    rendered = "---\n".join(f"{m.severity}:{'' if m.text.startswith(chr(10)) else ' '}{m.text}\n"
+                             for m in checked).strip()
+    if _spaces(guard.expected.strip(), guard.whitespace) == _spaces(rendered, guard.whitespace):
+        return outside + passed
+    diff = "\n".join([*(f"- {x}" for x in guard.expected.strip().splitlines()),
+                      *(f"+ {x}" for x in rendered.splitlines())])
+    return [*messages, Message(guard.line, guard.column, "error",
+                               f"❌️ Docstring on `#guard_msgs` does not match generated message:\n\n{diff}")]
+
+
+def _spaces(text: str, mode: str) -> str:
+    if mode == "exact":
+        return text
+    return " ".join(text.split()) if mode == "lax" else text.replace("\n", " ")
+
+
+def render(rel: str, m: Message, build: bool) -> str:
+    """As `lean` prints it (information bare), or as `lake build` does."""
+    if build:
+        return f"{m.severity}: {rel}:{m.line}:{m.column}: {m.text}"
+    if m.severity == "info":
+        return m.text
+    return f"{rel}:{m.line}:{m.column}: {m.severity}: {m.text}"
+
+
+def replay(root: Path, modules: list[str]) -> int:
+    """leanchecker: every module (and those under it) replayed; a declaration added without the kernel fails."""
+    project = lean_elab.Project(root)
+    for module in modules:
+        base = project.module_path(module)
+        files = [base] if base.exists() else []
+        files += sorted(base.with_suffix("").rglob("*.lean")) if base.with_suffix("").is_dir() else []
+        if not files:
+            print(f"uncaught exception: Could not find any oleans for: {module}", file=sys.stderr)
+            return 1
+        for file in files:
+            env = project.env_of(file)
+            bad = [d.name for d in env.decls.values() if d.unchecked and d.module == project.module_of(file)]
+            if bad:
+                print(f"leanchecker found a problem in {project.module_of(file)}", file=sys.stderr)
+                print(f"uncaught exception: (kernel) declaration type mismatch, '{bad[0]}'", file=sys.stderr)
+                return 1
+    return 0
 
 
 def main() -> int:
@@ -118,6 +185,10 @@ def main() -> int:
     if os.environ.get("STANDIN_PAUSE_ON") == sys.argv[1] and marker and not os.path.exists(marker):
         Path(marker).touch()
         time.sleep(60)
+    if sys.argv[1] == "has-replay":
+        return 0
+    if sys.argv[1] == "replay":
+        return replay(root, sys.argv[2:])
     if sys.argv[1] == "check":
         files = [sys.argv[2]]
     else:
@@ -127,13 +198,11 @@ def main() -> int:
         if m := re.search(r"-- standin: sleep (\d+)", (root / rel).read_text(encoding="utf-8")):
             subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({int(m.group(1)) * 4})"])
             time.sleep(int(m.group(1)))
-    messages = [msg for rel in files for msg in check(root, rel)]
-    if sys.argv[1] == "build":
-        messages = [f"error: {m.split(': error: ')[0]}: {m.split(': error: ', 1)[1]}" if ": error: " in m
-                    else f"warning: {m.replace(': warning: ', ': ', 1)}" for m in messages]
-    print("\n".join(messages))
-    failed = any(": error: " in m.split("\n")[0] or m.startswith("error:") for m in messages)
-    if sys.argv[1] == "build" and failed:
+    build = sys.argv[1] == "build"
+    found = [(rel, msg) for rel in files for msg in check(root, rel)]
+    print("\n".join(render(rel, msg, build) for rel, msg in found))
+    failed = any(msg.severity == "error" for _, msg in found)
+    if build and failed:
         print("error: build failed")
     return 1 if failed else 0
 

@@ -44,19 +44,20 @@ class LeanIOError(Exception):
     """An `IO.Error`, already in `IO.Error.toString`'s words."""
 
 
-def run_evals(path: Path, rel: str) -> list[str]:
-    """Run the `#eval` commands of the file at `path` as Lean would; the messages Lean prints for them."""
+def run_evals(path: Path) -> list[tuple[int, str, str]]:
+    """Run the `#eval` commands of the file at `path` as Lean would; the messages Lean reports for them, as
+    (line, severity, text): what the program printed and its value are information, an IO error an error."""
     text = path.read_text(encoding="utf-8")
-    out: list[str] = []
+    out: list[tuple[int, str, str]] = []
     for m in EVAL.finditer(_without_comments(text)):
         line = text.count("\n", 0, m.start()) + 1
         term = " ".join(m.group(1).split())
         try:
             printed, value = _evaluate(term)
         except LeanIOError as e:
-            out.append(f"{rel}:{line}:0: error: {e}")
+            out.append((line, "error", str(e)))
             continue
-        out += [m for m in (printed.removesuffix("\n"), value) if m]
+        out += [(line, "info", m) for m in (printed.removesuffix("\n"), value) if m]
     return out
 
 

@@ -1,0 +1,302 @@
+"""The kernel gate: what Lean itself says about the change, once it builds.
+
+One generated file per round (`gates.probe`) asks Lean for the axioms of every declaration the change adds
+or alters, of every declaration whose sorry it closes, of every locked declaration in the changed files or
+in files importing them (an import-graph over-approximation of "uses what changed"), and of the project
+declarations the claimed proofs name; and for the fingerprint of each closed and locked statement. It rejects:
+
+- a requested name Lean gave no verdict on: no answer is never a pass;
+- `sorryAx` in a declaration whose text holds no sorry, unless it names a declaration that holds one (the
+  sorry gate's legitimate top-down work): a sorry hidden by `stop`, `apply?`, a macro, meta code, or an
+  error `#guard_msgs` swallowed (Lean still adds the declaration, backed by `sorryAx`);
+- an axiom outside `[gates] allowed_axioms` and the axioms the base itself declares, such as one added by
+  meta code the source scan never sees; native code (`Lean.ofReduceBool`, `Lean.trustCompiler`) unless
+  allowed there;
+- a statement whose sorry the change closes, or that is locked (unless the strategy restates it), which
+  Lean elaborates differently than at the base: a local instance, an `open … in`, an imported
+  `macro_rules`, a shadowing definition, a definition changed any number of levels down;
+- the changed modules failing a kernel replay (leanchecker, `[gates] kernel_replay`).
+
+`private` declarations cannot be named from another file: Lean's verdict on them reaches the gate through
+the declarations that use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gates.base import Compiler, GateInput, GateResult
+from gates.census import Census
+from gates.config import GatesConfig
+from gates.imports import ImportGraph
+from gates.integrity import restatements
+from gates.meaning import changed_meanings
+from gates.probe import (
+    DEFINING,
+    Answers,
+    Baseline,
+    Names,
+    ask,
+    canonical,
+    difference,
+    digest,
+    fingerprint,
+    module_of,
+)
+from gates.tree import ChangeKind
+
+NAME = "kernel"
+NATIVE = ("Lean.ofReduceBool", "Lean.trustCompiler")
+MAX_REPORTED = 12
+
+
+@dataclass
+class Requests:
+    """What the gate asks Lean about, by name as the source writes it."""
+
+    changed: list[str] = field(default_factory=list)  # declarations of the change that are new or differ
+    closing: list[str] = field(default_factory=list)  # declarations whose sorries the change closes
+    locked: list[str] = field(default_factory=list)  # locked declarations in or importing the changed files
+    referenced: list[str] = field(default_factory=list)  # declarations the claimed proofs name
+    private: list[str] = field(default_factory=list)  # changed private declarations: not askable by name
+    modules: list[str] = field(default_factory=list)  # the changed modules, still present
+
+    @property
+    def judged(self) -> list[str]:
+        return list(dict.fromkeys([*self.changed, *self.closing, *self.locked]))
+
+
+def check(inp: GateInput) -> GateResult:
+    lean = inp.lean_changes()
+    if not lean:
+        return GateResult(NAME, True, "no Lean file changed")
+    if inp.compiler is None:
+        raise ValueError("the kernel gate needs a compiler")
+    names = Names(inp.after, inp.lean_roots)
+    asked = requests(inp, names)
+    bodies = own_bodies(inp.before, asked.judged)
+    answers = ask(inp.compiler, names, imports=asked.modules, axioms=[*asked.judged, *asked.referenced],
+                  checks=asked.judged, bodies=bodies, depth=inp.gates.fingerprint_depth,
+                  limit=inp.gates.fingerprint_max_defs)
+    inp.kernel_answers.append(answers)
+    problems = (_unanswered(asked, answers) + _sorries(inp.after, names, asked, answers)
+                + _axioms(inp, asked, answers))
+    changed_statements, notes = _statements(inp, names, asked, answers, bodies)
+    problems += changed_statements
+    if not problems:
+        failed, note = _replay(inp, asked.modules)
+        problems += failed
+        notes += note
+    if asked.private:
+        notes.append(f"not asked by name (private): {', '.join(asked.private[:MAX_REPORTED])}")
+    if problems:
+        shown = problems[:MAX_REPORTED] + ([f"… and {len(problems) - MAX_REPORTED} more"]
+                                           if len(problems) > MAX_REPORTED else [])
+        return GateResult(NAME, False, "\n".join(shown + notes))
+    allowed = ", ".join(inp.gates.allowed_axioms) or "none"
+    what = (f"Lean answered on {len(asked.judged)} declaration(s) in {answers.rounds} round(s): no sorryAx without "
+            f"a sorry, no axiom beyond {allowed}; {len(asked.closing) + len(asked.locked)} closed or locked "
+            "statement(s) elaborate as at the base")
+    return GateResult(NAME, True, "; ".join([what, *notes]))
+
+
+def requests(inp: GateInput, names: Names) -> Requests:
+    """The declarations of the change to ask Lean about, and the modules holding them."""
+    out = Requests()
+    present = [c.path for c in inp.lean_changes() if c.kind is not ChangeKind.DELETED]
+    out.modules = [module_of(p, inp.lean_roots) for p in present]
+    altered = changed_meanings(inp.before, inp.after)
+    hidden_before = {name for _, name in inp.before.hidden_holes()}
+    anywhere = {d.key: d for _, d in inp.before.decls()}  # a declaration may move to another file as it closes
+    for path in present:
+        old = {d.key: d for d in inp.before.files[path].decls} if path in inp.before.files else {}
+        for d in inp.after.files[path].decls:
+            if not d.name:
+                continue
+            was = old.get(d.key)
+            if was is not None and was.text_hash == d.text_hash and d.name not in altered:
+                continue
+            target = out.private if "private" in d.modifiers else out.changed
+            target.append(d.name)
+            was = was or anywhere.get(d.key)
+            if was is not None and not d.holes and (was.holes or d.name in hidden_before) and target is out.changed:
+                out.closing.append(d.name)
+    out.changed += [d.name for path, d in inp.after.decls() if path not in present and d.name in altered
+                    and "private" not in d.modifiers]  # stating something else: a definition it names changed
+    if inp.locked:
+        affected = ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
+        out.locked = [d.name for path, d in inp.after.decls() if d.name in inp.locked and path in affected]
+    out.referenced = references(names, out.changed + out.closing)
+    return out
+
+
+def references(names: Names, claimed: Iterable[str]) -> list[str]:
+    """The project declarations without a written sorry that the text of the sorry-free `claimed` names: Lean's
+    verdict on them tells whether a `sorryAx` in a claimed proof comes from a sorry elsewhere."""
+    claimed = list(claimed)
+    skip = {canonical(n) for n in claimed}
+    out: dict[str, None] = {}
+    for name in claimed:
+        proof = names.decl(name)
+        if proof is None or proof.holes:
+            continue
+        for ref in sorted(names.written(f"{proof.statement_text} {proof.body_code}", name) - skip):
+            r = names.decl(ref)
+            if r is not None and r.name and not r.holes and names.askable(ref):
+                out[r.name] = None
+    return list(out)
+
+
+def own_bodies(before: Census, names: Iterable[str]) -> set[str]:
+    """Of `names`, those whose fingerprint includes their own `#print`: definitions without a sorry at the base,
+    whose whole text is what they mean. The rule reads the base only, so the base's fingerprint and the
+    change's are taken alike."""
+    wanted = set(names)
+    hidden = {n for _, n in before.hidden_holes()}
+    return {d.name for _, d in before.decls()
+            if d.name in wanted and d.kind in DEFINING and not d.holes and d.name not in hidden}
+
+
+def statements_to_compare(census: Census, locked: Iterable[str], paths: set[str] | None = None) -> list[str]:
+    """The base's declarations (in `paths`, when given) a change may need the fingerprint of: those holding a
+    sorry (written, or as Lean says), which a change may close, and the locked ones."""
+    hidden = {n for _, n in census.hidden_holes()}
+    locked = set(locked)
+    return [d.name for path, d in census.decls() if d.name and "private" not in d.modifiers
+            and (paths is None or path in paths) and (d.holes or d.name in hidden or d.name in locked)]
+
+
+def take_baseline(compiler: Compiler, census: Census, roots: list[str], gates: GatesConfig, statements: list[str],
+                  *, axioms: Iterable[str] = (), toolchain: str = "") -> tuple[Baseline, Answers]:
+    """The fingerprints of `statements` in the tree `compiler` compiles (the base, before any change), and the
+    axioms of `axioms` (with the declarations their proofs name): one Lean process per round."""
+    names = Names(census, roots)
+    axioms = list(axioms)
+    bodies = own_bodies(census, statements)
+    answers = ask(compiler, names, axioms=[*axioms, *references(names, axioms)], checks=statements, bodies=bodies,
+                  depth=gates.fingerprint_depth, limit=gates.fingerprint_max_defs)
+    prints = {canonical(n): fingerprint(answers, names, n, own_body=n in bodies, depth=gates.fingerprint_depth)
+              for n in statements}
+    return Baseline({k: v for k, v in prints.items() if v is not None}, problem=answers.failure,
+                    toolchain=toolchain), answers
+
+
+def _unanswered(asked: Requests, answers: Answers) -> list[str]:
+    missing = [n for n in asked.judged if canonical(n) not in answers.axioms]
+    out = [f"{n}: Lean gave no verdict on its axioms ({answers.errors.get(f'axioms {canonical(n)}', 'no answer')})"
+           for n in missing]
+    if answers.failure is not None:  # Lean did not run the probe to its end: nothing it left out may pass
+        out.append(answers.failure)
+    return out
+
+
+def hidden_sorries(census: Census, names: Names, answers: Answers, asked: Iterable[str]) -> list[str]:
+    """Of `asked`, the declarations Lean says depend on `sorryAx` whose text holds no sorry and which name no
+    declaration that holds one (in its text, or as Lean says)."""
+    hidden = {n for _, n in census.hidden_holes()}
+    out = []
+    for name in asked:
+        d = names.decl(name)
+        if d is None or d.holes or "sorryAx" not in answers.axioms.get(canonical(name), ()):
+            continue
+        explained = False
+        for ref in names.written(f"{d.statement_text} {d.body_code}", name) - {canonical(name)}:
+            r = names.decl(ref)
+            if r is not None and (r.holes or r.name in hidden or "sorryAx" in answers.axioms.get(ref, ())):
+                explained = True
+                break
+        if not explained:
+            out.append(name)
+    return out
+
+
+def _sorries(after: Census, names: Names, asked: Requests, answers: Answers) -> list[str]:
+    out = []
+    for name in hidden_sorries(after, names, answers, dict.fromkeys(asked.changed + asked.closing)):
+        path = names.decls[canonical(name)][0]
+        d = names.decl(name)
+        assert d is not None
+        out.append(f"{path}:{d.line}: {name} has no sorry in its text, yet Lean says it depends on sorryAx (a "
+                   "tactic such as `stop` or `apply?`, a macro, meta code, or an error `#guard_msgs` hid); it is not "
+                   "proved")
+    return out
+
+
+def _axioms(inp: GateInput, asked: Requests, answers: Answers) -> list[str]:
+    allowed = set(inp.gates.allowed_axioms) | {canonical(d.name) for _, d in inp.before.axioms() if d.name}
+    out = []
+    for name in asked.judged:
+        bad = [a for a in answers.axioms.get(canonical(name), ()) if a != "sorryAx" and canonical(a) not in allowed]
+        native = [a for a in bad if a in NATIVE]
+        other = [a for a in bad if a not in NATIVE]
+        if native:
+            out.append(f"{name} trusts compiled code rather than the kernel ({', '.join(native)}: `native_decide`, "
+                       "`decide +native`, `bv_decide`); allow it in [gates] allowed_axioms only if the project means "
+                       "to")
+        if other:
+            out.append(f"{name} depends on {', '.join(other)}, not among the allowed axioms "
+                       f"({', '.join(sorted(allowed)) or 'none'}); add it to [gates] allowed_axioms if the project "
+                       "means to assume it")
+    return out
+
+
+def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers, bodies: set[str]
+                ) -> tuple[list[str], list[str]]:
+    """Closed and locked statements whose fingerprint differs from the base's."""
+    targets = list(dict.fromkeys(asked.closing + asked.locked))
+    if not targets:
+        return [], []
+    base = inp.kernel_base
+    if base is None or base.problem:
+        why = base.problem if base is not None and base.problem else "no fingerprints of the base were taken"
+        return [], [f"statements compared by their text only: {why}"]
+    declared = restatements(inp.strategy)
+    out, notes = [], []
+    for name in targets:
+        now = fingerprint(answers, names, name, own_body=name in bodies, depth=inp.gates.fingerprint_depth)
+        was = base.fingerprints.get(canonical(name))
+        locked = name in asked.locked
+        if now is None:
+            out.append(f"{name}: Lean printed no statement to compare with the base's")
+            continue
+        if was is None:
+            if locked and (stored := base.locked.get(canonical(name))) is not None:
+                if stored != digest(now) and not declared.get(name):
+                    out.append(f"{name}: its locked statement elaborates differently than when it was judged "
+                               f"faithful; restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
+                continue
+            out.append(f"{name}: no fingerprint of its statement at the base, so a change to it cannot be ruled out")
+            continue
+        if digest(was) == digest(now):
+            continue
+        if locked and declared.get(name) and name not in asked.closing:
+            notes.append(f"{name}: restated as the strategy declares")
+            continue
+        what = ("is locked (judged faithful to the book); restating it needs a line "
+                f"`RESTATE: {name} — <rationale>` in the strategy" if locked and name not in asked.closing
+                else "had its sorry closed in the same change; change a statement in one cycle and prove it in another")
+        out.append(f"{name}: Lean elaborates its statement differently than at the base ({difference(was, now)}), "
+                   f"whatever its text says; it {what}")
+    return out, notes
+
+
+def _replay(inp: GateInput, modules: list[str]) -> tuple[list[str], list[str]]:
+    mode = inp.gates.kernel_replay
+    if mode == "off" or not modules:
+        return [], []
+    assert inp.compiler is not None
+    result = inp.compiler.replay(modules)
+    if result is None:
+        if mode == "on":
+            return [f"[gates] kernel_replay is \"on\" but the toolchain has no leanchecker "
+                    f"(`{inp.build.replay_available}` failed); install Lean v4.28 or later, or set kernel_replay to "
+                    "\"auto\""], []
+        return [], ["kernel replay skipped: the toolchain has no leanchecker"]
+    if result.exit_code is None:
+        return [f"`{result.command}` timed out after {result.seconds:.0f}s replaying the changed modules"], []
+    if result.exit_code != 0:
+        tail = "\n".join(result.output.strip().splitlines()[-12:])
+        return [f"the kernel's replay of the changed modules failed (`{result.command}` exited with "
+                f"{result.exit_code}):\n{tail}"], []
+    return [], [f"leanchecker replayed {', '.join(modules)}"]

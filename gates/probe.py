@@ -1,0 +1,380 @@
+"""Asking Lean about declarations: one generated file per round, its answers read back.
+
+A round is one Lean file: imports of the modules holding the names asked about, `set_option pp.all true`,
+then `#print axioms N`, `#check @N` and `#print D` commands, run through the configured `check_file`
+command (`Compiler.probe`). Each command follows a marker `#check "<nonce>:<i>"`, so the output splits
+into one answer per command whatever it prints; nothing printed before the first marker (a build of the
+imports) is read. The `lean` command line prints information messages bare; a `FILE:L:C: info:` prefix
+(and lake's `info: FILE:L:C:`) is accepted too, and a list of axioms may wrap over several lines.
+
+A statement's fingerprint is its `#check @N` under `pp.all` (instances, coercions, universes and full
+names explicit) and the `#print` of every project definition it reaches, transitively: what Lean
+elaborates, not what the text says. Which definitions to print is first guessed from the text (names
+in the statement → project declarations → names in their text …, bounded); a project name that appears
+in Lean's answers but was not printed is printed in one more round (at most `ROUNDS` in all).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from gates.census import Census
+from gates.index import Decl
+from gates.lexer import ID_FIRST, ID_REST
+
+if TYPE_CHECKING:
+    from gates.base import Compiler
+
+ROUNDS = 3  # the first, and at most two more for names Lean printed that were not
+DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
+_PART = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
+_IDENT = re.compile(rf"{_PART}(?:\.{_PART})*")
+_LEAN = re.compile(r"^(?P<file>[^\n]+?):\d+:\d+(?:-\d+:\d+)?: (?P<sev>error|warning|info|information)"
+                   r"(?:\([^)\n]*\))?: ?(?P<msg>.*)$")
+_LAKE = re.compile(r"^(?P<sev>error|warning|info|information): (?P<file>[^\n]+?):\d+:\d+: ?(?P<msg>.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+_DEPENDS = re.compile(r"'(?P<name>.+?)' (?:depends on axioms: \[(?P<list>[^\]]*)\]|(?P<none>does not depend on any "
+                      r"axioms))", re.DOTALL)
+
+
+def canonical(name: str) -> str:
+    """A name as a key: `«»` escapes dropped, so `Book.«my thm»` as written and as Lean prints it agree."""
+    return name.replace("«", "").replace("»", "")
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Answers:
+    """What Lean answered in one probe (all its rounds), by canonical name."""
+
+    axioms: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    checks: dict[str, str] = field(default_factory=dict)  # `#check @N` under pp.all
+    prints: dict[str, str] = field(default_factory=dict)  # `#print D` under pp.all
+    errors: dict[str, str] = field(default_factory=dict)  # "axioms N" / "check N" / "print D" → Lean's error
+    failure: str | None = None  # a round whose output could not be split: what it printed last
+    rounds: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Baseline:
+    """What Lean said about the base before the Worker ran: the kernel gate's "before"."""
+
+    fingerprints: dict[str, str] = field(default_factory=dict)  # declaration → its fingerprint at the base
+    locked: dict[str, str] = field(default_factory=dict)  # locked declaration → fingerprint digest from the lock
+    problem: str | None = None  # why the base could not be fingerprinted, when it could not
+    toolchain: str = ""  # digest of lean-toolchain and lake-manifest.json: fingerprints compare within one
+
+
+class Names:
+    """A tree's declarations by canonical name, with where a name written in Lean text may point."""
+
+    def __init__(self, census: Census, roots: Iterable[str]) -> None:
+        self.roots = [r.strip("/") for r in roots]
+        self.decls: dict[str, tuple[str, Decl]] = {}
+        for path, d in census.decls():
+            if d.name:
+                self.decls.setdefault(canonical(d.name) if "«" in d.name else d.name, (path, d))
+        self.prefixes = {r.rsplit("/", 1)[-1] for r in self.roots} or {n.split(".")[0] for n in self.decls}
+
+    @cached_property
+    def by_last(self) -> dict[str, list[str]]:
+        """The last component of every name → the names ending with it."""
+        out: dict[str, list[str]] = {}
+        for name in self.decls:
+            out.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+        return out
+
+    def decl(self, name: str) -> Decl | None:
+        found = self.decls.get(canonical(name))
+        return found[1] if found else None
+
+    def askable(self, name: str) -> bool:
+        """Named, and resolvable from another file: Lean hides a `private` declaration from importers."""
+        d = self.decl(name)
+        return d is not None and "private" not in d.modifiers
+
+    def module(self, name: str) -> str | None:
+        found = self.decls.get(canonical(name))
+        return module_of(found[0], self.roots) if found else None
+
+    def written(self, text: str, near: str = "") -> set[str]:
+        """Project declarations a Lean text in the declaration `near` may name: for each name, those its
+        namespaces resolve it to, innermost first, as Lean does; failing that, every declaration whose name ends
+        so (one `open` away)."""
+        out: set[str] = set()
+        spaces = canonical(near).split(".")[:-1]
+        for token in set(_IDENT.findall(text)):
+            token = canonical(token)
+            found = [n for n in self.by_last.get(token.rsplit(".", 1)[-1], ())
+                     if n == token or n.endswith("." + token)]
+            inner = next(([n] for k in range(len(spaces), 0, -1)
+                          for n in [".".join([*spaces[:k], token])] if n in self.decls), None)
+            out.update(inner or found)
+        return out
+
+    def printed(self, answer: str) -> set[str]:
+        """Project definitions an answer of Lean names (Lean prints full names): the project's own definitions,
+        and names under its namespaces that the source never spells (anonymous instances, matchers)."""
+        out = set()
+        for token in _IDENT.findall(answer):
+            name = canonical(token)
+            found = self.decls.get(name)
+            if found is not None:
+                if found[1].kind in DEFINING and "private" not in found[1].modifiers:
+                    out.add(name)
+            elif name.split(".")[0] in self.prefixes and "." in name:
+                out.add(name)
+        return out
+
+    def text_of(self, name: str) -> str:
+        d = self.decl(name)
+        return "" if d is None else f"{d.statement_text} {d.body_code}"
+
+    def guess(self, starts: Iterable[str], depth: int, limit: int) -> list[str]:
+        """The project definitions the statements of `starts` reach in their text, breadth first."""
+        frontier: set[str] = set()
+        for name in starts:
+            d = self.decl(name)
+            if d is not None:
+                frontier |= self.written(d.statement_text, name)
+        out: list[str] = []
+        seen: set[str] = set()
+        for _ in range(depth):
+            nxt: set[str] = set()
+            for name in sorted(frontier - seen):
+                seen.add(name)
+                d = self.decl(name)
+                if d is None or d.kind not in DEFINING or not self.askable(name):
+                    continue
+                if len(out) >= limit:
+                    return out
+                out.append(name)
+                nxt |= self.written(self.text_of(name), name)
+            frontier = nxt
+        return out
+
+
+def module_of(path: str, roots: Iterable[str]) -> str:
+    """`Book/A.lean` → `Book.A`: relative to the folder holding the Lean root, so `src/Book/A.lean` with the
+    root `src/Book` is `Book.A`."""
+    stem = path.removesuffix(".lean")
+    for root in roots:
+        root = root.strip("/")
+        if path == f"{root}.lean" or path.startswith(f"{root}/"):
+            parent = root.rsplit("/", 1)[0] if "/" in root else ""
+            stem = stem[len(parent) + 1:] if parent else stem
+            break
+    return stem.replace("/", ".")
+
+
+# -- one probe -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    kind: str  # axioms | check | print
+    name: str  # as written in the source (escapes kept)
+
+    @property
+    def text(self) -> str:
+        return {"axioms": f"#print axioms {self.name}", "check": f"#check @{self.name}",
+                "print": f"#print {self.name}"}[self.kind]
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind} {canonical(self.name)}"
+
+
+def render(imports: Iterable[str], commands: list[Command], nonce: str) -> str:
+    """The probe file: each command after a marker, and a last marker so the last answer ends too."""
+    lines = [f"import {m}" for m in sorted(set(imports))] + ["", "set_option pp.all true", ""]
+    for i, command in enumerate(commands):
+        lines += [f'#check "{nonce}:{i}"', command.text]
+    lines.append(f'#check "{nonce}:{len(commands)}"')
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Answer:
+    text: str  # the information Lean printed
+    error: str | None  # the first error, when the command failed
+
+
+def split(output: str, nonce: str, count: int) -> list[Answer] | None:
+    """One answer per command, read between the markers; None when the markers are not all there (the file
+    did not compile as a whole: an import failed, or the run was cut short)."""
+    marker = re.compile(rf'^"{re.escape(nonce)}:(\d+)" : String$')
+    chunks: dict[int, list[tuple[str, str]]] = {}
+    current: int | None = None
+    for raw in _ANSI.sub("", output).splitlines():
+        severity, line = _classify(raw)
+        if severity in ("", "info") and (m := marker.match(line.strip())):
+            current = int(m.group(1))
+            chunks[current] = []
+        elif current is not None:
+            chunks[current].append((severity, line))
+    if any(i not in chunks for i in range(count + 1)):
+        return None
+    out = []
+    for i in range(count):
+        text: list[str] = []
+        error: list[str] | None = None
+        for severity, line in chunks[i]:
+            if severity == "error" and error is None:
+                error = [line]
+            elif error is not None and severity == "":
+                error.append(line)
+            elif severity in ("info", ""):
+                text.append(line)
+        out.append(Answer("\n".join(text).strip(), None if error is None else "\n".join(error).strip()))
+    return out
+
+
+def _classify(raw: str) -> tuple[str, str]:
+    """A line's severity when it opens a positioned message ("" for a bare line), and its text."""
+    m = _LEAN.match(raw) or _LAKE.match(raw)
+    if m is None:
+        return "", raw
+    sev = m.group("sev")
+    return "info" if sev == "information" else sev, m.group("msg")
+
+
+def verdicts(text: str) -> dict[str, tuple[str, ...]]:
+    """Every `'N' depends on axioms: [a, b]` / `'N' does not depend on any axioms` in Lean's output, bare or
+    positioned, a list wrapped over several lines included: canonical name → axioms."""
+    lines = [_classify(raw)[1] for raw in _ANSI.sub("", text).splitlines()]
+    joined = " ".join(" ".join(lines).split())
+    out: dict[str, tuple[str, ...]] = {}
+    for m in _DEPENDS.finditer(joined):
+        axioms = () if m.group("none") else tuple(a.strip() for a in m.group("list").split(",") if a.strip())
+        out[canonical(m.group("name"))] = axioms
+    return out
+
+
+def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command], answers: Answers) -> None:
+    """One Lean process answering `commands`, its answers added to `answers`."""
+    nonce = secrets.token_hex(8)
+    result = compiler.probe(render(imports, commands, nonce))
+    answers.rounds += 1
+    answers.seconds += result.seconds
+    parts = split(result.output, nonce, len(commands))
+    if parts is None:
+        status = "timed out" if result.exit_code is None else f"exited with {result.exit_code}"
+        tail = "\n".join(result.output.strip().splitlines()[-12:])
+        answers.failure = f"`{result.command}` {status} before Lean answered every question:\n{tail}"
+        for c in commands:
+            answers.errors.setdefault(c.key, "no answer: the probe did not run to its end")
+        return
+    for command, answer in zip(commands, parts, strict=True):
+        name = canonical(command.name)
+        if answer.error is not None:
+            answers.errors[command.key] = answer.error
+        elif command.kind == "axioms":
+            found = verdicts(answer.text)
+            if name in found:
+                answers.axioms[name] = found[name]
+            else:
+                answers.errors[command.key] = f"no verdict in Lean's answer: {answer.text[:300]!r}"
+        elif command.kind == "check":
+            answers.checks[name] = answer.text
+        else:
+            answers.prints[name] = answer.text
+
+
+def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms: Iterable[str] = (),
+        checks: Iterable[str] = (), bodies: Iterable[str] = (), depth: int, limit: int) -> Answers:
+    """The axioms of `axioms`, the fingerprints of `checks` (with their own `#print` for `bodies`): one Lean
+    process, and one more per round of names Lean printed that were not printed yet. With `imports` alone it
+    still runs once: compiling the probe builds the imported modules (what a kernel replay reads)."""
+    answers = Answers()
+    axioms = [n for n in dict.fromkeys(axioms) if names.askable(n)]
+    checks = [n for n in dict.fromkeys(checks) if names.askable(n)]
+    bodies = [n for n in dict.fromkeys(bodies) if n in checks]
+    imports = list(imports)
+    if not axioms and not checks and not imports:
+        return answers
+    printing = list(dict.fromkeys([*bodies, *names.guess(checks, depth, limit)]))
+    modules = {*imports, *(m for n in [*axioms, *checks, *printing] if (m := names.module(n)))}
+    commands = ([Command("axioms", n) for n in axioms] + [Command("check", n) for n in checks]
+                + [Command("print", n) for n in printing])
+    run_round(compiler, modules, commands, answers)
+    printed = len(printing)
+    for _ in range(ROUNDS - 1):
+        if answers.failure is not None:
+            break
+        missing = sorted(set().union(*(_unprinted(answers, names, c, c in bodies, depth) for c in checks)))
+        missing = missing[:max(0, limit - printed)]
+        if not missing:
+            break
+        printed += len(missing)
+        run_round(compiler, modules, [Command("print", n) for n in missing], answers)
+    return answers
+
+
+def _reached(answers: Answers, names: Names, name: str, own_body: bool, depth: int) -> list[str]:
+    """The project definitions Lean's answers show `name`'s statement reaching, breadth first up to `depth`."""
+    key = canonical(name)
+    frontier = names.printed(answers.checks.get(key, "")) - {key}
+    if own_body:
+        frontier.add(key)
+    seen: list[str] = []
+    for _ in range(depth):
+        nxt: set[str] = set()
+        for d in sorted(frontier - set(seen)):
+            seen.append(d)
+            nxt |= names.printed(answers.prints.get(d, ""))
+        frontier = nxt - {key} if not own_body else nxt
+    return seen
+
+
+def _unprinted(answers: Answers, names: Names, name: str, own_body: bool, depth: int) -> set[str]:
+    return {d for d in _reached(answers, names, name, own_body, depth)
+            if d not in answers.prints and f"print {d}" not in answers.errors}
+
+
+def fingerprint(answers: Answers, names: Names, name: str, *, own_body: bool, depth: int) -> str | None:
+    """`#check @N` and the `#print` of each project definition it reaches, as one text; None when Lean was not
+    asked. An error is part of the fingerprint (without positions, which differ between probes)."""
+    key = canonical(name)
+    if key not in answers.checks:
+        error = answers.errors.get(f"check {key}")
+        return None if error is None else f"#check @{key}: {_unpositioned(error)}"
+    blocks = [f"#check @{key}\n{answers.checks[key]}"]
+    for d in sorted(_reached(answers, names, name, own_body, depth)):
+        if d in answers.prints:
+            blocks.append(f"#print {d}\n{answers.prints[d]}")
+        elif (error := answers.errors.get(f"print {d}")) is not None:
+            blocks.append(f"#print {d}: {_unpositioned(error)}")
+        else:
+            blocks.append(f"#print {d}: not printed (beyond the fingerprint's bounds)")
+    return "\n".join(blocks)
+
+
+def _unpositioned(error: str) -> str:
+    return error.split("\n", 1)[0]
+
+
+def difference(before: str, after: str) -> str:
+    """Where the two fingerprints first differ: the command whose answer changed, and its lines before and after,
+    shortened."""
+    old, new = before.splitlines(), after.splitlines()
+    for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        heads = [line for line in [*old[:a1 + 1], *new[:b1 + 1]] if line.startswith(("#check @", "#print "))]
+        was = " / ".join(x.strip() for x in old[a1:a2])[:240] or "(nothing)"
+        now = " / ".join(x.strip() for x in new[b1:b2])[:240] or "(nothing)"
+        where = f"in `{heads[-1].split(chr(10))[0][:120]}`: " if heads else ""
+        return f"{where}was `{was}`, now `{now}`"
+    return "the same text"

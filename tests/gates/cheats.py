@@ -1,0 +1,107 @@
+"""The cheats of the kernel issue, as changes to one small Lean project, each with what the kernel gate says.
+
+With the source rules that name their constructs switched off (`KERNEL_ALONE`: a project may need them), each
+passes the source-text gates and Lean's messages (the stand-in prints what Lean prints); only what Lean itself
+answers about axioms and elaborated statements stops it.
+"""
+
+from __future__ import annotations
+
+KERNEL_ALONE = {"allow_build_time_code": True, "allow_guard_msgs": True, "allow_meta_code": True,
+                "allow_command_syntax": True, "allow_context_with_proof": True}
+
+A = """\
+import Mathlib.Tactic
+import Book.Cheat
+
+namespace Book
+
+def step (n : ℕ) : ℕ := n + 1
+
+def quad (n : ℕ) : ℕ := step (step n)
+
+def weakLT : LT ℕ := ⟨fun _ _ => True⟩
+
+theorem easy : True := trivial
+
+theorem hard (n : ℕ) : n + 0 = n := by
+  sorry
+
+theorem quad_pos (n : ℕ) : 0 < quad n := by
+  sorry
+
+theorem lt_fact : 5 < 3 := by
+  sorry
+
+theorem prime_two : Nat.Prime 2 := by
+  sorry
+
+end Book
+"""
+CHEAT = """\
+namespace Cheat
+
+scoped instance weakLT : LT ℕ := ⟨fun _ _ => True⟩
+
+end Cheat
+
+macro "fast" : tactic => `(tactic| native_decide)
+"""
+BASE = {"Book/A.lean": A, "Book/Cheat.lean": CHEAT, "Book.lean": "import Book.A\n",
+        "lean-toolchain": "leanprover/lean4:v4.28.0\n"}
+HONEST = A.replace("n + 0 = n := by\n  sorry", "n + 0 = n := by\n  simp")
+AXIOM = ("run_cmd Lean.addDecl (.axiomDecl { name := `Book.trustMe, levelParams := [], "
+         "type := .const ``False [], isUnsafe := false })\n\n")
+
+
+def closing(old: str, new: str, before: str = "") -> str:
+    """A with the sorry of the theorem stated as `old` replaced by `new`, and `before` put in front of it."""
+    at = A.index(old)
+    proof = A.index("  sorry\n", at)
+    return A[:at] + before + A[at:proof] + new + A[proof + len("  sorry\n"):]
+
+
+ATTACKS = {
+    "a sorry behind #guard_msgs": ({"Book/A.lean": closing("theorem hard", "  stop\n  simp\n",
+                                                           "#guard_msgs (drop all) in\n")},
+                                   "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx"),
+    "an error behind #guard_msgs": ({"Book/A.lean": closing("theorem hard", "  exact absurd_marker\n",
+                                                            "#guard_msgs (drop all) in\n")},
+                                    "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx"),
+    "an axiom added by meta code": (
+        {"Book/A.lean": closing("theorem hard", "  exact Book.trustMe.elim\n", AXIOM)},
+        "Book.hard depends on Book.trustMe, not among the allowed axioms"),
+    "an axiom added by a command elab": (
+        {"Book/Trust.lean": 'elab "trust_me" : command => Lean.Elab.Command.liftCoreM do\n  '
+                            + AXIOM.removeprefix("run_cmd "),
+         "Book/A.lean": "import Book.Trust\n" + closing("theorem hard", "  exact Book.trustMe.elim\n",
+                                                        "trust_me\n\n")},
+        "Book.hard depends on Book.trustMe, not among the allowed axioms"),
+    "a local instance": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n",
+                                                 "attribute [local instance] weakLT\n\n")},
+                         "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+    "a closed theorem moved under a local instance": (
+        {"Book/A.lean": A.replace("theorem lt_fact : 5 < 3 := by\n  sorry\n\n", ""),
+         "Book/Moved.lean": "import Book.A\n\nnamespace Book\n\nattribute [local instance] weakLT\n\n"
+                            "theorem lt_fact : 5 < 3 := trivial\n\nend Book\n"},
+        "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+    "open … in": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n", "open Cheat in\n")},
+                  "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+    "a new local instance in a section": (
+        {"Book/A.lean": closing("theorem lt_fact", "  trivial\n\nend\n",
+                                "section\n\nlocal instance : LT ℕ := ⟨fun _ _ => True⟩\n\n")},
+        "in `#check @Book.lt_fact`: was `Book.lt_fact : 5 (@LT.lt instLT) 3`"),
+    "an imported macro_rules": (
+        {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n",
+         "Book/A.lean": "import Book.Rewrite\n" + closing("theorem lt_fact", "  trivial\n")},
+        "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+    "a shadowing definition": (
+        {"Book/A.lean": closing("theorem prime_two", "  trivial\n", "def Nat.Prime (n : ℕ) : Prop := True\n\n")},
+        "was `Book.prime_two : Nat.Prime 2`, now `Book.prime_two : Book.Nat.Prime 2"),
+    "a definition changed two levels down": (
+        {"Book/A.lean": closing("theorem quad_pos", "  simp [quad, step]\n").replace("n + 1", "1")},
+        "in `#print Book.step`: was `n (@HAdd.hAdd instAdd) 1`, now `1`"),
+    "native_decide behind a macro": (
+        {"Book/A.lean": A.replace("end Book", "theorem big : 2 ^ 10 = 1024 := by fast\n\nend Book")},
+        "Book.big trusts compiled code rather than the kernel (Lean.ofReduceBool"),
+}

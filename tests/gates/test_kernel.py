@@ -1,0 +1,213 @@
+"""The kernel gate against the stand-in Lean: each cheat that fools the source text is caught by what Lean says.
+
+The stand-in answers `#print axioms`, `#check @N` under `pp.all` and `#print D` as Lean does (information
+messages printed bare, a long list of axioms wrapped), honours `#guard_msgs`, resolves names through
+namespaces, `open`, instances and `macro_rules`, runs meta code's `addDecl`, and replays modules as
+leanchecker does. Each test runs every gate through `kernelcheck.gate_change`: the base's fingerprints first,
+then the change.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gates.base import GateInput, GateResult
+from gates.build import LakeCompiler
+from gates.census import census
+from gates.config import BuildConfig, GatesConfig
+from gates.diagnostics import CheckResult
+from gates.meaning import meanings
+from gates.probe import verdicts
+from gates.tree import MemTree
+from orchestrator.kernelcheck import gate_change
+from tests.conftest import sandbox, write
+from tests.gates.cheats import ATTACKS, AXIOM, BASE, HONEST, KERNEL_ALONE, A, closing
+
+STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
+
+
+@dataclass
+class Project:
+    root: Path
+    build: BuildConfig
+
+    def gates(self, files: dict[str, str | None], gates: GatesConfig | None = None, **kw: object
+              ) -> tuple[dict[str, GateResult], GateInput]:
+        results, inp = gate_change(self.root, self.compiler(), self.build, gates or GatesConfig(), ["Book"], files,
+                                   **kw)  # type: ignore[arg-type]
+        return {r.name: r for r in results}, inp
+
+    def compiler(self) -> LakeCompiler:
+        return LakeCompiler(self.root, self.build, sandbox())
+
+
+def standin(**kw: str) -> BuildConfig:
+    run = f"{sys.executable} {STANDIN}"
+    return BuildConfig(**{"check_file": f"{run} check {{file}}", "build_all": f"{run} build",
+                          "replay": f"{run} replay {{modules}}", "replay_available": f"{run} has-replay", **kw})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    write(tmp_path / "book", BASE)
+    return Project(tmp_path / "book", standin())
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_each_cheat_is_rejected_by_the_kernel_gate_for_its_reason(project: Project, attack: str) -> None:
+    files, reason = ATTACKS[attack]
+    results, _ = project.gates(files, GatesConfig(**KERNEL_ALONE))
+    earlier = {n: r.detail for n, r in results.items() if n != "kernel" and not r.passed}
+    assert not earlier, earlier  # the source text and Lean's messages let it through …
+    assert not results["kernel"].passed  # … what Lean itself says does not
+    assert reason in results["kernel"].detail, results["kernel"].detail
+
+
+def test_an_honest_proof_passes_every_gate(project: Project) -> None:
+    results, inp = project.gates({"Book/A.lean": HONEST})
+    assert [(n, r.passed) for n, r in results.items()] == [
+        ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
+        ("kernel", True)]
+    assert "1 closed or locked statement(s) elaborate as at the base" in results["kernel"].detail
+    assert "leanchecker replayed Book.A" in results["kernel"].detail
+    assert inp.kernel_answers[0].axioms["Book.hard"] == ("propext",)
+    assert inp.kernel_answers[0].rounds == 1
+    assert not (project.root / ".lake" / "autoformalize").exists() or not any(
+        (project.root / ".lake" / "autoformalize").iterdir())  # the probe files are gone
+
+
+def test_a_sorry_that_names_a_sorried_lemma_is_top_down_work_not_a_hidden_sorry(project: Project) -> None:
+    new = closing("theorem quad_pos", "  exact key n\n", "theorem key (n : ℕ) : 0 < quad n := by\n  sorry\n\n")
+    results, _ = project.gates({"Book/A.lean": new}, report="RESTRUCTURING: key lemma first")
+    assert results["kernel"].passed, results["kernel"].detail
+
+
+def test_a_locked_statement_may_change_only_when_the_strategy_restates_it(project: Project) -> None:
+    # Locked with a sorry in it: it is not closed here, and `step` changes two levels under it.
+    locked = {"Book.quad_pos": meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]}
+    changed = {"Book/A.lean": A.replace("n + 1", "n + 2")}
+    results, _ = project.gates(changed, locked=locked)
+    assert results["integrity"].passed  # the text of quad_pos names `quad`, whose text did not change
+    assert not results["kernel"].passed
+    assert "Book.quad_pos: Lean elaborates its statement differently than at the base" in results["kernel"].detail
+    assert "it is locked (judged faithful to the book)" in results["kernel"].detail
+    restated, _ = project.gates(changed, locked=locked, strategy="RESTATE: Book.quad_pos — step counts by two")
+    assert restated["kernel"].passed, restated["kernel"].detail
+
+
+def test_a_missing_verdict_fails_never_passes(project: Project) -> None:
+    compiler = Silencing(project.compiler(), "'Book.hard'")
+    results = gate_change(project.root, compiler, project.build, GatesConfig(), ["Book"], {"Book/A.lean": HONEST})[0]
+    kernel = results[-1]
+    assert kernel.name == "kernel" and not kernel.passed
+    assert "Book.hard: Lean gave no verdict on its axioms" in kernel.detail
+
+
+def test_a_long_list_of_axioms_wraps_and_is_still_read(project: Project) -> None:
+    names = [f"Book.a_long_axiom_name_assumed_for_the_test_{i}" for i in range(4)]
+    axioms = "".join(f"axiom {n.removeprefix('Book.')} : True\n\n" for n in names)
+    write(project.root, {"Book/A.lean": A.replace("def step", axioms + "def step")})
+    uses = " ∧ ".join(["True"] * 4)
+    proof = f"  exact ⟨{', '.join(n.removeprefix('Book.') for n in names)}⟩\n"
+    new = A.replace("def step", axioms + "def step").replace("end Book", f"theorem all : {uses} := by\n{proof}\n"
+                                                            "end Book")
+    results, inp = project.gates({"Book/A.lean": new}, GatesConfig(allowed_axioms=names))
+    assert results["kernel"].passed, results["kernel"].detail
+    assert inp.kernel_answers[0].axioms["Book.all"] == tuple(names)
+
+
+def test_a_declaration_the_kernel_never_checked_fails_the_replay(project: Project) -> None:
+    unchecked = AXIOM.replace("addDecl", "addDeclWithoutChecking").replace("axiomDecl", "thmDecl")
+    results, _ = project.gates({"Book/A.lean": A.replace("end Book", unchecked + "end Book")},
+                               GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed
+    assert "the kernel's replay of the changed modules failed" in results["kernel"].detail
+    assert "leanchecker found a problem in Book.A" in results["kernel"].detail
+
+
+@pytest.mark.parametrize(("mode", "passes", "said"), [
+    ("auto", True, "kernel replay skipped: the toolchain has no leanchecker"),
+    ("on", False, '[gates] kernel_replay is "on" but the toolchain has no leanchecker'),
+    ("off", True, "no sorryAx without a sorry"),
+])
+def test_without_leanchecker_the_replay_is_skipped_or_required(tmp_path: Path, mode: str, passes: bool,
+                                                                said: str) -> None:
+    write(tmp_path / "book", BASE)
+    project = Project(tmp_path / "book", standin(replay_available=f"{sys.executable} -c 'raise SystemExit(1)'"))
+    results, _ = project.gates({"Book/A.lean": HONEST}, GatesConfig(kernel_replay=mode))  # type: ignore[arg-type]
+    assert results["kernel"].passed is passes and said in results["kernel"].detail, results["kernel"].detail
+
+
+def test_verdicts_are_read_bare_positioned_and_wrapped() -> None:
+    output = "\n".join([
+        "✔ [3/4] Built Book.A",
+        "'Book.a' depends on axioms: [propext,",
+        " sorryAx,",
+        " Classical.choice,",
+        " Quot.sound]",
+        ".lake/autoformalize/Probe1.lean:7:0: info: 'Book.«b c»' does not depend on any axioms",
+        "info: .lake/autoformalize/Probe1.lean:8:0: 'Book.d'' depends on axioms: [Book.trustMe]",
+    ])
+    assert verdicts(output) == {"Book.a": ("propext", "sorryAx", "Classical.choice", "Quot.sound"),
+                                "Book.b c": (), "Book.d'": ("Book.trustMe",)}
+
+
+def test_the_probe_runs_through_check_file_in_a_git_ignored_folder_and_is_removed(project: Project,
+                                                                                   tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    build = standin(check_file=f"sh -c 'cp \"$0\" {log}; {sys.executable} {STANDIN} check \"$0\"' {{file}}")
+    # Unconfined: the command copies the probe out of the working copy, which the sandbox would refuse.
+    result = LakeCompiler(project.root, build, sandbox(mode="none")).probe("#check \"hello\"\n")
+    assert result.ok and result.output.strip() == '"hello" : String'
+    assert log.read_text() == "#check \"hello\"\n"
+    assert result.command.split()[-1].startswith(".lake/autoformalize/Probe")
+    assert not list((project.root / ".lake" / "autoformalize").iterdir())
+
+
+class Silencing:
+    """The stand-in Lean, with the answers that mention `word` cut from what the probe prints."""
+
+    def __init__(self, inner: LakeCompiler, word: str) -> None:
+        self.inner, self.word = inner, word
+
+    def check(self, path: str, module: str) -> CheckResult:
+        return self.inner.check(path, module)
+
+    def build_all(self) -> CheckResult:
+        return self.inner.build_all()
+
+    def probe(self, text: str) -> CheckResult:
+        result = self.inner.probe(text)
+        result.output = "\n".join(line for line in result.output.splitlines() if self.word not in line)
+        return result
+
+    def replay(self, modules: list[str]) -> CheckResult | None:
+        return self.inner.replay(modules)
+
+
+def test_a_copy_of_the_project_is_left_as_it_was(project: Project) -> None:
+    before = {p: p.read_bytes() for p in project.root.rglob("*.lean")}
+    project.gates({"Book/A.lean": HONEST, "Book/New.lean": "theorem x : True := trivial\n"})
+    assert {p: p.read_bytes() for p in project.root.rglob("*.lean") if ".lake" not in p.parts} == before
+
+
+def test_a_sorry_only_lean_sees_counts_until_its_declaration_changes() -> None:
+    from gates import sorry
+    from tests.gates.helpers import gate_input
+
+    def sorry_gate(new_a: str) -> str:
+        inp = gate_input({"Book/A.lean": A}, {"Book/A.lean": new_a})
+        inp.base_census = census(inp.base, ["Book"])
+        inp.base_census.hidden = {"Book/A.lean": ("Book.easy",)}  # as Lean said: `easy` relies on sorryAx
+        result = sorry.check(inp)
+        assert result.passed, result.detail
+        return result.detail
+
+    assert sorry_gate(HONEST).startswith("sorries+admits 5 → 4; counted as holes, Lean says they rely on sorryAx "
+                                         "though their text has no sorry: Book.easy")
+    assert sorry_gate(HONEST.replace("theorem easy : True := trivial", "theorem easy : True := by\n  trivial")
+                      ) == "sorries+admits 5 → 3"  # `easy` was rewritten: what Lean said of it no longer holds

@@ -1,0 +1,132 @@
+"""The kernel gate in whole cycles: each cheat a Worker writes is rejected, an honest proof lands, and what
+Lean said is remembered (hidden sorries counted, fingerprints cached and locked)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from orchestrator.commands.status import collect
+from tests.conftest import git
+from tests.gates.cheats import ATTACKS, BASE, HONEST, KERNEL_ALONE, A
+from tests.orchestrator.harness import Project, config_text, evaluation, make_project, strategy
+from tests.standin.anthropic_server import AnthropicStandin
+
+CONFIG = config_text(gates={"repair_rounds": 0, **KERNEL_ALONE})
+
+
+@pytest.fixture
+def book(tmp_path: Path, server: AnthropicStandin) -> Project:
+    return make_project(tmp_path, server, files={**BASE, "autoformalize.toml": CONFIG})
+
+
+def worker_writes(project: Project, files: dict[str, str | None], target: str = "Close a sorry.") -> None:
+    project.agents.plan(strategy("Book/**", target=target))
+    project.agents.work([("write_file", {"path": path, "content": text}) for path, text in files.items()
+                         if text is not None],
+                        [("finish", {"report": "## Result\nclosed it"})])
+    project.agents.evaluate(evaluation(1))
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_each_cheat_is_rejected_in_a_whole_cycle(book: Project, attack: str) -> None:
+    files, reason = ATTACKS[attack]
+    base = book.head()
+    worker_writes(book, files)
+
+    record, _ = book.cycle()
+
+    assert record.outcome == "rejected"
+    failed = {g.name: g.detail for g in record.gates if not g.passed}
+    assert list(failed) == ["kernel"], failed
+    assert reason in failed["kernel"]
+    assert record.progress_score <= 0
+    assert book.show("HEAD", "Book/A.lean") == A and book.changed(base) == book.changed(base, "HEAD")
+    assert "Book/A.lean" not in book.changed(base)
+
+
+def test_an_honest_proof_lands_and_what_lean_said_is_kept_in_the_git_directory(book: Project) -> None:
+    worker_writes(book, {"Book/A.lean": HONEST})
+
+    record, cycle = book.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    kernel = next(g for g in record.gates if g.name == "kernel")
+    assert kernel.passed and "1 closed or locked statement(s) elaborate as at the base" in kernel.detail
+    assert (record.pre_sorry_count, record.post_sorry_count) == (5, 4)  # four in A, one in the harness's B
+    folder = book.repo / ".git" / "autoformalize"
+    facts = json.loads((folder / "kernel.json").read_text())["files"]
+    assert any(key.endswith(" Book/A.lean") for key in facts)  # the changed file, asked about in full
+    prints = json.loads((folder / "fingerprints.json").read_text())
+    quad_pos = next(text for key, text in prints.items() if key.endswith(" Book.quad_pos"))
+    assert "#print Book.quad" in quad_pos and "#print Book.step" in quad_pos  # two levels down
+    assert cycle.kernel is not None and cycle.kernel.problem is None
+
+
+HIDDEN = A.replace("theorem easy : True := trivial\n", "theorem easy : True := trivial\n\n"
+                                                      "theorem sneaky : 1 = 1 := by\n  stop\n  rfl\n")
+
+
+def test_a_declaration_lean_says_relies_on_sorry_counts_as_a_hole_until_it_is_proved(tmp_path: Path,
+                                                                                   server: AnthropicStandin) -> None:
+    book = make_project(tmp_path, server, files={**BASE, "Book/A.lean": HIDDEN, "autoformalize.toml": CONFIG})
+    worker_writes(book, {"Book/A.lean": HIDDEN.replace("  stop\n  rfl", "  rfl")}, target="Prove sneaky.")
+
+    record, _ = book.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert (record.pre_sorry_count, record.post_sorry_count) == (6, 5)  # five written sorries and `stop`
+    git(book.repo, "checkout", "-q", "HEAD~1", "--", "Book/A.lean")  # the hidden sorry back, as a human may
+    git(book.repo, "commit", "-qm", "back")
+    status = collect(book.repo, record.finished_at or record.started_at)  # type: ignore[arg-type]
+    assert status["hidden_sorries"] == [{"declaration": "Book.sneaky", "file": "Book/A.lean"}]
+    assert status["total_sorries"] == 6
+
+
+def test_a_locked_statement_keeps_its_fingerprint_and_a_change_two_levels_under_it_is_refused(
+        book: Project) -> None:
+    stated = A.replace("end Book", "/-- Theorem 1.1 The quadruple step is at least two. -/\n"
+                                   "theorem quad_ge (n : ℕ) : 2 ≤ quad n := by\n  simp [quad, step]\n\nend Book")
+    book.agents.plan(strategy("Book/**", target="State and prove Theorem 1.1."))
+    book.agents.work([("write_file", {"path": "Book/A.lean", "content": stated})], "stated it")
+    book.agents.judge(True, True, 3)
+    book.agents.evaluate(evaluation(1))
+    first, _ = book.cycle()
+    assert first.outcome == "accepted", first.gates
+    lock = json.loads(book.show("HEAD", ".prover-state/statement_lock.json"))["statements"]["Book.quad_ge"]
+    assert len(lock["fingerprint"]) == 16 and lock["toolchain"]
+
+    worker_writes(book, {"Book/A.lean": stated.replace("n + 1", "n + 2")}, target="Tidy step.")
+    second, _ = book.cycle()
+
+    assert second.outcome == "rejected"
+    failed = {g.name: g.detail for g in second.gates if not g.passed}
+    assert list(failed) == ["kernel"], failed  # the text of quad_ge names `quad`, whose text did not change
+    assert "Book.quad_ge: Lean elaborates its statement differently than at the base" in failed["kernel"]
+    assert "it is locked" in failed["kernel"]
+
+
+def test_a_cycle_on_the_same_sources_asks_lean_only_about_the_change(book: Project, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Unconfined, so the stand-in can count its runs in a log outside the working copy.
+    book.commit_files({"autoformalize.toml": config_text(gates={"repair_rounds": 0, **KERNEL_ALONE},
+                                                         sandbox={"mode": "none", "env": ["STANDIN_LOG"]})})
+    log = tmp_path / "standin.log"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+
+    def probes() -> int:
+        runs = log.read_text().splitlines() if log.exists() else []
+        log.unlink(missing_ok=True)
+        return sum(".lake/autoformalize/Probe" in r for r in runs)
+
+    worker_writes(book, ATTACKS["a local instance"][0])
+    assert book.cycle()[0].outcome == "rejected"
+    # The kernel census of the files, the base's fingerprints, the change, and one more round for the instance
+    # Lean printed in the statement (`Book.weakLT`), which no text named.
+    assert probes() == 4
+
+    worker_writes(book, {"Book/A.lean": HONEST})
+    assert book.cycle()[0].outcome == "accepted"
+    assert probes() == 1  # the same sources: what Lean said of the base is remembered

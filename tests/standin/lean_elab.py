@@ -1,0 +1,665 @@
+"""The stand-in Lean's model of a project: what each command declares, and what Lean answers about it.
+
+Independent of autoformalize (it shares no code with it), and small: it knows
+just enough of Lean's elaboration to answer a probe the way Lean would.
+
+- Commands start at column 0; `open … in`, `set_option … in`, `attribute […] … in`
+  and `#guard_msgs … in` apply to the command after them.
+- Names resolve as Lean resolves them: the current namespaces innermost first,
+  then the opened namespaces, then the root (`_root_.x` is `x`), so a new
+  `Book.Nat.Prime` shadows `Nat.Prime` inside `namespace Book`.
+- Instances: `instance`, `local instance`, `scoped instance` (active inside
+  its namespace and where it is opened), `attribute [local instance] X`; the
+  most recent active one of an operator's class is the one elaborated, and
+  under `pp.all` it is printed explicitly (`(@LT.lt Book.weakLT)`).
+- `macro_rules`, and `macro "name" : tactic`/`: term`, rewrite tokens (`$x`
+  matches one atom or a parenthesised group), imported ones included.
+- Axioms: `sorry`, `admit`, `stop`, `apply?`, `exact?` and an elaboration
+  error (the declaration is still added, backed by `sorryAx`) give `sorryAx`;
+  `native_decide` and `decide +native` give `Lean.ofReduceBool`; classical
+  reasoning gives `Classical.choice`, `propext` and `Quot.sound`; `simp`-like
+  tactics `propext`; `funext` `Quot.sound`; an `axiom` itself; all of it
+  transitively through every declaration a declaration names.
+- Meta code: `run_cmd`/`run_meta`/`run_elab`, and a command defined by
+  `elab "kw" : command` when it is used, add what their `addDecl` calls add
+  (`addDeclWithoutChecking` skips the kernel, which only a replay notices).
+- `#print axioms N`, `#check @N`, `#check "s"`, `#print D` answer as
+  information messages.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lean_syntax import (
+    KINDS,
+    SORRY,
+    TYPES,
+    Rule,
+    Tok,
+    attribute,
+    axioms_message,
+    bound_names,
+    class_of,
+    direct_axioms,
+    groups,
+    is_name,
+    mask,
+    matching,
+    name_parts,
+    parse_rules,
+    quotation,
+    rewrite,
+    signature,
+    split_type,
+    tokens,
+    top_level,
+    type_names,
+)
+
+STARTERS = frozenset({
+    "import", "namespace", "section", "end", "open", "variable", "universe", "attribute", "set_option", "theorem",
+    "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque", "example",
+    "macro_rules", "macro", "syntax", "notation", "elab", "elab_rules", "run_cmd", "run_elab", "run_meta",
+    "initialize", "private", "protected", "noncomputable", "local", "scoped", "mutual", "deriving", "include",
+    "omit", "export", "infix", "infixl", "infixr", "prefix", "postfix", "unsafe", "partial", "nonrec"})
+MODIFIERS = frozenset({"private", "protected", "noncomputable", "local", "scoped", "unsafe", "partial", "nonrec"})
+PREFIXING = frozenset({"open", "set_option", "attribute", "#guard_msgs"})
+OPERATORS = {"<": ("LT.lt", ("LT",)), ">": ("GT.gt", ("LT",)), "≤": ("LE.le", ("LE",)), "≥": ("GE.ge", ("LE",)),
+             "+": ("HAdd.hAdd", ("HAdd", "Add")), "*": ("HMul.hMul", ("HMul", "Mul")),
+             "-": ("HSub.hSub", ("HSub", "Sub")), "/": ("HDiv.hDiv", ("HDiv", "Div")), "∣": ("Dvd.dvd", ("Dvd",)),
+             "%": ("HMod.hMod", ("HMod", "Mod"))}
+INDENTED = frozenset({"namespace", "section", "end"})
+_ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
+_CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
+_DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
+_QUOTED = re.compile(r"``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
+
+
+@dataclass
+class Decl:
+    name: str
+    kind: str
+    module: str
+    line: int
+    column: int
+    binders: str = ""
+    type: str = ""
+    plain_type: str = ""
+    body: str = ""
+    refs: set[str] = field(default_factory=set)
+    axioms: set[str] = field(default_factory=set)  # its own, before following refs
+    instance_of: tuple[str, str] | None = None  # (class, first argument) when it is an instance
+    private: bool = False
+    unchecked: bool = False  # added without the kernel's check
+    uses_sorry: bool = False  # written with a sorry (warned about), not an elaboration error
+
+
+@dataclass
+class Scope:
+    kind: str
+    name: str | None
+    opens: list[str] = field(default_factory=list)
+    instances: list[str] = field(default_factory=list)
+    variables: list[list[Tok]] = field(default_factory=list)
+    included: set[str] = field(default_factory=set)
+    rules: list[Rule] = field(default_factory=list)
+
+
+@dataclass
+class Env:
+    """What a module exports to its importers (and, while it is elaborated, everything it has so far)."""
+
+    decls: dict[str, Decl] = field(default_factory=dict)
+    instances: list[str] = field(default_factory=list)
+    scoped: dict[str, list[str]] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+    commands: dict[str, str] = field(default_factory=dict)  # `elab "kw" : command` → its body
+
+    def merge(self, other: Env) -> None:
+        self.decls.update(other.decls)
+        self.instances += [i for i in other.instances if i not in self.instances]
+        for ns, names in other.scoped.items():
+            self.scoped.setdefault(ns, []).extend(n for n in names if n not in self.scoped[ns])
+        self.rules += [r for r in other.rules if r not in self.rules]
+        self.commands.update(other.commands)
+
+
+@dataclass
+class Message:
+    line: int
+    column: int
+    severity: str  # error | warning | info
+    text: str
+
+
+@dataclass
+class Guard:
+    """A `#guard_msgs` and the lines of the command it guards."""
+
+    line: int
+    column: int
+    first: int
+    last: int
+    expected: str
+    spec: list[tuple[str, str]]  # (check | drop | pass, severity | all)
+    whitespace: str
+
+
+@dataclass
+class Context:
+    """What applies to one command: `… in` prefixes."""
+
+    opens: list[str] = field(default_factory=list)
+    instances: list[str] = field(default_factory=list)
+    pp_all: bool = False
+    guard: Guard | None = None
+
+
+class Project:
+    """Modules under a root, elaborated on demand; each module once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.exports: dict[Path, Env] = {}
+        self.active: set[Path] = set()
+
+    def module_path(self, module: str) -> Path:
+        return self.root / (module.replace(".", "/") + ".lean")
+
+    def module_of(self, path: Path) -> str:
+        return path.relative_to(self.root).with_suffix("").as_posix().replace("/", ".")
+
+    def env_of(self, path: Path) -> Env:
+        if path not in self.exports:
+            if path in self.active:  # an import cycle: Lean refuses it; the build reports it elsewhere
+                return Env()
+            self.active.add(path)
+            self.exports[path] = File(self, path).elaborate().exported()
+            self.active.discard(path)
+        return self.exports[path]
+
+
+class File:
+    """One file's commands, elaborated in order."""
+
+    def __init__(self, project: Project, path: Path, text: str | None = None) -> None:
+        self.project = project
+        self.path = path
+        self.text = path.read_text(encoding="utf-8") if text is None else text
+        self.code, self.docs = mask(self.text)
+        self.module = project.module_of(path) if path.is_relative_to(project.root) else path.stem
+        self.env = Env()
+        self.own: list[str] = []  # names this file declared, in order
+        self.own_instances: list[str] = []
+        self.own_scoped: dict[str, list[str]] = {}
+        self.own_rules: list[Rule] = []
+        self.own_commands: dict[str, str] = {}
+        self.scopes: list[Scope] = [Scope("file", None)]
+        self.messages: list[Message] = []
+        self.guards: list[Guard] = []
+        self.pp_all = False
+
+    # -- positions ---------------------------------------------------------------
+
+    def line(self, pos: int) -> int:
+        return self.code.count("\n", 0, pos) + 1
+
+    def column(self, pos: int) -> int:
+        return pos - (self.code.rfind("\n", 0, pos) + 1)
+
+    # -- the file ----------------------------------------------------------------
+
+    def elaborate(self) -> File:
+        for m in re.finditer(r"^import\s+([\w.]+)", self.code, re.M):
+            target = self.project.module_path(m.group(1))
+            if target.exists():
+                self.env.merge(self.project.env_of(target))
+        commands = self.commands()
+        i = 0
+        while i < len(commands):
+            i = self.run(commands, i, Context())
+        return self
+
+    def exported(self) -> Env:
+        out = Env()
+        out.merge(self.env)  # what it imported stays visible through it
+        for name in self.own:
+            out.decls[name] = self.env.decls[name]
+        out.instances += [n for n in self.own_instances if n not in out.instances]
+        for ns, names in self.own_scoped.items():
+            out.scoped.setdefault(ns, []).extend(names)
+        out.rules += self.own_rules
+        out.commands.update(self.own_commands)
+        return out
+
+    def commands(self) -> list[list[Tok]]:
+        """Column-0 lines that start a command, each with the tokens up to the next one."""
+        keywords = set(self.env.commands) | set(re.findall(r'^elab\s+"([^"]+)"[^\n]*:\s*command', self.code, re.M))
+        starts = []
+        for m in re.finditer(r"^([ \t]*)(\S+)", self.code, re.M):
+            head = re.match(r"#?[\w?!.]+|@\[", m.group(2))
+            word = head.group() if head else ""
+            # Indented, only what never starts a line of a proof: a declaration, its modifiers, a scope.
+            if word in (STARTERS | keywords if not m.group(1) else KINDS | MODIFIERS | INDENTED) or (
+                    not m.group(1) and word.startswith("#")) or word == "@[":
+                starts.append(m.start(2))
+        bounds = [*starts, len(self.code)]
+        return [tokens(self.code, a, b) for a, b in itertools.pairwise(bounds)]
+
+    def run(self, commands: list[list[Tok]], i: int, ctx: Context) -> int:
+        """Elaborate command `i` under `ctx`; the index of the next one."""
+        toks = commands[i]
+        if not toks:
+            return i + 1
+        head = toks[0].text
+        if head in PREFIXING and (at := top_level(toks, "in")) is not None:
+            inner = Context(list(ctx.opens), list(ctx.instances), ctx.pp_all, ctx.guard)
+            self.prefix(toks[:at], inner)
+            rest = toks[at + 1:]
+            if rest:
+                commands = [*commands[:i], rest, *commands[i + 1:]]
+                self.run(commands, i, inner)
+                return i + 1
+            if i + 1 < len(commands):
+                if inner.guard is not None:
+                    nxt = commands[i + 1]
+                    last = self.line(nxt[-1].pos) if nxt else inner.guard.line
+                    inner.guard.first, inner.guard.last = self.line(nxt[0].pos) if nxt else last, last
+                return self.run(commands, i + 1, inner)
+            return i + 1
+        self.command(toks, ctx)
+        return i + 1
+
+    def prefix(self, toks: list[Tok], ctx: Context) -> None:
+        head = toks[0].text
+        if head == "open":
+            ctx.opens += self.opened(toks[1:])
+        elif head == "set_option":
+            if len(toks) >= 3 and toks[1].text == "pp.all":
+                ctx.pp_all = toks[2].text == "true"
+        elif head == "attribute":
+            local, names = attribute(toks)
+            if local == "local instance":
+                ctx.instances += [self.resolve(n) or n for n in names]
+        elif head == "#guard_msgs":
+            ctx.guard = self.guard(toks)
+
+    def guard(self, toks: list[Tok]) -> Guard:
+        tok = toks[0]
+        expected = ""
+        for _, end, content in self.docs:
+            if end <= tok.pos and not self.code[end:tok.pos].strip():
+                expected = content
+        spec: list[tuple[str, str]] = []
+        whitespace = "normalized"
+        inside = [t.text for t in toks[1:]]
+        if inside and inside[0] == "(":
+            for part in " ".join(inside[1:inside.index(")")]).split(","):
+                words = part.split()
+                if len(words) == 3 and words[0] == "whitespace":
+                    whitespace = words[2]
+                elif words and words[0] in ("check", "drop", "pass"):
+                    spec.append((words[0], words[1]))
+                elif words and words[0] != "ordering":
+                    spec.append(("check", words[0]))
+        line = self.line(tok.pos)
+        guard = Guard(line, self.column(tok.pos), line, line, expected, spec, whitespace)
+        self.guards.append(guard)
+        return guard
+
+    # -- one command ---------------------------------------------------------------
+
+    def command(self, toks: list[Tok], ctx: Context) -> None:
+        words = [t.text for t in toks]
+        head = words[0]
+        if ctx.guard is not None:
+            ctx.guard.first, ctx.guard.last = self.line(toks[0].pos), self.line(toks[-1].pos)
+        if head == "namespace":
+            for part in name_parts(words[1] if len(words) > 1 else ""):
+                self.scopes.append(Scope("namespace", part))
+        elif head in ("section", "noncomputable") and "section" in words[:2]:
+            name = words[words.index("section") + 1] if len(words) > words.index("section") + 1 else None
+            self.scopes.append(Scope("section", name if name and is_name(name) else None))
+        elif head == "mutual":
+            self.scopes.append(Scope("mutual", None))
+        elif head == "end":
+            closing = name_parts(words[1]) if len(words) > 1 and is_name(words[1]) else [None]
+            for _ in closing:
+                if len(self.scopes) > 1:
+                    self.scopes.pop()
+        elif head == "open":
+            self.scopes[-1].opens += self.opened(toks[1:])
+        elif head == "variable":
+            self.scopes[-1].variables += groups(toks[1:])
+        elif head == "include":
+            self.scopes[-1].included.update(w for w in words[1:] if is_name(w))
+        elif head == "set_option":
+            if len(words) >= 3 and words[1] == "pp.all":
+                self.pp_all = words[2] == "true"
+        elif head == "attribute":
+            self.attribute(toks)
+        elif head in ("macro_rules", "macro", "syntax", "notation") or words[:2] in (["local", "macro_rules"],
+                                                                                    ["scoped", "macro_rules"]):
+            self.macro(words)
+        elif head == "elab" and ": command" in " ".join(words[:8]).replace(" :command", ": command"):
+            keyword = words[1].strip('"')
+            body = self.code[toks[0].pos:toks[-1].pos + len(toks[-1].text)]
+            self.env.commands[keyword] = self.own_commands[keyword] = body
+        elif head in ("run_cmd", "run_meta", "run_elab"):
+            self.meta(self.code[toks[0].pos:toks[-1].pos + len(toks[-1].text)], toks[0])
+        elif head in self.env.commands:
+            self.meta(self.env.commands[head], toks[0])
+        elif head == "#print" and len(words) >= 3 and words[1] == "axioms":
+            self.print_axioms(toks[2])
+        elif head == "#print" and len(words) >= 2:
+            self.print_decl(toks[1])
+        elif head == "#check" and len(toks) >= 2:
+            self.check(toks[1:], ctx)
+        else:
+            self.declaration(toks, ctx)
+
+    def opened(self, toks: list[Tok]) -> list[str]:
+        out = []
+        depth = 0
+        for t in toks:
+            if t.text in "(":
+                depth += 1
+            elif t.text == ")":
+                depth -= 1
+            elif not depth and t.kind == "id" and t.text not in ("scoped", "hiding", "renaming", "in"):
+                out.append(self.namespace_of(t.text))
+        return out
+
+    def namespace_of(self, name: str) -> str:
+        """`open X` inside `namespace Book` opens `Book.X` when that namespace exists."""
+        for prefix in self.prefixes():
+            full = f"{prefix}.{name}" if prefix else name
+            if any(d == full or d.startswith(full + ".") for d in self.env.decls) or full in self.env.scoped:
+                return full
+        return name
+
+    def attribute(self, toks: list[Tok]) -> None:
+        scope, names = attribute(toks)
+        resolved = [self.resolve(n) or n for n in names]
+        if scope == "local instance":
+            self.scopes[-1].instances += resolved
+        elif scope == "scoped instance":
+            ns = self.namespace()
+            self.env.scoped.setdefault(ns, []).extend(resolved)
+            self.own_scoped.setdefault(ns, []).extend(resolved)
+        elif scope == "instance":
+            self.env.instances += resolved
+            self.own_instances += resolved
+
+    def macro(self, words: list[str]) -> None:
+        local = words[0] == "local"
+        rules = []
+        if "macro_rules" in words[:2]:
+            rules = parse_rules(words[words.index("macro_rules") + 1:])
+        elif words[0] == "macro" and len(words) > 1 and words[1].startswith('"'):
+            arrow = words.index("=>") if "=>" in words else -1
+            if arrow > 0 and words[2] == ":":
+                rules = [Rule([words[1].strip('"')], quotation(words[arrow + 1:])[0])]
+        target = self.scopes[-1].rules if local else self.env.rules
+        target += rules
+        if not local:
+            self.own_rules += rules
+
+    # -- declarations ----------------------------------------------------------------
+
+    def declaration(self, toks: list[Tok], ctx: Context) -> Decl | None:
+        i = 0
+        attributes: list[str] = []
+        modifiers: set[str] = set()
+        while i < len(toks):
+            if toks[i].text == "@" and i + 1 < len(toks) and toks[i + 1].text == "[":
+                close = matching(toks, i + 1)
+                attributes.append(" ".join(t.text for t in toks[i + 2:close]))
+                i = close + 1
+            elif toks[i].text in MODIFIERS:
+                modifiers.add(toks[i].text)
+                i += 1
+            else:
+                break
+        if i >= len(toks) or toks[i].text not in KINDS:
+            return None
+        kind = toks[i].text
+        i += 1
+        if kind == "class" and i < len(toks) and toks[i].text in ("inductive", "abbrev"):
+            i += 1
+        if kind == "instance" and i < len(toks) and toks[i].text == "(":
+            i = matching(toks, i) + 1
+        written = None
+        if kind != "example" and i < len(toks) and toks[i].kind == "id" and (kind != "instance" or toks[i].text not in
+                                                                           ("where",)):
+            written = toks[i]
+            i += 1
+        sig, body = signature(toks[i:], kind)
+        rules = self.rules()
+        sig_words, body_words = rewrite([t.text for t in sig], rules), rewrite([t.text for t in body], rules)
+        at, type_words = split_type(sig_words)
+        binders = sig_words[:at]
+        bound = bound_names(sig_words) | bound_names(body_words)
+        variables = [g for g in self.variables() if {t.text for t in g} & (set(sig_words) | self.included())]
+        types = type_names(sig_words, variables)
+        refs: set[str] = set()
+        rendered_binders = " ".join(self.render([t.text for g in variables for t in g], bound, ctx, types, refs,
+                                                True) + self.render(binders, bound, ctx, types, refs, True))
+        rendered_type = " ".join(self.render(type_words, bound, ctx, types, refs, True))
+        plain_type = " ".join(self.render(type_words, bound, ctx, types, set(), False))
+        rendered_body = " ".join(self.render(body_words, bound, ctx, types, refs, True))
+        if written is None:
+            name = None if kind == "example" else self.instance_name(type_words)
+        else:
+            name = self.qualify(written.text)
+        pos = written.pos if written is not None else toks[i - 1].pos
+        axioms = direct_axioms(body_words, kind)
+        decl = Decl(name or "_example", kind, self.module, self.line(pos), self.column(pos), rendered_binders,
+                    rendered_type, plain_type, rendered_body, refs, axioms, private="private" in modifiers,
+                    uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words)
+        if kind == "axiom" and name:
+            decl.axioms = {name}
+        if decl.uses_sorry:
+            self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
+        if name is None:
+            return decl
+        self.add(decl)
+        if kind == "instance" or any(a.split()[0] == "instance" for a in attributes if a):
+            decl.instance_of = class_of(type_words)
+            if "local" in modifiers:
+                self.scopes[-1].instances.append(name)
+            elif "scoped" in modifiers:
+                ns = self.namespace()
+                self.env.scoped.setdefault(ns, []).append(name)
+                self.own_scoped.setdefault(ns, []).append(name)
+            else:
+                self.env.instances.append(name)
+                self.own_instances.append(name)
+        elif kind == "def":
+            decl.instance_of = class_of(type_words)
+        return decl
+
+    def add(self, decl: Decl) -> None:
+        self.env.decls[decl.name] = decl
+        if decl.name not in self.own:
+            self.own.append(decl.name)
+
+    def instance_name(self, type_words: list[str]) -> str:
+        parts = [TYPES.get(w, w).split(".")[-1] for w in type_words if is_name(w)]
+        base = self.qualify("inst" + "".join(p[:1].upper() + p[1:] for p in parts))
+        name, n = base, 0
+        while name in self.env.decls:
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
+    # -- names, instances, rendering -----------------------------------------------------
+
+    def namespace(self) -> str:
+        return ".".join(s.name for s in self.scopes if s.kind == "namespace" and s.name)
+
+    def prefixes(self) -> list[str]:
+        parts = self.namespace().split(".") if self.namespace() else []
+        return [".".join(parts[:k]) for k in range(len(parts), 0, -1)] + [""]
+
+    def qualify(self, name: str) -> str:
+        if name.startswith("_root_."):
+            return name[len("_root_."):]
+        return f"{self.namespace()}.{name}" if self.namespace() else name
+
+    def opens(self, ctx: Context | None = None) -> list[str]:
+        out = list(reversed(ctx.opens)) if ctx else []
+        for scope in reversed(self.scopes):
+            out += reversed(scope.opens)
+        return out
+
+    def resolve(self, name: str, ctx: Context | None = None) -> str | None:
+        """The declaration `name` means here, or None (a local, or something outside the project)."""
+        if name.startswith("_root_."):
+            return self._visible(name[len("_root_."):])
+        namespaces = [p for p in self.prefixes() if p]
+        for candidate in [f"{p}.{name}" for p in namespaces] + [f"{o}.{name}" for o in self.opens(ctx)] + [name]:
+            if found := self._visible(candidate):
+                return found
+        return None
+
+    def _visible(self, full: str) -> str | None:
+        decl = self.env.decls.get(full)
+        if decl is not None and (not decl.private or decl.module == self.module):
+            return full
+        return None
+
+    def rules(self) -> list[Rule]:
+        out = [r for s in reversed(self.scopes) for r in reversed(s.rules)]
+        return out + list(reversed(self.env.rules))
+
+    def variables(self) -> list[list[Tok]]:
+        return [g for s in self.scopes for g in s.variables]
+
+    def included(self) -> set[str]:
+        return {n for s in self.scopes for n in s.included}
+
+    def instance_for(self, classes: tuple[str, ...], types: set[str], ctx: Context) -> str | None:
+        candidates = list(reversed(ctx.instances))
+        for scope in reversed(self.scopes):
+            candidates += reversed(scope.instances)
+        for ns in [*self.opens(ctx), *(p for p in self.prefixes() if p)]:
+            candidates += reversed(self.env.scoped.get(ns, []))
+        candidates += reversed(self.env.instances)
+        for name in candidates:
+            decl = self.env.decls.get(name)
+            if decl is None or decl.instance_of is None:
+                continue
+            cls, arg = decl.instance_of
+            if cls.split(".")[-1] in classes and (not arg or arg in types or arg[:1].islower() or arg[:1] in "αβγ"):
+                return name
+        return None
+
+    def render(self, words: list[str], bound: set[str], ctx: Context, types: set[str], refs: set[str],
+               pp_all: bool) -> list[str]:
+        out = []
+        for w in words:
+            if w in OPERATORS:
+                function, classes = OPERATORS[w]
+                instance = self.instance_for(classes, types, ctx)
+                if instance:
+                    refs.add(instance)
+                if pp_all:
+                    out.append(f"(@{function} {instance or 'inst' + classes[-1]})")
+                    continue
+            elif is_name(w) and w not in bound and (target := self._lookup(w, ctx)):
+                full, rest = target
+                refs.add(full)
+                out.append(full + rest)
+                continue
+            out.append(TYPES.get(w, w))
+        return out
+
+    def _lookup(self, name: str, ctx: Context) -> tuple[str, str] | None:
+        """The declaration a (possibly field-projected) name starts with, and the rest (`h.elim`)."""
+        parts = name_parts(name)
+        for k in range(len(parts), 0, -1):
+            found = self.resolve(".".join(parts[:k]), ctx)
+            if found:
+                return found, "".join("." + p for p in parts[k:])
+        return None
+
+    # -- meta code -------------------------------------------------------------------------
+
+    def meta(self, body: str, tok: Tok) -> None:
+        calls = list(_ADD_DECL.finditer(body))
+        for n, call in enumerate(calls):
+            segment = body[call.end():calls[n + 1].start() if n + 1 < len(calls) else len(body)]
+            ctor, named = _CTOR.search(segment), _DECL_NAME.search(segment)
+            if ctor is None or named is None:
+                continue
+            name = named.group(1)
+            kind = {"axiomDecl": "axiom", "thmDecl": "theorem", "defnDecl": "def",
+                    "opaqueDecl": "opaque"}[ctor.group(1)]
+            value = segment.split("value", 1)[1] if "value" in segment else ""
+            type_part = segment.split("type", 1)[1].split("value", 1)[0] if "type" in segment else ""
+            decl = Decl(name, kind, self.module, self.line(tok.pos), self.column(tok.pos),
+                        type=" ".join(_QUOTED.findall(type_part)) or "?", unchecked=bool(call.group(1)))
+            decl.plain_type = decl.type
+            decl.axioms = {name} if kind == "axiom" else ({"sorryAx"} if "sorryAx" in value else set())
+            decl.refs = {q for q in _QUOTED.findall(value) if q in self.env.decls}
+            self.add(decl)
+
+    # -- answers ---------------------------------------------------------------------------
+
+    def axioms_of(self, name: str) -> set[str]:
+        seen: set[str] = set()
+        out: set[str] = set()
+        todo = [name]
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in self.env.decls:
+                continue
+            seen.add(current)
+            decl = self.env.decls[current]
+            out |= decl.axioms
+            todo += decl.refs
+        return out
+
+    def info(self, tok: Tok, text: str) -> None:
+        self.messages.append(Message(self.line(tok.pos), self.column(tok.pos), "info", text))
+
+    def error(self, tok: Tok, text: str) -> None:
+        self.messages.append(Message(self.line(tok.pos), self.column(tok.pos), "error", text))
+
+    def print_axioms(self, tok: Tok) -> None:
+        full = self.resolve(tok.text)
+        if full is None:
+            self.error(tok, f"unknown constant '{tok.text}'")
+            return
+        self.info(tok, axioms_message(full, self.axioms_of(full)))
+
+    def check(self, toks: list[Tok], ctx: Context) -> None:
+        if toks[0].kind == "str":
+            self.info(toks[0], f"{toks[0].text} : String")
+            return
+        explicit = toks[0].text == "@"
+        target = toks[1] if explicit and len(toks) > 1 else toks[0]
+        full = self.resolve(target.text, ctx)
+        if full is None:
+            self.error(target, f"unknown identifier '{target.text}'")
+            return
+        decl = self.env.decls[full]
+        pp_all = self.pp_all or ctx.pp_all
+        shown = decl.type if pp_all else decl.plain_type
+        self.info(toks[0], f"{full}{' ' + decl.binders if decl.binders else ''} : {shown}")
+
+    def print_decl(self, tok: Tok) -> None:
+        full = self.resolve(tok.text)
+        if full is None:
+            self.error(tok, f"unknown constant '{tok.text}'")
+            return
+        d = self.env.decls[full]
+        head = f"{d.kind} {full}{' ' + d.binders if d.binders else ''} : {d.type}"
+        self.info(tok, head if d.kind == "axiom" or not d.body else f"{head} :=\n  {d.body}")
+
+
