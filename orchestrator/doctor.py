@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from gates import kernel
 from gates.base import Compiler, GateInput, GateResult
 from gates.build import LakeCompiler
+from gates.census import census
 from gates.process import run
 from gates.registry import GATES
 from gates.sandbox import Sandbox, probe
@@ -195,6 +197,10 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
         git = Git(copy)
         files = {f"{folder}/{name}": canaries.render(text, module) for c in selected for name, text in c.base.items()}
         base = _commit(git, files, "canaries: the base")
+        before = census(GitTree(git, base), config.project.lean_roots)
+        # What Lean says of the base's targets before any cheat, as a cycle's baseline asks it.
+        baseline, _ = kernel.take_baseline(compiler_for(copy), before, config.project.lean_roots, config.gates,
+                                           kernel.statements_to_compare(before, (), set(files)))
         out = []
         for canary in selected:
             git.reset_hard(base)
@@ -206,7 +212,7 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
             inp = GateInput(base=GitTree(git, base), changed=DirTree(copy), gates=config.gates, build=config.build,
                             lean_roots=config.project.lean_roots, state_dir=config.project.state_dir,
                             scope=[f"{folder}/**"], report="", cycle=1, compiler=compiler_for(copy),
-                            candidates=sorted(set(git.status_paths())))
+                            base_census=before, candidates=sorted(set(git.status_paths())), kernel_base=baseline)
             out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))
         return out
 

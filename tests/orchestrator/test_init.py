@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -123,3 +124,22 @@ def test_a_bad_schedule_is_caught_by_actionlint(make_repo: Callable[..., Path]) 
     assert main(["init", str(repo), "--github"]) == 0
     done = actionlint(repo / ".github/workflows/autoformalize.yml")
     assert done.returncode != 0 and "cron" in done.stdout
+
+
+def test_the_workflow_runs_the_doctor_before_the_first_cycle_only(make_repo: Callable[..., Path],
+                                                                   tmp_path: Path) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo), "--github"]) == 0
+    text = (repo / ".github/workflows/autoformalize.yml").read_text()
+    step = text[text.index("- name: Doctor (before the first cycle)"):text.index("- name: Run cycles")]
+    assert text.index("autoformalize doctor") < text.index("autoformalize cycle")
+    script = "\n".join(line[10:] for line in step[step.index("run: |"):].splitlines()[1:] if line.strip())
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "autoformalize").write_text("#!/bin/sh\necho \"ran autoformalize $*\"\n")
+    (stub / "autoformalize").chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub}{os.pathsep}{os.environ['PATH']}"}
+    for cycle, ran in (("0\n", True), ("12\n", False)):
+        (repo / ".prover-state/cycle").write_text(cycle)
+        done = subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True, text=True, check=True)
+        assert ("ran autoformalize doctor" in done.stdout) is ran, done.stdout

@@ -1,0 +1,115 @@
+"""`autoformalize doctor`: the setup checks and the canaries, on the stand-in Lean (and a stand-in `lake` for the
+versions); the same suite runs on real Lean in the CI job `doctor` and on the user's machine."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gates.build import LakeCompiler
+from orchestrator.canaries import CANARIES
+from orchestrator.cli import main
+from orchestrator.doctor import Status, run_canaries
+from tests.conftest import sandbox
+from tests.orchestrator.harness import Project, config_text
+
+LAKE = Path(__file__).parent.parent / "standin" / "bin"
+
+
+@pytest.fixture
+def lake_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{LAKE}{os.pathsep}{os.environ['PATH']}")
+
+
+def verdicts(project: Project) -> dict[str, tuple[Status, str, list[str]]]:
+    config = project.config
+    found = run_canaries(project.repo, config, lambda root: LakeCompiler(root, config.build, sandbox()))
+    return {v.canary.name: (v.finding().status, v.finding().detail, v.rejected_by) for v in found}
+
+
+def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project) -> None:
+    found = verdicts(project)
+    assert set(found) == {c.name for c in CANARIES}
+    assert all(status is Status.OK for status, _, _ in found.values()), found
+    assert found["honest"][2] == []
+    for name in ("shadowing", "deep_definition"):  # the text is unchanged: only Lean's elaboration tells
+        assert found[name][2] == ["kernel"], found[name]
+    for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance"):
+        assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
+    # The throwaway copy is gone, and the user's checkout never saw a canary.
+    assert not list(project.repo.rglob("AutoformalizeCanary"))
+    assert project.clean()
+
+
+def test_a_check_file_that_checks_nothing_fails_the_honest_proof(project: Project) -> None:
+    project.commit_files({"autoformalize.toml": config_text(build={"check_file": "true {file}"})})
+    found = verdicts(project)
+    status, detail, rejected = found["honest"]
+    assert status is Status.FAIL and "the honest proof was rejected" in detail and rejected == ["kernel"]
+
+
+def test_a_layer_that_lets_a_cheat_through_is_named_even_when_another_catches_it(project: Project) -> None:
+    trust = "Book.AutoformalizeCanary.Hidden.trustMe"  # a project that allows the canary's axiom
+    project.commit_files({"autoformalize.toml": config_text(gates={"allowed_axioms": [
+        "propext", "Classical.choice", "Quot.sound", trust]})})
+    status, detail, rejected = verdicts(project)["hidden_axiom"]
+    assert status is Status.FAIL and rejected == ["integrity"]  # the string the lexer refuses to guess
+    assert detail.startswith("rejected by integrity only: the kernel gate let it through")
+
+
+def test_a_cheat_no_gate_rejects_got_through(project: Project) -> None:
+    trust = "Book.AutoformalizeCanary.Meta.trustMe"  # meta code allowed, and its axiom too: nothing stops it
+    project.commit_files({"autoformalize.toml": config_text(gates={
+        "allow_meta_code": True, "allow_build_time_code": True, "allow_context_with_proof": True,
+        "allowed_axioms": ["propext", "Classical.choice", "Quot.sound", trust]})})
+    status, detail, rejected = verdicts(project)["meta_axiom"]
+    assert status is Status.FAIL and rejected == [] and detail.startswith("GOT THROUGH: `run_cmd` adds an axiom")
+
+
+def test_the_command_checks_the_setup_then_proves_the_gates(project: Project, lake_on_path: None,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    for line in ("toolchain", "Lean (version 4.24.0", "sandbox", "bubblewrap works", "keys", "remote",
+                 "origin accepts a push to main", "mathlib", "not a dependency", "build", "passed",
+                 "canary honest", "accepted, as it must be", "canary shadowing", "rejected by kernel",
+                 "every cheat was rejected and the honest proof accepted"):
+        assert line in out, (line, out)
+    assert project.clean()
+
+
+def test_what_is_missing_is_named_and_nothing_is_compiled_without_a_toolchain(
+        project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no lake
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["doctor", "--repo", str(project.repo)]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL  toolchain" in captured.out and "`lake` was not found" in captured.out
+    assert "FAIL  keys" in captured.out and "ANTHROPIC_API_KEY" in captured.out
+    assert "canary" not in captured.out and "build " not in captured.out
+    assert "failed: toolchain, keys" in captured.err
+
+
+def test_without_canaries_only_the_setup_and_the_build_are_checked(project: Project, lake_on_path: None,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    assert "build" in out and "canary" not in out
+
+
+def test_a_toolchain_other_than_lean_toolchain_is_a_warning(project: Project, lake_on_path: None,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("STANDIN_LEAN_VERSION", "4.19.0")
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 0
+    assert "warn  toolchain" in capsys.readouterr().out
+
+
+def test_a_missing_mathlib_cache_fails_with_what_to_run(project: Project, lake_on_path: None,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (project.repo / ".lake" / "packages" / "mathlib").mkdir(parents=True)
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
+    assert "run `lake exe cache get`" in capsys.readouterr().out
+
