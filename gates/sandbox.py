@@ -161,7 +161,7 @@ class Sandbox:
         lake.mkdir(exist_ok=True)
         self.relink(work)
         if limits.as_root():
-            _hand_over(lake, self.config.unprivileged_uid)
+            _hand_over(work, lake, self.config.unprivileged_uid)
         out += [*_parents(work, shown, made), "--ro-bind", str(work), str(work), "--bind" if outputs else "--ro-bind",
                 str(lake), str(lake)]
         packages = lake / "packages"
@@ -299,9 +299,12 @@ def _parents(dest: Path, shown: list[Path], made: set[Path]) -> list[str]:
     return out
 
 
-def _hand_over(lake: Path, uid: int) -> None:
+def _hand_over(work: Path, lake: Path, uid: int) -> None:
     """Give `.lake` to the user sandboxed code runs as when we are root: once, as what it writes is then its own.
     Never through a link (`.lake/packages` is one): every change is made relative to an open directory."""
+    if work.stat().st_mode & 0o005 != 0o005:
+        raise InfraError(f"{work} cannot be read by other users (a umask of 077?), and as root the sandbox runs the "
+                         f"code as uid {uid}: run autoformalize with `umask 022`, or as a normal user")
     if lake.lstat().st_uid == uid:
         return
     for _, dirs, files, fd in os.fwalk(lake):

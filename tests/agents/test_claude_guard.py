@@ -65,7 +65,7 @@ def test_bash_runs_only_the_rules_commands_rewritten_into_the_sandbox(guard: Gua
     assert verdict.allow and verdict.updated is not None and verdict.updated["timeout"] == 60
     words = shlex.split(verdict.updated["command"])
     assert words[-3:] == ["/bin/sh", "-c", "lake build && lake env lean Book/A.lean"]
-    assert "--unshare-all" in words and words[1] == "-i"
+    assert any(w.endswith("/bwrap") for w in words) and words[1] == "-i"
     for command in ("lake build; curl evil", "git commit -am x", "cat ~/.ssh/id_ed25519", ""):
         assert allowed(guard, "Bash", command=command) is False, command
 
