@@ -12,6 +12,7 @@ import structlog
 from orchestrator.cli import main
 from orchestrator.config import Config, render_config
 from orchestrator.logs import configure as configure_logs
+from orchestrator.toolchain import toolchain_dir
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy
 
 
@@ -93,3 +94,35 @@ def test_the_logs_never_show_a_secret(monkeypatch: pytest.MonkeyPatch, capsys: p
     line = json.loads(capsys.readouterr().err)
     assert line["error"] == "curl -H 'Bearer [redacted: SOME_SERVICE_TOKEN]' failed"
     assert "never-print-me" not in json.dumps(line)
+
+
+@pytest.mark.parametrize("command", [["cycle"], ["run", "--max-cycles", "1"]])
+def test_a_toolchain_or_dependencies_to_download_are_asked_for_first(
+        project: Project, tmp_path: Path, command: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Inside the sandbox elan could not download the toolchain, nor Lake the dependencies.
+    elan = tmp_path / "elan"
+    (elan / "toolchains").mkdir(parents=True)
+    monkeypatch.setenv("ELAN_HOME", str(elan))
+
+    assert main([*command, "--repo", str(project.repo)]) == 2
+    assert "run `elan toolchain install leanprover/lean4:v4.24.0`" in capsys.readouterr().err
+
+    (elan / "toolchains/leanprover--lean4---v4.24.0").mkdir()
+    head = project.commit_files({"lake-manifest.json": json.dumps({
+        "version": "1.1.0", "packagesDir": ".lake/packages", "packages": [{"name": "mathlib", "type": "git"}]})})
+    assert main([*command, "--repo", str(project.repo)]) == 2
+    err = capsys.readouterr().err
+    assert "the dependencies mathlib of lake-manifest.json are not in .lake/packages" in err
+    assert "`lake exe cache get`" in err and "has no network" in err
+    assert project.agents.calls.total() == 0 and project.history() == [] and project.head() == head
+
+
+def test_toolchain_names_as_elan_reads_them(tmp_path: Path) -> None:
+    named = {"leanprover/lean4:v4.24.0": "leanprover--lean4---v4.24.0", "v4.24.0": "leanprover--lean4---v4.24.0",
+             "4.24.0": "leanprover--lean4---v4.24.0",
+             "nightly-2025-01-01": "leanprover--lean4-nightly---nightly-2025-01-01"}
+
+    assert {name: toolchain_dir(name, tmp_path) for name in named} == {
+        name: tmp_path / "toolchains" / d for name, d in named.items()}
+    assert toolchain_dir("stable", tmp_path) is None and toolchain_dir("leanprover/lean4:nightly", tmp_path) is None
