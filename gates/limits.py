@@ -79,28 +79,26 @@ def tools(config: SandboxConfig) -> list[str]:
 def cgroup(config: SandboxConfig) -> list[str]:
     """The `systemd-run … --scope` prefix putting the whole command in a cgroup of its own, or nothing where that
     does not work here."""
-    scope = _scope(config.total_memory_mb, config.max_processes, as_root())
+    scope = _scope(shutil.which("systemd-run"), config.total_memory_mb, config.max_processes, as_root())
     return list(scope) if isinstance(scope, tuple) else []
 
 
 def describe(config: SandboxConfig) -> str:
     """Which limits hold here, in one line."""
-    per_process = (f"per process: {config.memory_mb or 'unlimited'} MiB heap, {config.cpu_s or 'unlimited'} CPU s, "
-                   f"{config.max_file_mb or 'unlimited'} MiB per file; {config.max_processes or 'unlimited'} processes"
-                   f"; /tmp and /dev/shm {config.tmp_mb} MiB each")
-    scope = _scope(config.total_memory_mb, config.max_processes, as_root())
+    every = (f"{config.memory_mb or 'unlimited'} MiB heap, {config.cpu_s or 'unlimited'} CPU s and "
+             f"{config.max_file_mb or 'unlimited'} MiB per file per process, {config.max_processes or 'unlimited'} "
+             f"processes, /tmp and /dev/shm {config.tmp_mb} MiB each")
+    scope = _scope(shutil.which("systemd-run"), config.total_memory_mb, config.max_processes, as_root())
     if isinstance(scope, tuple):
-        return (f"cgroup (systemd scope: {config.total_memory_mb} MiB in all, {config.max_processes or 'any'} tasks)"
-                f"; {per_process}")
-    return f"{per_process}; no cgroup ({scope})"
+        return f"{every}; a cgroup (systemd scope) of {config.total_memory_mb} MiB for all its processes"
+    return f"{every}; no cgroup ({scope})"
 
 
 @functools.cache
-def _scope(memory_mb: int, tasks: int, root: bool) -> tuple[str, ...] | str:
-    """The systemd-run prefix, or why there is none."""
+def _scope(found: str | None, memory_mb: int, tasks: int, root: bool) -> tuple[str, ...] | str:
+    """The prefix running a command in a systemd scope with the program `found`, or why there is none."""
     if not memory_mb:
         return "[sandbox] total_memory_mb = 0"
-    found = shutil.which("systemd-run")
     if found is None:
         return "systemd-run is not installed"
     prefix = (found, *(() if root else ("--user",)), "--scope", "--quiet", "--collect",
@@ -111,5 +109,5 @@ def _scope(memory_mb: int, tasks: int, root: bool) -> tuple[str, ...] | str:
         return str(e)
     if done.exit_code != 0:
         what = "systemd-run --scope" if root else "systemd-run --user --scope"
-        return f"`{what}` does not work here: {done.output.strip()[-200:] or f'exit {done.exit_code}'}"
+        return f"`{what}` does not work here: {' '.join(done.output.split())[-200:] or f'exit {done.exit_code}'}"
     return prefix

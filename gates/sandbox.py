@@ -273,7 +273,7 @@ def describe(config: SandboxConfig) -> str:
     calls = ("keyring, perf, bpf and user-namespace calls refused" if seccomp.program() is not None
              else f"no system-call filter for {seccomp.machine()}")
     return (f"bwrap: no network, no credentials, only the working copy and the toolchain visible, {who}; {calls}; "
-            f"limits {limits.describe(config)}")
+            f"limits: {limits.describe(config)}")
 
 
 def _namespaces() -> list[str]:

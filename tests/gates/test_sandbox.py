@@ -336,6 +336,32 @@ def test_tmp_processes_and_files_are_bounded(place: Place) -> None:
     assert "forked 100" in place.run([sys.executable, "-c", FORKS], place.sandbox(max_processes=0)).output
 
 
+def test_a_systemd_scope_bounds_the_whole_command_where_one_works(place: Place, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = tmp_path / "tools"
+    for name in ("env", "sh", "prlimit", "setpriv", "bwrap", "true"):
+        write(tools, {name: ""})
+        (tools / name).unlink()
+        (tools / name).symlink_to(shutil.which(name) or name)
+    monkeypatch.setenv("PATH", str(tools))
+    config = SandboxConfig(total_memory_mb=512, max_processes=30)
+    assert describe(config).endswith("no cgroup (systemd-run is not installed)")  # the per-process limits alone
+
+    log = tmp_path / "systemd-run.log"  # systemd-run as it behaves where it works: the scope, then exec
+    write(tools, {"systemd-run": f'#!/bin/sh\necho "$@" >> {log}\nwhile [ "$1" != "--" ]; do shift; done\n'
+                                 'shift\nexec "$@"\n'})
+    (tools / "systemd-run").chmod(0o755)
+
+    done = place.run(["true"], place.sandbox(total_memory_mb=512, max_processes=30))
+
+    assert done.exit_code == 0, done.output
+    scope = ("" if os.geteuid() == 0 else "--user ") + "--scope --quiet --collect -p MemoryMax=512M -p TasksMax=30 -- "
+    probed, ran = log.read_text().splitlines()
+    assert probed == scope + "true"  # tried once: it works here
+    assert ran.startswith(f"{scope}{tools / 'env'} -i ") and ran.endswith(" -- true")  # the whole command in it
+    assert "a cgroup (systemd scope) of 512 MiB" in describe(config)
+
+
 def test_a_prefix_under_home_is_never_shown(place: Place, monkeypatch: pytest.MonkeyPatch) -> None:
     # uv's `~/.local/bin/uvx` would show all of ~/.local, its credentials included; a Python installed under the
     # home directory (pyenv) needs its own installation, and only that.
