@@ -8,12 +8,14 @@ run it. Where an attack would have worked without the sandbox, the same payload 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -334,6 +336,55 @@ def test_tmp_processes_and_files_are_bounded(place: Place) -> None:
     assert forks.output.startswith("refused after "), forks.output
     assert int(forks.output.split()[2]) < 30
     assert "forked 100" in place.run([sys.executable, "-c", FORKS], place.sandbox(max_processes=0)).output
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+AS_A_USER = """\
+import json, sys
+from pathlib import Path
+sys.path[:0] = sys.argv[1:3]
+from gates.config import SandboxConfig
+from gates.process import run
+from gates.sandbox import Sandbox
+work = Path(sys.argv[3])
+sandbox = Sandbox(SandboxConfig(max_processes=30))
+def inside(*args):
+    return run(sandbox.wrap(list(args), work), work, 60).output
+print(json.dumps({"id": inside("id", "-u"), "unshare": inside("unshare", "-U", "true"),
+                  "proc": inside(sys.executable, "probe.py"), "forks": inside(sys.executable, "-c", sys.argv[4])}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not SYSTEM_PYTHON.exists() or shutil.which("setpriv") is None,
+                    reason="the unprivileged path is tested as root by running it as another user")
+def test_as_a_normal_user_the_sandbox_is_a_user_namespace_of_its_own() -> None:
+    # The path a workstation takes: no setpriv, a user namespace of its own, no nested one; the process limit
+    # counts the sandbox's processes only (the kernel counts per user namespace and uid).
+    version = subprocess.run([str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    if version != str(sys.version_info[:2]):
+        pytest.skip(f"{SYSTEM_PYTHON} is not Python {sys.version_info[:2]}: it cannot import this environment")
+    home = Path(tempfile.mkdtemp())  # pytest's own temporary directories are closed to other users
+    work = home / "work"
+    write(work, {"probe.py": WRITABLE_PROC})
+    for path in (home, work):
+        path.chmod(0o777)
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    root = str(Path(__file__).resolve().parents[2])
+    others = subprocess.Popen(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "sleep", "30"])
+    try:
+        done = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                               str(SYSTEM_PYTHON), "-c", AS_A_USER, root, site, str(work), FORKS],
+                              capture_output=True, text=True, timeout=120, env={"PATH": os.environ["PATH"],
+                                                                                "HOME": str(home)})
+    finally:
+        others.kill()
+        shutil.rmtree(home)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["id"].strip() == "65534" and "unshare failed" in out["unshare"]
+    assert out["proc"].startswith("writable: none"), out["proc"][:500]
+    assert out["forks"].startswith("refused after 2"), out["forks"]  # ~28: the user's own sleeper not counted
 
 
 def test_a_systemd_scope_bounds_the_whole_command_where_one_works(place: Place, tmp_path: Path,
