@@ -78,6 +78,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        root.chmod(0o755)  # as root, the sandbox compiles as another user, who must read the working copy
         (root / "Book").mkdir()
         (root / "Book" / "A.lean").write_text(LEAN)
         measure("true", root, "true {file}", "Book/A.lean", args.repeat)

@@ -62,6 +62,7 @@ class LakeCompiler:
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
         # The Worker's Lean code runs here, at compile time (`#eval`, `initialize`…): confined to the sandbox.
         done = run(self.sandbox.wrap(args, self.root), self.root, self.config.timeout_s)
+        self.sandbox.relink(self.root)  # it may have swapped `.lake/packages` for a link to anywhere
         return CheckResult(" ".join(args), done.exit_code, done.output, done.seconds, parse_diagnostics(done.output))
 
 

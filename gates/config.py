@@ -126,6 +126,23 @@ class SandboxConfig(BaseModel):
     credential-looking names are refused."""
     read_only: list[str] = Field(default_factory=list)
     """Extra paths the sandbox shows read-only (a toolchain installed outside `~/.elan`, a tool's data)."""
+    tmp_mb: int = Field(default=1024, ge=1)
+    """The size of the sandbox's private `/tmp`, and of its `/dev/shm`, in MiB: both are memory."""
+    max_processes: int = Field(default=4096, ge=0)
+    """Processes and threads a sandboxed command may have at once (RLIMIT_NPROC, and a cgroup's TasksMax where
+    there is one). Counted within each sandbox when you run autoformalize as a normal user (each has a user
+    namespace of its own), and over every process of `unprivileged_uid` when you run it as root; 0: no limit."""
+    max_file_mb: int = Field(default=2048, ge=0)
+    """The largest file a sandboxed process may write, in MiB (RLIMIT_FSIZE; `.olean` files are far smaller);
+    0: no limit."""
+    total_memory_mb: int = Field(default=16384, ge=0)
+    """Where systemd can put a sandboxed command in a cgroup of its own (`systemd-run --user --scope`, or as root
+    `systemd-run --scope`), the memory all its processes may use together, its `/tmp` included (MemoryMax); 0: no
+    cgroup. Elsewhere only the per-process limits apply; `status` says which."""
+    unprivileged_uid: int = Field(default=65534, ge=1)
+    """The user id sandboxed code runs as when you run autoformalize as root (in a container, say): not root, so
+    the kernel's settings and root's files stay out of its reach and `max_processes` applies (the kernel exempts
+    root). Its build outputs in the working copy belong to this user."""
 
     @field_validator("env")
     @classmethod

@@ -35,7 +35,7 @@ from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, fallback, housekeeping, kernelcheck, ownership, workcopy
+from orchestrator import blame, buildoutputs, fallback, housekeeping, kernelcheck, ownership, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -111,6 +111,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         bookkeeping(c)
         beat.phase("land", PUSH_ATTEMPTS * (2 * git_s + 2 * config.build.timeout_s), cycle=c.number)
         land(c)
+        if c.work is not None:  # the outputs the gates built for a change that landed stay; others go
+            buildoutputs.settle(c.work.root, keep=c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE))
         assert c.record is not None
         return c.record, c
 
@@ -295,6 +297,7 @@ def work(c: Cycle) -> None:
     c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
                                c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
+    buildoutputs.take(c.work.root)  # what the session's compiles write there is undone before any gate runs
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c))
     try:
@@ -325,6 +328,7 @@ def gate(c: Cycle) -> bool:
     assert c.work is not None and c.plan is not None
     cfg = c.config
     gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
+    buildoutputs.restore(c.work.root)
     inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=gates, build=cfg.build,
                     lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,

@@ -27,6 +27,7 @@ from orchestrator import workcopy
 from orchestrator.config import Config
 from orchestrator.deps import Deps, SystemClock
 from orchestrator.git import Git
+from orchestrator.logs import redact_also
 from state.errors import UsageError
 
 log = structlog.get_logger()
@@ -73,11 +74,14 @@ def sandbox_for(config: Config, repo: Path) -> Sandbox:
 
 
 def secrets_for(config: Config) -> Secrets:
-    """This process's secrets: credential-looking variables and every key variable the configuration names."""
+    """This process's secrets: credential-looking variables and every key variable the configuration names. The
+    logs redact them from here on too."""
     endpoints = [e for _, agent in config.agents for e in [agent, *agent.fallbacks]]
     named = [*(e.api_key_env for e in endpoints if e.api_key_env), *KEY_VARIABLES["anthropic"],
              *KEY_VARIABLES["openai"], config.prover.api_key_env, config.notify.webhook_env, "GITHUB_TOKEN"]
-    return Secrets.of(os.environ, named)
+    secrets = Secrets.of(os.environ, named)
+    redact_also(secrets)
+    return secrets
 
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import structlog
 
 from gates.sandbox import link_packages
+from orchestrator import buildoutputs
 from orchestrator.git import Git, GitError
 
 WORKER = "worker-0"  # one Worker per cycle for now; the name keeps room for more
@@ -51,6 +52,7 @@ def prepare(git: Git, base: str) -> Git:
     remove_former(git)
     path = location(git)
     work = git.worktree(path, base)
+    buildoutputs.recover(path)  # a cycle killed mid-way: what its session wrote in `.lake` goes before any build
     link_packages(path, git.root / ".lake" / "packages")
     return work
 

@@ -14,6 +14,9 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes it 0600; the file keeps the mode it had, or gets a new file's (a compiler run as another
+        # user, the sandbox's as root, must read what the Worker wrote).
+        os.fchmod(fd, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
             f.flush()
@@ -23,6 +26,15 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it (Linux); 022 where it cannot be read."""
+    try:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("Umask:"))
+        return int(line.split()[1], 8)
+    except (OSError, StopIteration, ValueError):
+        return 0o022
 
 
 def append_line(path: Path, line: str) -> None:

@@ -33,15 +33,19 @@ never a known secret's value; Bash runs only the commands its rules name
 (`Bash(lake build:*)`, Claude Code's prefix syntax; every part of a compound
 command must match), each rewritten to run inside the sandbox (`Sandbox.wrap`:
 no network, no credential, nothing of your files but the working copy and the
-toolchain); anything else is refused, and the refusal is the tool's error the
-model receives. No rule auto-approves a built-in tool, so what the CLI still
-asks the `can_use_tool` callback gets the same decision. No settings file is
+toolchain), in the foreground only (background tasks are switched off);
+anything else is refused, and the refusal is the tool's error the model
+receives. A PostToolUse hook redacts the secrets' values from every tool's
+result before the model reads it, and restores `.lake/packages` after Bash.
+No rule auto-approves a built-in tool, so what the CLI still asks the
+`can_use_tool` callback gets the same decision. No settings file is
 loaded (`setting_sources=[]`): a project's or user's `.claude/settings.json`
 could auto-approve tools or run hooks of its own, and the standing rules (what
 the repository's CLAUDE.md holds) are given explicitly instead, in the same
 Worker prompt the API Worker gets, appended to Claude Code's own system
 prompt. Only the MCP servers passed in are started (`--strict-mcp-config`),
-each command-line server inside the sandbox; their tools are auto-approved.
+each command-line server inside the sandbox (its `.lake` read-only: it lives
+while the gates compile); their tools are auto-approved.
 The final report passes through the secrets' redaction.
 
 The external prover: when the workspace has a desk whose prover is on, the
@@ -126,7 +130,8 @@ BACKEND = "claude-code"
 DEFAULT_ALLOWED_TOOLS = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep",
                          "Bash(lake build:*)", "Bash(lake env lean:*)", "Bash(lake lean:*)"]
 """What the Worker may use, in Claude Code's permission-rule syntax."""
-ENV = {"DISABLE_AUTOUPDATER": "1"}  # an update started mid-cycle can break the next start-up
+ENV = {"DISABLE_AUTOUPDATER": "1",  # an update started mid-cycle can break the next start-up
+       "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}  # a command still running would write .lake while the gates run
 CONNECT_TIMEOUT_S = 60.0
 POLL_S = 0.05
 STDERR_LINES = 30
@@ -249,7 +254,8 @@ class ClaudeCodeSession:
             system_prompt={"type": "preset", "preset": "claude_code", "append": self.system_prompt},
             tools=builtin_tools(self.allowed_tools),
             allowed_tools=auto_approved(self.mcp_servers),
-            can_use_tool=self.guard.can_use_tool(), hooks={"PreToolUse": [self.guard.hook()]},
+            can_use_tool=self.guard.can_use_tool(),
+            hooks={"PreToolUse": [self.guard.hook()], "PostToolUse": [self.guard.post_hook()]},
             permission_mode="default", setting_sources=[], max_turns=self.limits.max_turns,
             mcp_servers=cast(dict[str, McpServerConfig], self.mcp_servers), strict_mcp_config=True,
             env=dict(ENV), stderr=self._cli.stderr.append)

@@ -19,18 +19,37 @@ So one PreToolUse hook on every tool, `on_failure="block"` (the SDK refuses to
 connect to a CLI that cannot honour it), takes the decision:
 
 - Read, Glob, Grep, LS, NotebookRead: every path they name, symlinks
-  resolved, lies in the working copy or in the dependencies it shares (the
-  target of `.lake/packages`: Mathlib's sources); `/proc`, the home directory,
-  the user's checkout are refused;
+  resolved, lies in the working copy or in the dependencies it shares: the
+  main checkout's `.lake/packages` as the sandbox was given it, never where
+  the working copy's link points now (code run in the sandbox can re-point
+  it: its `.lake` is writable); `/proc`, the home directory, the user's
+  checkout are refused. A Read of a file holding a known secret's value is
+  refused;
 - Write, Edit, MultiEdit, NotebookEdit: where `Workspace.resolve(write=True)`
   allows (the Scope, not protected, in the working copy), and never a known
   secret's value in what they write;
-- Bash: only the commands the rules name (every part of a compound command),
-  rewritten to run inside the sandbox (`Sandbox.wrap`) with the allowlisted
-  environment;
+- Bash: only the commands the rules name (every part of a compound command,
+  no command substitution), in the foreground only, rewritten to run inside
+  the sandbox (`Sandbox.wrap`) with the allowlisted environment. The rules
+  say what the Worker means to run; the sandbox is the boundary (`lake env
+  lean --run X.lean` runs X, a redirection writes a file: inside it);
 - TodoWrite: allowed; the MCP servers' tools: left to the rules that approve
-  them (the prover's are the Workspace's own, confined there);
+  them (the prover's are the Workspace's own, confined there; a command-line
+  server runs in the sandbox with `.lake` read-only, as it lives while the
+  gates compile);
 - any other tool: refused.
+
+And one PostToolUse hook on every tool, after the call ran: a Bash command's
+`.lake/packages` link is restored, and the result's strings have every known
+secret's value replaced by `[redacted: NAME]` through `updatedToolOutput`
+(Claude Code 2.1 replaces a built-in tool's result with it when the shape is
+the tool's own, which redacting strings keeps). A PostToolUse hook cannot
+withhold a result: one that fails only adds a note, so this one never raises,
+and with a CLI that ignores `updatedToolOutput` results arrive unredacted —
+which is why the Read of a secret-holding file is refused before it runs.
+Background commands are refused and switched off
+(`CLAUDE_CODE_DISABLE_BACKGROUND_TASKS`): one still running would write build
+outputs while the gates compile.
 
 No rule auto-approves a built-in tool any more, so what the CLI still asks of
 `can_use_tool` gets the same decision: a read outside the working copy is
@@ -61,6 +80,7 @@ from claude_agent_sdk import (
 )
 
 from agents.tools import Refused, Workspace
+from gates.credentials import Secrets
 from gates.sandbox import Sandbox
 
 READ_TOOLS = {"Read": ("file_path",), "NotebookRead": ("notebook_path",), "Glob": ("path",), "Grep": ("path",),
@@ -70,6 +90,9 @@ WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_pat
 """The file-writing tools, with the input field naming the file."""
 HARMLESS = {"TodoWrite"}
 _SEPARATORS = re.compile(r"&&|\|\||;|\||&|\n")
+_SUBSTITUTION = re.compile(r"`|\$\(|<\(|>\(")
+MAX_SCANNED = 16 * 1024 * 1024
+"""The bytes of a file a Read is about to read that are searched for a secret's value."""
 
 log = structlog.get_logger()
 
@@ -121,13 +144,27 @@ class Guard:
             if not isinstance(path, str) or not self._readable(path):
                 return Verdict(False, f"refused: {path} is outside the working copy; reads are confined to it "
                                       "and to its dependencies under .lake/packages")
+        leaked = self._secrets_in(paths[0]) if name in ("Read", "NotebookRead") and paths else []
+        if leaked:
+            return Verdict(False, f"refused: {paths[0]} holds the value of {', '.join('$' + n for n in leaked)}, a "
+                                  "credential; it is not read")
         return Verdict(True)
 
     def _readable(self, path: str) -> bool:
+        """Within the working copy or the shared dependencies: the main checkout's `.lake/packages` as the
+        sandbox knows it, never where the working copy's link points now (code in the sandbox can re-point it)."""
         root = self.workspace.root
         real = (root / Path(path).expanduser()).resolve()
-        roots = [root, (root / ".lake" / "packages").resolve()]
+        roots = [root, root.resolve(), *([self.sandbox.packages.resolve()] if self.sandbox.packages else [])]
         return any(real == r or r in real.parents for r in roots)
+
+    def _secrets_in(self, path: str) -> list[str]:
+        """The secrets whose values a file to be read holds (its first `MAX_SCANNED` bytes)."""
+        real = (self.workspace.root / Path(path).expanduser()).resolve()
+        if not self.workspace.secrets.values or not real.is_file():
+            return []
+        with real.open("rb") as f:
+            return self.workspace.secrets.found(f.read(MAX_SCANNED).decode("utf-8", errors="replace"))
 
     def _write(self, name: str, tool_input: dict[str, Any]) -> Verdict:
         path = tool_input.get(WRITE_TOOLS[name])
@@ -147,7 +184,11 @@ class Guard:
         command = tool_input.get("command")
         bash = [r for r in self.rules if r.partition("(")[0] == "Bash"]
         if not isinstance(command, str) or not command.strip() or not _permitted(command, bash):
-            return Verdict(False, f"refused: this session may only run these commands: {', '.join(bash) or 'none'}")
+            return Verdict(False, f"refused: this session may only run these commands: {', '.join(bash) or 'none'}"
+                                  " (each part of a compound command; no `...`, $(...), <(...) or >(...))")
+        if tool_input.get("run_in_background"):
+            return Verdict(False, "refused: commands run in the foreground only (the gates must never compile "
+                                  "while one of yours still runs); run it again without run_in_background")
         wrapped = shlex.join(self.sandbox.wrap(["/bin/sh", "-c", command], self.workspace.root))
         return Verdict(True, updated={**tool_input, "command": wrapped})
 
@@ -171,6 +212,28 @@ class Guard:
 
         return HookMatcher(matcher=None, hooks=[pre_tool_use], on_failure="block")
 
+    def post_hook(self) -> HookMatcher:
+        """The PostToolUse hook on every tool: after a Bash command, the dependencies' link is restored; every
+        result's strings have the secrets' values redacted (`updatedToolOutput`, same shape, so the CLI takes it).
+        A PostToolUse hook cannot withhold a result (failing, it only adds a note), so this one never raises."""
+
+        async def post_tool_use(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+            if data["hook_event_name"] != "PostToolUse":
+                return {}
+            if data["tool_name"] == "Bash":
+                try:
+                    self.sandbox.relink(self.workspace.root)
+                except OSError as e:
+                    log.error("claude_code.relink_failed", error=str(e)[:300])
+            response = data["tool_response"]
+            redacted = _redacted(response, self.workspace.secrets)
+            if redacted == response:
+                return {}
+            log.info("claude_code.redacted", tool=data["tool_name"])
+            return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": redacted}}
+
+        return HookMatcher(matcher=None, hooks=[post_tool_use], on_failure="block")
+
     def can_use_tool(self) -> CanUseTool:
         """The permission callback: the same decision, for whatever the CLI still asks."""
 
@@ -190,7 +253,7 @@ class Guard:
         if not isinstance(command, str) or entry.get("type", "stdio") != "stdio":
             return entry
         wrapped = self.sandbox.wrap([command, *entry.get("args", [])], self.workspace.root,
-                                    env=entry.get("env") or {})
+                                    env=entry.get("env") or {}, outputs=False)  # it lives through the gates
         return {**{k: v for k, v in entry.items() if k != "env"}, "command": wrapped[0], "args": wrapped[1:]}
 
 
@@ -214,9 +277,24 @@ def _tools(rules: Iterable[str]) -> set[str]:
 
 def _permitted(command: str, rules: list[str]) -> bool:
     """Whether every part of `command` matches a Bash rule (`Bash`, `Bash(*)`, `Bash(prefix:*)`, `Bash(glob *)`,
-    `Bash(exact)`), as Claude Code matches them."""
+    `Bash(exact)`), as Claude Code matches them, and no part substitutes another command's output (which would
+    run a command no rule names). The rules say what the Worker means to run; the sandbox, not they, bounds what
+    it can do: `lake env lean --run X.lean` runs X's `main`, a redirection writes a file, both inside it."""
+    if _SUBSTITUTION.search(command):
+        return any(_matches(rule, command) and rule in ("Bash", "Bash(*)") for rule in rules)
     parts = [p.strip() for p in _SEPARATORS.split(command) if p.strip()]
     return bool(parts) and all(any(_matches(rule, part) for rule in rules) for part in parts)
+
+
+def _redacted(value: Any, secrets: Secrets) -> Any:
+    """`value` (a tool's result: strings, lists, dicts) with the secrets' values redacted in every string."""
+    if isinstance(value, str):
+        return secrets.redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, secrets) for v in value]
+    return value
 
 
 def _matches(rule: str, command: str) -> bool:

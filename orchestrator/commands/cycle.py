@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from gates import sandbox
+from orchestrator import toolchain
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.cyclestate import budget_of
@@ -28,6 +29,7 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
             click.echo(f"  {line}")
         return 0
     sandbox.check(config.sandbox)
+    toolchain.check(root, config.sandbox)
     check_endpoints(config, loop_roles(config))
     budget = budget_of(config.budget, read_history(config.state(root).history).records, datetime.now(UTC))
     total, day = config.budget.total_usd, config.budget.per_day_usd

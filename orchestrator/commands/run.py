@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from gates import sandbox
+from orchestrator import toolchain
 from orchestrator.config import load_config
 from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon, stop_on_signals
@@ -20,6 +21,7 @@ def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> in
     root = find_repo(repo)
     config = load_config(root)
     sandbox.check(config.sandbox)
+    toolchain.check(root, config.sandbox)
     check_endpoints(config, loop_roles(config))
     options = Options()
     notify = Notifier.from_env(config.notify, root.name)

