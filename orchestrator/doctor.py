@@ -27,6 +27,7 @@ from gates.registry import GATES
 from gates.sandbox import Sandbox, probe
 from gates.tree import DirTree
 from orchestrator import canaries, workcopy
+from orchestrator import toolchain as toolchain_check
 from orchestrator.canaries import CANARIES, FOLDER, Canary
 from orchestrator.config import Config
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitError, GitTree
@@ -55,7 +56,7 @@ class Finding:
 
 def setup(repo: Path, config: Config) -> list[Finding]:
     """Every setup check, in the order a cycle meets them."""
-    return [toolchain(repo), sandbox(config), keys(config), remote(repo, config), mathlib_cache(repo)]
+    return [toolchain(repo), offline(repo), sandbox(config), keys(config), remote(repo, config), mathlib_cache(repo)]
 
 
 def toolchain(repo: Path) -> Finding:
@@ -78,6 +79,14 @@ def toolchain(repo: Path) -> Finding:
     if tag and tag not in lean:
         return Finding("toolchain", Status.WARN, f"{lean}; {versions[0]}; but lean-toolchain says {wanted}")
     return Finding("toolchain", Status.OK, f"{lean}; {versions[0]}")
+
+
+def offline(repo: Path) -> Finding:
+    """What a sandboxed compile, which has no network, would have to download."""
+    missing = toolchain_check.problems(repo)
+    if missing:
+        return Finding("downloads", Status.FAIL, "; ".join(missing))
+    return Finding("downloads", Status.OK, "the toolchain and the dependencies are on disk")
 
 
 def sandbox(config: Config) -> Finding:

@@ -27,10 +27,14 @@ def check(repo: Path, config: SandboxConfig) -> None:
     """Refuse (exit 2) a sandboxed start whose toolchain or dependencies would have to be downloaded inside."""
     if config.mode == "none":
         return
-    problems = [*_toolchain(repo), *_dependencies(repo)]
-    if problems:
-        raise UsageError("; ".join(problems) + ". The sandbox that compiles the Worker's code has no network: "
+    if found := problems(repo):
+        raise UsageError("; ".join(found) + ". The sandbox that compiles the Worker's code has no network: "
                          "run these in your checkout first (the GitHub workflow does)")
+
+
+def problems(repo: Path) -> list[str]:
+    """What is missing on disk for an offline compile: the toolchain `lean-toolchain` names, the dependencies."""
+    return [*_toolchain(repo), *_dependencies(repo)]
 
 
 def toolchain_dir(name: str, elan: Path) -> Path | None:

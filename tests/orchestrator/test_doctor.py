@@ -113,3 +113,12 @@ def test_a_missing_mathlib_cache_fails_with_what_to_run(project: Project, lake_o
     assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
     assert "run `lake exe cache get`" in capsys.readouterr().out
 
+
+
+def test_what_an_offline_compile_would_have_to_download_fails(project: Project, lake_on_path: None,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    project.commit_files({"lake-manifest.json": '{"version": "1.1.0", "packagesDir": ".lake/packages", '
+                                                '"packages": [{"type": "git", "name": "mathlib"}]}'})
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  downloads" in out and "run `lake exe cache get`" in out
