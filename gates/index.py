@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gates.lexer import ID_FIRST, ID_REST, Lexed, SpanKind, lex
+from gates.header import Header, Keywords, own_keywords, read_header
+from gates.lexer import HASH_COMMANDS, ID_FIRST, ID_REST, LETTER_LIKE, Lexed, Runs, SpanKind, lex
 from gates.source import Source, Statement
 
 DECL_KINDS = frozenset(
@@ -71,19 +72,29 @@ def _alternation(words: Iterable[str]) -> str:
 
 def _events_regex() -> re.Pattern[str]:
     # Each branch opens with a literal letter, so the engine jumps in C between
-    # candidate letters; the lookbehind just after that letter rejects the
-    # middle of an identifier (`Foo.sorry`, `is_sorry`) at the cost of one check.
+    # candidate letters; the lookbehinds just after that letter reject the
+    # middle of a name (`Foo.sorry`, `is_sorry`) at the cost of one check. After a
+    # character that may end another token (`2axiom`, `0xfsorry`, `h.2def`), the
+    # candidate is weighed token by token (`Runs.starts`).
     groups: dict[str, list[str]] = {}
     for w in _WORDS:
         groups.setdefault(w[0], []).append(w[1:])
     branches = [
-        f"{re.escape(head)}(?<![{ID_REST}.]{re.escape(head)}){_alternation(tails)}(?![{ID_REST}.])"
+        f"{re.escape(head)}(?<![{_NAME_ONLY}]{re.escape(head)})(?<![{_NAME_ONLY}]\\.{re.escape(head)})"
+        f"{_alternation(tails)}(?![{ID_REST}.])"
         for head, tails in sorted(groups.items())
     ]
-    # `#command` after blank space only (`#[1, 2]` is an array); the lookbehind follows the literal `#`.
-    return re.compile("|".join(branches) + r"|@\[|#(?<!\S#)[a-z_]+")
+    # Lean reads a `#` command wherever a token starts, glued or not (`trivial#eval`), as the longest command token
+    # there (`#evalx` is `#eval` then `x`); another `#name` is a command only where it starts a line (`#s` is also
+    # Mathlib's notation for a cardinality, `#[1, 2]` an array).
+    hashes = "|".join(re.escape(c[1:]) for c in sorted(_HASH_EVENTS, key=len, reverse=True))
+    return re.compile("|".join(branches) + rf"|@\[|#(?:{hashes}|(?<![^\n]#)[a-z_]+)")
 
 
+# Characters that end nothing but a name (numerals are ASCII digits, `0x` then hexadecimal ones).
+_NAME_ONLY = f"g-zG-Z_{LETTER_LIKE}"
+# `#` commands that end the declaration before them wherever they stand.
+_HASH_EVENTS = frozenset(HASH_COMMANDS) | {"#guard", "#exit", "#eval", "#guard_msgs"}
 _EVENTS = _events_regex()
 _IDENT = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
 _NAME = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
@@ -96,6 +107,7 @@ _OPEN = re.compile(rf"open\b.*?(?:(?<![{ID_REST}.])in(?![{ID_REST}])|$)")
 _COMMAND_CATEGORY = re.compile(r":\s*command\s*(?:<=[^:]*)?$")
 _INTERPOLATED_STR = re.compile(rf"(?<![{ID_REST}.])interpolatedStr(?![{ID_REST}])")
 _LAST_WORD = re.compile(rf"[{ID_REST}]+$")
+_ID_REST_CHAR = re.compile(f"[{ID_REST}]")
 _PREFIXABLE = DECL_KINDS | MACRO_KINDS | MODIFIERS
 
 
@@ -199,9 +211,17 @@ class FileIndex:
     holes: list[Hole] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     macros: list[tuple[str, int]] = field(default_factory=list)  # (kind, line) of macro-like commands
-    imports: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # module names, escapes removed: `«Book».A` is `Book.A`
     lines: int = 0
     problems: list[str] = field(default_factory=list)
+    prelude: bool = False
+    keywords: Keywords | None = None  # what the lexer took for keywords
+    tokens: list[str] = field(default_factory=list)  # tokens its syntax declares that hold a literal start
+    text: str = field(default="", repr=False)
+
+    @property
+    def header(self) -> Header:
+        return Header(self.prelude, tuple(self.imports), 0)
 
     @property
     def sorries(self) -> int:
@@ -246,11 +266,16 @@ class _Indexer:
         attributes: list[str] = []
         current: Decl | None = None  # the declaration holes are attributed to
         in_macro = False
+        runs: Runs | None = None
         for m in _EVENTS.finditer(code):
             token = m.group()
             start = m.start()
             if start < skip_to:
                 continue
+            if start and (code[start - 1] == "." or _ID_REST_CHAR.match(code, start - 1)) and token[0] != "#":
+                runs = runs or Runs(code)
+                if not runs.starts(start):
+                    continue  # the middle of a name, a field or a numeral's tail
             word = None if token == "@[" else token
             if word is None or self._is_modifier(word, m.end()):
                 end = self._close_bracket(m.end()) if word is None else m.end()
@@ -300,8 +325,6 @@ class _Indexer:
                 self.out.macros.append((word, self.src.line(start)))
             elif word in SCOPES:
                 self._scope(word, m.end())
-            elif word == "import":
-                self._imports(m.end())
             elif word in ("#exit", "#guard_msgs"):
                 self._marker(word, word, start, None)
             elif word == "attribute" and (bracket := code.find("[", m.end(), m.end() + 80)) >= 0:
@@ -430,13 +453,6 @@ class _Indexer:
     def _marker(self, kind: str, detail: str, offset: int, decl: Decl | None) -> None:
         self.out.markers.append(Marker(kind, detail, self.src.line(offset), decl.name if decl else None))
 
-    def _imports(self, after: int) -> None:
-        line_end = self.code.find("\n", after)
-        rest = self.code[after:line_end if line_end >= 0 else len(self.code)]
-        for word in rest.split():
-            if word not in ("all", "runtime"):
-                self.out.imports.append(self.text[after + rest.index(word):][:len(word)])
-
     # -- small scanners ----------------------------------------------------
 
     def _skip_space(self, pos: int) -> int:
@@ -501,6 +517,11 @@ def _split(name: str) -> list[str]:
     return re.findall(r"«[^»]*»|[^.]+", name)
 
 
-def index_source(path: str, text: str) -> FileIndex:
-    """Index one Lean file given its text."""
-    return _Indexer(path, lex(text)).run()
+def index_source(path: str, text: str, keywords: Keywords | None = None) -> FileIndex:
+    """Index one Lean file given its text. `keywords`: what Lean's token table holds there (`gates/header.py`);
+    without it, what the file's own imports show."""
+    header = read_header(text)
+    keywords = keywords if keywords is not None else own_keywords(header)
+    index = _Indexer(path, lex(text, keywords)).run()
+    index.imports, index.prelude, index.keywords, index.text = list(header.imports), header.prelude, keywords, text
+    return index
