@@ -9,6 +9,7 @@ import pytest
 from leangen import write_tree
 
 from gates.census import census
+from gates.imports import ImportGraph
 from gates.tree import DirTree, MemTree
 from tests.conftest import git, write
 
@@ -172,3 +173,12 @@ def test_a_long_import_chain_is_followed_without_recursion() -> None:
     files["Book/M3000.lean"] = "import Lean\n"
     files["Book/M0.lean"] += HIDES
     assert [d.name for _, d in census(_tree(files), ["Book"]).axioms()] == []
+
+
+def test_an_import_with_escaped_components_is_the_module_it_names() -> None:
+    files = {"Book/A.lean": "theorem foo : True := trivial\n", "Book/B.lean": "import «Book».A\n",
+             "Book/C.lean": "import «Book».«A»\n", "Book/D.lean": "import Book.A\n"}
+    result = census(_tree(files), ["Book"])
+    assert result.files["Book/B.lean"].imports == ["Book.A"]
+    assert ImportGraph(result).dependents({"Book/A.lean"}) == {"Book/A.lean", "Book/B.lean", "Book/C.lean",
+                                                              "Book/D.lean"}
