@@ -320,6 +320,7 @@ def work(c: Cycle) -> None:
 def gate(c: Cycle) -> bool:
     """Run every gate on the working copy against the base; True (and the outcome set) when all pass."""
     assert c.work is not None and c.plan is not None
+    workcopy.unflag(c.work)  # what the gates read, the build compiles and git commits: one and the same
     cfg = c.config
     gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
     inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=gates, build=cfg.build,
