@@ -82,8 +82,7 @@ def _events_regex() -> re.Pattern[str]:
     for w in _WORDS:
         groups.setdefault(w[0], []).append(w[1:])
     branches = [
-        f"{re.escape(head)}(?<![{_NAME_ONLY}]{re.escape(head)})(?<![{_NAME_ONLY}]\\.{re.escape(head)})"
-        f"{_alternation(tails)}(?![{ID_REST}.])"
+        f"{re.escape(head)}(?<![{_NAME_ONLY}]{re.escape(head)}){_alternation(tails)}(?![{ID_REST}.])"
         for head, tails in sorted(groups.items())
     ]
     # Lean reads a `#` command wherever a token starts, glued or not (`trivial#eval`), as the longest command token
@@ -302,7 +301,7 @@ class _Indexer:
                 if prefix is None or code[prefix[1]:start].strip():
                     prefix, modifiers, attributes = (start, end), [], []
                 if word is None:
-                    attributes.append(self._named(m.end(), end - 1).strip())
+                    attributes.append(" ".join(self._named(m.end(), end - 1).split()))
                     skip_to = end
                 else:
                     modifiers.append(word)

@@ -267,7 +267,8 @@ class _Masker(Runs):
         self.present = keywords.present
         self.unknown = keywords.unknown - keywords.present
         active = self.present | self.unknown
-        self.after = tuple(sorted(k for k in INTERPOLATING_AFTER if k in active and k in text))
+        hinted = any(h in text for h in ("trace", "ErrorAt", "Named"))  # one of these is in each such keyword
+        self.after = tuple(sorted(k for k in INTERPOLATING_AFTER if hinted and k in active and k in text))
         self.tokens = tuple(t for t in keywords.tokens if t in text)
         self.spans: list[Span] = []
         self.problems: list[str] = []
@@ -527,6 +528,8 @@ class _Masker(Runs):
 
     def _project_tokens(self, pos: int) -> None:
         """A token the project declared may be read across `pos`, where a comment or literal starts otherwise."""
+        if not self.tokens:
+            return
         text = self.text
         for token in self.tokens:
             for k in range(1, len(token)):
@@ -655,8 +658,11 @@ class _Masker(Runs):
         """The text from `start` to `end` with what this masker read as comments, strings and characters blanked
         and escaped names filled with `_`."""
         text = self.text
-        edits = [(s.start, s.end, " ") for s in self.spans if s.end > start and s.start < end]
-        edits += [(a, b, "_") for a, b in self.guillemets if b > start and a < end]
+        if start == 0 and end == len(text):
+            edits = [(s.start, s.end, " ") for s in self.spans] + [(a, b, "_") for a, b in self.guillemets]
+        else:
+            edits = [(s.start, s.end, " ") for s in self.spans if s.end > start and s.start < end]
+            edits += [(a, b, "_") for a, b in self.guillemets if b > start and a < end]
         if not edits:
             return text[start:end]
         edits.sort()
