@@ -51,9 +51,9 @@ class GatesConfig(BaseModel):
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
     """Axioms a change may declare or rely on; any other new `axiom` is rejected."""
     allow_build_time_code: bool = False
-    """Let changes add `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code that runs
-    while the file is built (in the sandbox). All but `include_str` can be meta code and need `allow_meta_code`
-    too."""
+    """Let changes add `#eval`, `#guard`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code
+    that runs while the file is built (in the sandbox). All but `include_str` can be meta code and need
+    `allow_meta_code` too."""
     restate_requires_approval: bool = False
     """A change to the meaning of a statement paired with the book (declared `RESTATE:` and judged faithful or
     stronger) also needs a person's approval in `restate_approvals`."""

@@ -57,6 +57,7 @@ _RULES = {
                          ("allow_guard_msgs",), "command"),
     "#eval": _Rule("#eval (code run at build time, meta code included: an action of `CommandElabM` can add "
                    "declarations)", _BUILD, "command"),
+    "#guard": _Rule("#guard (code run at build time: it evaluates its condition)", _BUILD, "command"),
     "include_str": _Rule("include_str (code run at build time)", ("allow_build_time_code",)),
     "run_cmd": _Rule("run_cmd (meta code run at build time)", _BUILD, "command"),
     "run_elab": _Rule("run_elab (meta code run at build time)", _BUILD, "command"),

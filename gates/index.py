@@ -43,7 +43,7 @@ HOLES = frozenset({"sorry", "admit"})
 # `bv_decide` add axioms (`Lean.ofReduceBool`, or `…._native…` ones).
 MARKERS = frozenset({"native_decide", "bv_decide"})
 # Code run while the file is built: it can write files, or add axioms behind the kernel's back.
-BUILD_TIME_CODE = frozenset({"run_cmd", "run_elab", "run_meta", "include_str", "#eval", "initialize",
+BUILD_TIME_CODE = frozenset({"run_cmd", "run_elab", "run_meta", "include_str", "#eval", "#guard", "initialize",
                              "builtin_initialize"})
 # Commands that declare elaborator code: it runs while the file is elaborated and can add declarations and axioms.
 META_COMMANDS = frozenset({"elab", "elab_rules", "macro_rules", "simproc", "dsimproc", "simproc_decl",
@@ -58,7 +58,7 @@ SUSPECT_NAMES = frozenset({"sorryAx", "ofReduceBool", "ofReduceNat", "trustCompi
 _WORDS = (DECL_KINDS | MACRO_KINDS | SYNTAX_ONLY | MODIFIERS | SCOPES | COMMANDS | COLUMN0_COMMANDS | HOLES | MARKERS
           | META_COMMANDS | REGISTERING | {"run_cmd", "run_elab", "run_meta", "include_str"})
 # Commands among the words that run code, and a term that reads a file.
-_BUILD_COMMANDS = frozenset({"run_cmd", "run_elab", "run_meta", "#eval", "initialize", "builtin_initialize"})
+_BUILD_COMMANDS = frozenset({"run_cmd", "run_elab", "run_meta", "#eval", "#guard", "initialize", "builtin_initialize"})
 
 
 def _alternation(words: Iterable[str]) -> str:

@@ -623,9 +623,9 @@ class _Masker(Runs):
         return end
 
     def _hash_word(self, pos: int) -> str | None:
-        """`#word` when the name characters before `pos` follow a `#` and no known command covers them."""
+        """`#word` when the name characters before `pos` follow a `#` and no known command begins them."""
         run = self._run_start(pos, self.floor)
-        if run == pos or run <= self.floor or self.text[run - 1] != "#":
+        if run == pos or run <= self.floor or self.text[run - 1] != "#" or self._token_run(pos, self.floor) != run:
             return None
         return self.text[run - 1:pos]
 

@@ -239,3 +239,17 @@ def test_tokens_around_quotes_split_as_in_lean(source: str) -> None:
 
 def test_a_prime_is_no_literal_so_a_string_follows() -> None:
     assert axioms("def x := x₁'\"'\naxiom a : False\"\naxiom b : False\n") == ["b"]
+
+
+def test_a_hash_command_is_a_token_before_a_character_literal() -> None:
+    """`#check'"'` is the command, then the literal `'"'` (every toolchain has `#check`): no string starts there."""
+    assert axioms("#check'\"'\naxiom cheat : False -- \"\n") == ["cheat"]
+    lexed = lex("#evalx'\"' \"\naxiom cheat : False\n")  # `#eval`, then the name `x'`, then the string `"' "`
+    assert axioms(lexed.text) == ["cheat"] and lexed.ambiguous == []
+
+
+def test_a_literal_after_a_hash_word_that_may_be_a_command_is_flagged() -> None:
+    lexed = lex("#find'\"'\naxiom cheat : False -- \"\n")
+    assert [m for _, m in lexed.ambiguous] == [
+        "a character literal right after `#find`, a command token only where a command of that name exists; put a "
+        "space before it"]
