@@ -250,6 +250,11 @@ EVASIONS = {
         {**BASE, "Book/C.lean": C},
         {"Book/A.lean": A.replace("end Book", 'macro:50 (priority := high) a:term:51 " < " b:term:51 : term => '
                                               "`(True)\n\nend Book"), "Book/C.lean": C_CLOSED}, "(Book/A.lean:15)"),
+    "an instance a new import brings": (
+        {**BASE, "Book/C.lean": C, "Book/I.lean": "namespace Book\n\ninstance cheatLT : LT ℕ := ⟨fun _ _ => True⟩\n\n"
+                                                  "end Book\n"},
+        {"Book/C.lean": C_CLOSED.replace("import Book.A", "import Book.A\nimport Book.I")},
+        "instance Book.cheatLT (Book/I.lean:3)"),
     "#guard_msgs moved onto the closed theorem": (
         {**BASE, "Book/A.lean": A.replace("end Book", "/-- info: 1 -/\n#guard_msgs in\n#eval 1\n\nend Book")},
         {"Book/A.lean": A.replace("theorem hard", "#guard_msgs (drop all) in\ntheorem hard").replace(
@@ -314,6 +319,13 @@ def test_an_open_in_inside_the_proof_or_another_proof_and_a_closed_section_pass(
     assert check(new).passed, check(new).detail
     opened = new.replace("section\n", "section\nopen Cheat\n")  # the statement lock weighs column-0 `open`s itself
     assert reach.problems(gate_input(BASE, {"Book/A.lean": opened})) == []
+
+
+def test_a_new_import_of_a_file_with_nothing_in_sight_passes() -> None:
+    base = {**BASE, "Book/C.lean": C, "Book/L.lean": "namespace Book\n\ntheorem helper : True := trivial\n\nend Book\n"}
+    result = integrity.check(gate_input(base, {"Book/C.lean": C_CLOSED.replace("import Book.A",
+                                                                                "import Book.A\nimport Book.L")}))
+    assert result.passed, result.detail
 
 
 def test_a_harmless_attribute_or_a_registered_one_passes() -> None:
