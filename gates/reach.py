@@ -13,11 +13,12 @@ elaborated statements, a change that closes a sorry may not also add or change, 
   `elab` or `macro_rules` that is not `local`.
 
 Each is told from another by its text, so one the base had that moved into sight, whose text changed (an
-instance's body), or that a newly imported project file shows, counts as added. Out of sight, and so allowed: anything inside the closed declaration after its
-statement (`by open Real in simp`, `haveI`, `letI`), in another declaration's proof (an `open … in` wrapping a
-tactic or a term), after the statement, in a section closed before it, or in a file it does not import. The class
-of a new instance is not weighed: the statement's elaboration may need it through instance chains, coercions or
-numerals without naming it, so a new instance anywhere the statement can see counts.
+instance's body), or that a newly imported project file shows, counts as added. Out of sight, and so allowed:
+anything inside the closed declaration after its statement (`by open Real in simp`, `haveI`, `letI`), in another
+declaration's proof (an `open … in` wrapping a tactic or a term), after the statement, in a section closed before
+it, or in a file it does not import. The class of a new instance is not weighed: the statement's elaboration may
+need it through instance chains, coercions or numerals without naming it, so a new instance anywhere the statement
+can see counts.
 """
 
 from __future__ import annotations
