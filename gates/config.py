@@ -55,8 +55,9 @@ class GatesConfig(BaseModel):
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
     """Axioms a change may declare or rely on; any other new `axiom` is rejected."""
     allow_build_time_code: bool = False
-    """Let changes add `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code that runs
-    while the file is built, with your user's rights."""
+    """Let changes add `#eval`, `#guard`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code
+    that runs while the file is built (in the sandbox). All but `include_str` can be meta code and need
+    `allow_meta_code` too."""
     restate_requires_approval: bool = False
     """A change to the meaning of a statement paired with the book (declared `RESTATE:` and judged faithful or
     stronger) also needs a person's approval in `restate_approvals`."""
@@ -76,18 +77,23 @@ class GatesConfig(BaseModel):
     """Let changes add `#guard_msgs` to project files. It drops the messages it matches, Lean's `declaration uses
     'sorry'` warning and errors included, so a proof that does not check can look closed."""
     allow_meta_code: bool = False
-    """Let changes add meta code: `elab`, `elab_rules`, `macro_rules`, `@[command_elab]`, `@[term_elab]`,
-    `@[tactic]` and other elaborator attributes, a new `import Lean` or `import Lean.…`, and (with
-    `allow_build_time_code`) `run_cmd`, `run_elab`, `run_meta`, `initialize`. Such code can add declarations and
-    axioms that no reading of the source sees."""
+    """Let changes add meta code: `elab`, `elab_rules`, `macro_rules`, `simproc`, any attribute outside the list of
+    harmless ones (`simp`, `ext`, `instance`, `gcongr`… and those the project registers with `register_simp_attr`;
+    `@[command_elab]`, `@[tactic]`, `@[simproc]`, `@[norm_num]`, `@[delab]` are meta code), a new `import Lean`
+    or `import Lean.…` (in a Mathlib project, Lean is imported already), and (with `allow_build_time_code`)
+    `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize`. Such code can add declarations and axioms that no
+    reading of the source sees."""
     allow_command_syntax: bool = False
     """Let changes add a `syntax`, `macro` or `elab` that declares a command (one could redefine `#print axioms`,
     which the kernel check relies on) or any syntax taking `interpolatedStr` (whose strings the gates cannot tell
     from plain ones)."""
     allow_context_with_proof: bool = False
-    """Let a change that closes a sorry also add, where the closed statement can see it, an `attribute [local
-    instance]` (or any instance attribute), a `local instance`, an `open` (`open … in`) or a new `instance`: each
-    can change what the statement means while its text stays the same. Without it, land such a change alone first."""
+    """Let a change that closes a sorry also add or change, where the closed statement can see it, an instance
+    (`instance`, a declaration with an instance attribute, `attribute [instance]`, `deriving instance`), an `open`
+    or `export` before it in its file, or an instance, instance attribute, export, notation, macro or syntax that
+    is not `local` in a file it imports: each can change what the statement means while its text stays the same.
+    Inside the proof (`open … in`, `haveI`, `letI`) is out of its sight. Without it, land such a change alone
+    first."""
 
     kernel_replay: Literal["auto", "on", "off"] = "auto"
     """Replay the changed modules in Lean's kernel (`[build] replay`, leanchecker) once they build: `auto` when the

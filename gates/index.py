@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gates.lexer import ID_FIRST, ID_REST, Lexed, SpanKind, lex
+from gates.header import Header, Keywords, module_name, own_keywords, read_header
+from gates.lexer import HASH_COMMANDS, ID_FIRST, ID_REST, LETTER_LIKE, Lexed, Runs, SpanKind, lex
 from gates.source import Source, Statement
 
 DECL_KINDS = frozenset(
@@ -26,6 +27,8 @@ MACRO_KINDS = frozenset(
     {"macro", "syntax", "notation", "elab", "macro_rules", "elab_rules", "infix", "infixl", "infixr",
      "prefix", "postfix"}
 )
+# Mathlib's `notation3`: syntax read for the tokens and categories it declares, outside the statement hash.
+SYNTAX_ONLY = frozenset({"notation3"})
 MODIFIERS = frozenset({"private", "protected", "noncomputable", "partial", "unsafe", "nonrec", "scoped", "local"})
 SCOPES = frozenset({"namespace", "section", "end", "mutual"})
 # Commands that end the declaration before them. `open` and `set_option` also
@@ -40,22 +43,22 @@ HOLES = frozenset({"sorry", "admit"})
 # `bv_decide` add axioms (`Lean.ofReduceBool`, or `…._native…` ones).
 MARKERS = frozenset({"native_decide", "bv_decide"})
 # Code run while the file is built: it can write files, or add axioms behind the kernel's back.
-BUILD_TIME_CODE = frozenset({"run_cmd", "run_elab", "run_meta", "include_str", "#eval", "initialize",
+BUILD_TIME_CODE = frozenset({"run_cmd", "run_elab", "run_meta", "include_str", "#eval", "#guard", "initialize",
                              "builtin_initialize"})
+# Commands that declare elaborator code: it runs while the file is elaborated and can add declarations and axioms.
+META_COMMANDS = frozenset({"elab", "elab_rules", "macro_rules", "simproc", "dsimproc", "simproc_decl",
+                           "dsimproc_decl"})
+# Mathlib's commands that declare an attribute tagging lemmas for a simp set or a label: tagging with it is harmless.
+REGISTERING = frozenset({"register_simp_attr", "register_label_attr"})
 # Commands that change what the declarations after them mean: their text is part of those statements.
 CONTEXT = frozenset({"variable", "include", "omit", "attribute", "set_option"}) | MACRO_KINDS
-# Attributes that register code the elaborator runs: a command, term or tactic elaborator, a macro, a parser, an
-# initializer. Such code can add declarations and axioms no source scan sees.
-META_ATTRIBUTES = frozenset(
-    {"command_elab", "term_elab", "tactic", "macro", "command_parser", "term_parser", "tactic_parser", "init",
-     "builtin_command_elab", "builtin_term_elab", "builtin_tactic", "builtin_macro", "builtin_init",
-     "builtin_command_parser", "builtin_term_parser", "builtin_tactic_parser", "builtin_doc", "env_linter"}
-)
 # Named anywhere, even qualified (`_root_.sorryAx`) or escaped (`«sorryAx»`), these skip or trust around the kernel.
 SUSPECT_NAMES = frozenset({"sorryAx", "ofReduceBool", "ofReduceNat", "trustCompiler"})
 
-_WORDS = (DECL_KINDS | MACRO_KINDS | MODIFIERS | SCOPES | COMMANDS | COLUMN0_COMMANDS | HOLES | MARKERS
-          | {"run_cmd", "run_elab", "run_meta", "include_str"})
+_WORDS = (DECL_KINDS | MACRO_KINDS | SYNTAX_ONLY | MODIFIERS | SCOPES | COMMANDS | COLUMN0_COMMANDS | HOLES | MARKERS
+          | META_COMMANDS | REGISTERING | {"run_cmd", "run_elab", "run_meta", "include_str"})
+# Commands among the words that run code, and a term that reads a file.
+_BUILD_COMMANDS = frozenset({"run_cmd", "run_elab", "run_meta", "#eval", "#guard", "initialize", "builtin_initialize"})
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -71,19 +74,28 @@ def _alternation(words: Iterable[str]) -> str:
 
 def _events_regex() -> re.Pattern[str]:
     # Each branch opens with a literal letter, so the engine jumps in C between
-    # candidate letters; the lookbehind just after that letter rejects the
-    # middle of an identifier (`Foo.sorry`, `is_sorry`) at the cost of one check.
+    # candidate letters; the lookbehinds just after that letter reject the
+    # middle of a name (`Foo.sorry`, `is_sorry`) at the cost of one check. After a
+    # character that may end another token (`2axiom`, `0xfsorry`, `h.2def`), the
+    # candidate is weighed token by token (`Runs.starts`).
     groups: dict[str, list[str]] = {}
     for w in _WORDS:
         groups.setdefault(w[0], []).append(w[1:])
     branches = [
-        f"{re.escape(head)}(?<![{ID_REST}.]{re.escape(head)}){_alternation(tails)}(?![{ID_REST}.])"
+        f"{re.escape(head)}(?<![{_NAME_ONLY}]{re.escape(head)}){_alternation(tails)}(?![{ID_REST}.])"
         for head, tails in sorted(groups.items())
     ]
-    # `#command` after blank space only (`#[1, 2]` is an array); the lookbehind follows the literal `#`.
-    return re.compile("|".join(branches) + r"|@\[|#(?<!\S#)[a-z_]+")
+    # Lean reads a `#` command wherever a token starts, glued or not (`trivial#eval`), as the longest command token
+    # there (`#evalx` is `#eval` then `x`); another `#name` is a command only where it starts a line (`#s` is also
+    # Mathlib's notation for a cardinality, `#[1, 2]` an array).
+    hashes = "|".join(re.escape(c[1:]) for c in sorted(_HASH_EVENTS, key=len, reverse=True))
+    return re.compile("|".join(branches) + rf"|@\[|#(?:{hashes}|(?<![^\n]#)[a-z_]+)")
 
 
+# Characters that end nothing but a name (numerals are ASCII digits, `0x` then hexadecimal ones).
+_NAME_ONLY = f"g-zG-Z_{LETTER_LIKE}"
+# `#` commands that end the declaration before them wherever they stand.
+_HASH_EVENTS = frozenset(HASH_COMMANDS) | {"#guard", "#exit", "#eval", "#guard_msgs"}
 _EVENTS = _events_regex()
 _IDENT = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
 _NAME = re.compile(rf"{_IDENT}(?:\.{_IDENT})*")
@@ -93,10 +105,21 @@ _SUSPECT = re.compile(
     rf"|(?P<native>\+\s*native(?![{ID_REST}])|(?<![{ID_REST}.])native\s*:=\s*true(?![{ID_REST}]))")
 _BRACKETS = re.compile(r"[\[\]]")
 _OPEN = re.compile(rf"open\b.*?(?:(?<![{ID_REST}.])in(?![{ID_REST}])|$)")
-_COMMAND_CATEGORY = re.compile(r":\s*command\s*(?:<=[^:]*)?$")
+_CATEGORY = re.compile(rf":\s*([{ID_FIRST}][{ID_REST}]*(?:\.[{ID_FIRST}][{ID_REST}]*)*)")
+_PRECEDENCE = frozenset({"max", "arg", "lead", "min", "min1", "prec"})
 _INTERPOLATED_STR = re.compile(rf"(?<![{ID_REST}.])interpolatedStr(?![{ID_REST}])")
+_PLAIN_NAME = re.compile(rf"[{ID_FIRST}][{ID_REST}]*\Z")
+_CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "‹": "›"}
+# In a token a project declares, after its first character, these start a comment, string, character literal or
+# escaped name where the lexer stands (a `'` but the last); `isValidAtom` (src/Lean/Elab/Syntax.lean) restricts only
+# the first character.
+_TOKEN_HAZARDS = ("--", "/-", "-/", '"', "'", "«")
+# Letters only newer Lean releases read as such (Latin-1, Latin Extended-A, `ⱼ`): in a token, an older Lean splits
+# differently.
+_NEWER_LETTERS = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f\u2c7c]")
 _LAST_WORD = re.compile(rf"[{ID_REST}]+$")
-_PREFIXABLE = DECL_KINDS | MACRO_KINDS | MODIFIERS
+_ID_REST_CHAR = re.compile(f"[{ID_REST}]")
+_PREFIXABLE = DECL_KINDS | MACRO_KINDS | SYNTAX_ONLY | MODIFIERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +142,8 @@ class Marker:
     detail: str
     line: int
     declaration: str | None
+    offset: int = 0
+    args: str = ""  # an attribute command's attributes, escaped names read as Lean reads them
 
 
 @dataclass(slots=True, eq=False)
@@ -199,9 +224,21 @@ class FileIndex:
     holes: list[Hole] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     macros: list[tuple[str, int]] = field(default_factory=list)  # (kind, line) of macro-like commands
-    imports: list[str] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)  # module names, escapes removed: `«Book».A` is `Book.A`
     lines: int = 0
     problems: list[str] = field(default_factory=list)
+    prelude: bool = False
+    keywords: Keywords | None = None  # what the lexer took for keywords
+    tokens: list[str] = field(default_factory=list)  # tokens its syntax declares that hold a literal start
+    registered: list[str] = field(default_factory=list)  # attributes it declares (`register_simp_attr`)
+    commands: list[int] = field(default_factory=list)  # where each command starts (its doc, attributes included)
+    scopes: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each section or namespace closed
+    text: str = field(default="", repr=False)
+    source: Source | None = field(default=None, repr=False)
+
+    @property
+    def header(self) -> Header:
+        return Header(self.prelude, tuple(self.imports), 0)
 
     @property
     def sorries(self) -> int:
@@ -220,6 +257,7 @@ class FileIndex:
 class _Scope:
     kind: str  # namespace, section or mutual
     name: str | None
+    start: int = 0
 
 
 class _Indexer:
@@ -236,6 +274,7 @@ class _Indexer:
         self.open: Decl | None = None  # the declaration whose end is not yet known
         self.context_start: int | None = None  # the context command whose end is not yet known
         self.context_kind = ""
+        self.context_scope = ""  # `local` or `scoped`, written before it
         self.ambiguous = lexed.ambiguous
 
     def run(self) -> FileIndex:
@@ -246,18 +285,23 @@ class _Indexer:
         attributes: list[str] = []
         current: Decl | None = None  # the declaration holes are attributed to
         in_macro = False
+        runs: Runs | None = None
         for m in _EVENTS.finditer(code):
             token = m.group()
             start = m.start()
             if start < skip_to:
                 continue
+            if start and (code[start - 1] == "." or _ID_REST_CHAR.match(code, start - 1)) and token[0] != "#":
+                runs = runs or Runs(code)
+                if not runs.starts(start):
+                    continue  # the middle of a name, a field or a numeral's tail
             word = None if token == "@[" else token
             if word is None or self._is_modifier(word, m.end()):
                 end = self._close_bracket(m.end()) if word is None else m.end()
                 if prefix is None or code[prefix[1]:start].strip():
                     prefix, modifiers, attributes = (start, end), [], []
                 if word is None:
-                    attributes.append(self.text[m.end():end - 1].strip())
+                    attributes.append(" ".join(self._named(m.end(), end - 1).split()))
                     skip_to = end
                 else:
                     modifiers.append(word)
@@ -266,13 +310,14 @@ class _Indexer:
             if word in HOLES:
                 self._hole(word, start, current, in_macro)
                 continue
-            if word in MARKERS or (word in BUILD_TIME_CODE and word not in COMMANDS):
+            if word in MARKERS or (word in BUILD_TIME_CODE and word not in _BUILD_COMMANDS):
                 self._marker(word, word, start, current)
                 continue
             if word == "set_option":
-                self._marker(word, (self._next_name(m.end()) or "").replace("«", "").replace("»", ""), start,
-                             current)
+                self._marker(word, module_name(self._next_name(m.end()) or ""), start, current)
             if word in COLUMN0_COMMANDS and self.src.column(start) != 0:
+                if word == "open":  # in a proof (`by open Nat in simp`), or a command all the same
+                    self._marker(word, self._opened(start), start, current)
                 continue
             if word in ("inductive", "abbrev") and self._prev_word(start) == "class":
                 continue  # `class inductive` was opened at `class`
@@ -283,38 +328,36 @@ class _Indexer:
             adjoined = prefix is not None and not code[prefix[1]:start].strip()
             boundary = self._doc_before(prefix[0] if adjoined and prefix else start)
             self._finish(boundary)
+            self.out.commands.append(boundary)
             current, in_macro = None, False
-            if word in CONTEXT:
+            if word in CONTEXT or word in SYNTAX_ONLY:
                 self.context_start = prefix[0] if adjoined and prefix else start
                 self.context_kind = word
+                self.context_scope = next((w for w in ("local", "scoped") if adjoined and w in modifiers), "")
             if word == "open":  # `open X in` ends at its `in`; the declaration after it follows
-                opened = _OPEN.match(self.code, start, self._line_end(start))
-                self._marker(word, " ".join(opened.group().split()) if opened else word, start, None)
+                self._marker(word, self._opened(start), start, None)
             if word in BUILD_TIME_CODE:
                 self._marker(word, word, start, None)
+            if word in META_COMMANDS:
+                self._marker("meta command", word, start, None)
+            if word in ("export", "deriving"):
+                self._marker(word, " ".join(self.text[start:self._line_end(start)].split()), start, None)
+            if word in REGISTERING and (name := self._next_name(m.end())):
+                self.out.registered.append(module_name(name))
             if word in DECL_KINDS:
                 current = self._open(word, boundary, m.end(), modifiers if adjoined else [],
                                      attributes if adjoined else [])
-            elif word in MACRO_KINDS:
+            elif word in MACRO_KINDS or word in SYNTAX_ONLY:
                 in_macro = True
                 self.out.macros.append((word, self.src.line(start)))
             elif word in SCOPES:
                 self._scope(word, m.end())
-            elif word == "import":
-                self._imports(m.end())
             elif word in ("#exit", "#guard_msgs"):
                 self._marker(word, word, start, None)
-            elif word == "attribute" and (bracket := code.find("[", m.end(), m.end() + 80)) >= 0:
-                skip_to = self._close_bracket(bracket + 1)
-                inside = self.text[bracket + 1:skip_to - 1]
+            elif word == "attribute" and code.startswith("[", bracket := self._skip_space(m.end())):
+                skip_to = self._close_bracket(bracket + 1)  # `attribute /- … -/ [instance] x`: blanks and comments
                 written = " ".join(self.text[start:self._line_end(skip_to)].split())
-                names = set(attribute_names(inside))
-                if names & {"implemented_by", "extern"}:
-                    self._marker("attribute", written, start, None)
-                if names & META_ATTRIBUTES:
-                    self._marker("meta attribute", written, start, None)
-                if "instance" in names:
-                    self._marker("instance attribute", written, start, None)
+                self._marker("attribute", written, start, None, args=self._named(bracket + 1, skip_to - 1).strip())
             prefix, modifiers, attributes = None, [], []
         self._finish(len(code))
         self._suspects()
@@ -379,19 +422,71 @@ class _Indexer:
             self.open = None
         if self.context_start is not None:
             end = self.src.rstrip(self.context_start, limit)
-            self.src.contexts.append(" ".join(self.code[self.context_start:end].split()))
-            if self.context_kind in MACRO_KINDS:
+            if self.context_kind in CONTEXT:
+                self.src.contexts.append(" ".join(self.code[self.context_start:end].split()))
+            if self.context_kind in MACRO_KINDS or self.context_kind in SYNTAX_ONLY:
                 self._syntax(self.context_kind, self.context_start, end)
+                self._marker("syntax", " ".join(self.code[self.context_start:end].split()), self.context_start,
+                             None, args=self.context_scope)
             self.context_start = None
 
     def _syntax(self, kind: str, start: int, end: int) -> None:
-        """A notation, syntax, macro or elaborator that declares a command or takes an interpolated string."""
-        code = self.code[start:end]
-        header = code.split("=>", 1)[0].rstrip()
-        if kind in ("syntax", "macro", "elab") and _COMMAND_CATEGORY.search(header):
+        """A notation, syntax, macro or elaborator: the category it extends (a command could redefine `#print
+        axioms`), whether it takes an interpolated string, and the tokens it declares. Read on its own text up to
+        its right-hand side, escaped names read as Lean reads them (`«command»` is `command`)."""
+        arrow = _depth0(self.code, start, end).find("=>")
+        header = end if arrow < 0 or kind == "syntax" else start + arrow
+        named = self._named(start, header)
+        flat = _depth0(named, 0, len(named))
+        category = None
+        if kind == "syntax":  # the first `: cat` that is no precedence (`term:max`) ends the command
+            category = next((m.group(1) for m in _CATEGORY.finditer(flat)
+                             if m.group(1) not in _PRECEDENCE), None)
+        elif kind in ("macro", "elab", "elab_rules"):  # the last `: cat` before `<=` (an expected type) and `=>`
+            cut = flat.find("<=")
+            found = list(_CATEGORY.finditer(flat, 0, cut if cut >= 0 else len(flat)))
+            category = found[-1].group(1) if found else None
+        if category == "command":
             self._marker("command syntax", kind, start, None)
-        if _INTERPOLATED_STR.search(header):
+        if _INTERPOLATED_STR.search(named):
             self._marker("interpolatedStr syntax", kind, start, None)
+        if kind not in ("macro_rules", "elab_rules"):
+            for atom in self._atoms(start, header):
+                self.out.tokens.append(atom)
+                self._marker("token", f"{kind} declares `{atom}`", start, None)
+
+    def _named(self, start: int, end: int) -> str:
+        """The code between offsets with each escaped plain name restored (`«command»` as ` command `)."""
+        out, pos = [], start
+        escaped = self.src.escaped
+        for a, b in escaped[bisect.bisect_left(escaped, (start, start)):]:
+            if b > end:
+                break
+            if not _PLAIN_NAME.match(self.text, a, b):
+                continue
+            out += [self.code[pos:a - 1], " ", self.text[a:b], " "]
+            pos = b + 1
+        out.append(self.code[pos:end])
+        return "".join(out)
+
+    def _atoms(self, start: int, end: int) -> list[str]:
+        """The tokens declared by the string literals between offsets that hold a comment, string, character
+        literal or escape start after their first character, or a letter only newer Lean reads as one."""
+        out = []
+        first = bisect.bisect_left(self.src.span_starts, start)
+        for span in self.src.spans[first:]:
+            if span.start >= end:
+                break
+            if span.kind is not SpanKind.STRING or not self.text.startswith('"', span.start):
+                continue
+            atom = _unescape(self.text[span.start + 1:span.end - 1]).strip()
+            if not atom or any(c.isspace() for c in atom):
+                continue  # not a token: Lean refuses an atom holding whitespace
+            tail = atom[1:]  # a final `'` the lexer reads as a prime, or weighs as a literal after a symbol
+            if (any(h in tail for h in _TOKEN_HAZARDS if h != "'") or "'" in tail[:-1]
+                    or _NEWER_LETTERS.search(atom)):
+                out.append(atom)
+        return out
 
     # -- scopes -----------------------------------------------------------
 
@@ -400,14 +495,15 @@ class _Indexer:
         name = self._next_name(after, same_line=True)
         parts = _split(name) if name else []
         if word == "mutual" or (not parts and word == "section"):
-            self.scopes.append(_Scope(word, None))
+            self.scopes.append(_Scope(word, None, after))
         elif word in ("namespace", "section"):
-            self.scopes.extend(_Scope(word, part) for part in parts)
+            self.scopes.extend(_Scope(word, part, after) for part in parts)
         elif self.scopes:  # end
             closing: list[str | None] = [*parts] or [None]
             if [s.name for s in self.scopes[-len(closing):]] != closing:
                 self.out.problems.append(f"line {self.src.line(after)}: `end {name or ''}` does not match "
                                          "the innermost open scope")
+            self.out.scopes += [(s.start, after) for s in self.scopes[-len(closing):] if s.kind != "mutual"]
             del self.scopes[-len(closing):]
         else:
             self.out.problems.append(f"line {self.src.line(after)}: `end {name or ''}` closes no open scope")
@@ -427,15 +523,13 @@ class _Indexer:
         self.out.holes.append(Hole(word, self.src.line(offset), self.src.column(offset),
                                    decl.name if decl else None, owner, in_macro))
 
-    def _marker(self, kind: str, detail: str, offset: int, decl: Decl | None) -> None:
-        self.out.markers.append(Marker(kind, detail, self.src.line(offset), decl.name if decl else None))
+    def _marker(self, kind: str, detail: str, offset: int, decl: Decl | None, *, args: str = "") -> None:
+        self.out.markers.append(Marker(kind, detail, self.src.line(offset), decl.name if decl else None, offset, args))
 
-    def _imports(self, after: int) -> None:
-        line_end = self.code.find("\n", after)
-        rest = self.code[after:line_end if line_end >= 0 else len(self.code)]
-        for word in rest.split():
-            if word not in ("all", "runtime"):
-                self.out.imports.append(self.text[after + rest.index(word):][:len(word)])
+    def _opened(self, start: int) -> str:
+        """`open X in` or `open X`, as written on its line."""
+        opened = _OPEN.match(self.code, start, self._line_end(start))
+        return " ".join(self.text[start:opened.end()].split()) if opened else "open"
 
     # -- small scanners ----------------------------------------------------
 
@@ -485,15 +579,46 @@ class _Indexer:
         return len(self.code)
 
 
+def _depth0(code: str, start: int, end: int) -> str:
+    """`code[start:end]` with what bracket groups enclose blanked, so only its top level is read."""
+    out, stack = list(code[start:end]), []
+    for i, c in enumerate(out):
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif stack and c == stack[-1]:
+            stack.pop()
+            continue
+        if stack and c not in _CLOSERS:
+            out[i] = " "
+    return "".join(out)
+
+
+def _unescape(body: str) -> str:
+    """The value of a string literal's body (`\\"` is `"`)."""
+    return re.sub(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|.)", lambda m: _ESCAPES.get(m.group(1)) or (
+        chr(int(m.group(1)[1:], 16)) if len(m.group(1)) > 1 else m.group(1)), body, flags=re.DOTALL)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\n": ""}
+
+
 def attribute_names(inside: str) -> list[str]:
-    """The attribute names of `@[…]` or `attribute […]` contents: `local simp, instance 100` → simp, instance."""
-    out = []
-    for item in inside.split(","):
-        words = item.split()
+    """The attribute names of `@[…]` or `attribute […]` contents: `local simp, instance 100` → simp, instance;
+    `-instance` (erased) → instance. A comma inside brackets or parentheses separates nothing."""
+    return [name for name, _ in attribute_items(inside)]
+
+
+def attribute_items(inside: str) -> list[tuple[str, str]]:
+    """Each attribute of `@[…]` or `attribute […]` contents: its name and its whole text."""
+    out, pos = [], 0
+    flat = _depth0(inside, 0, len(inside))
+    for piece in flat.split(","):
+        item, pos = inside[pos:pos + len(piece)], pos + len(piece) + 1
+        words = piece.split()
         while words and words[0] in ("local", "scoped", "-"):
             words = words[1:]
         if words:
-            out.append(words[0].lstrip("-"))
+            out.append((words[0].lstrip("-"), item))
     return out
 
 
@@ -501,6 +626,13 @@ def _split(name: str) -> list[str]:
     return re.findall(r"«[^»]*»|[^.]+", name)
 
 
-def index_source(path: str, text: str) -> FileIndex:
-    """Index one Lean file given its text."""
-    return _Indexer(path, lex(text)).run()
+def index_source(path: str, text: str, keywords: Keywords | None = None) -> FileIndex:
+    """Index one Lean file given its text. `keywords`: what Lean's token table holds there (`gates/header.py`);
+    without it, what the file's own imports show."""
+    header = read_header(text)
+    keywords = keywords if keywords is not None else own_keywords(header)
+    indexer = _Indexer(path, lex(text, keywords))
+    index = indexer.run()
+    index.source = indexer.src
+    index.imports, index.prelude, index.keywords, index.text = list(header.imports), header.prelude, keywords, text
+    return index

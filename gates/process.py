@@ -20,8 +20,10 @@ KILL_GRACE_S = 5.0
 class Completed:
     args: tuple[str, ...]
     exit_code: int | None  # None when killed on timeout
-    output: str  # stdout and stderr, interleaved
+    output: str  # stdout and stderr, interleaved; stdout alone when run with `apart`
     seconds: float
+    errors: str = ""  # stderr, when run with `apart`
+    data: bytes = b""  # stdout as bytes, when run with `apart`
 
     @property
     def timed_out(self) -> bool:
@@ -33,32 +35,34 @@ class CommandFailed(InfraError):
 
     def __init__(self, done: Completed) -> None:
         status = "timed out" if done.timed_out else f"exited with {done.exit_code}"
-        tail = "\n".join(done.output.rstrip().splitlines()[-20:])
+        tail = "\n".join((done.errors or done.output).rstrip().splitlines()[-20:])
         super().__init__(f"`{' '.join(done.args)}` {status}:\n{tail}")
         self.done = done
 
 
 def run(args: Sequence[str], cwd: Path, timeout_s: float, *, env: Mapping[str, str] | None = None,
-        check: bool = False) -> Completed:
-    """Run `args` in `cwd`; on timeout, TERM then KILL its whole process group."""
+        check: bool = False, apart: bool = False) -> Completed:
+    """Run `args` in `cwd`; on timeout, TERM then KILL its whole process group. With `apart`, stderr is kept
+    apart from stdout (`Completed.errors`), and stdout is kept as bytes too (`Completed.data`)."""
     start = time.monotonic()
     try:
         proc = subprocess.Popen(list(args), cwd=cwd, env=dict(env) if env is not None else None,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE if apart else subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
     except FileNotFoundError:
         raise InfraError(f"`{args[0]}` was not found; install it or fix the command in autoformalize.toml "
                          f"(it was asked to run `{' '.join(args)}`)") from None
     except PermissionError:
         raise InfraError(f"`{args[0]}` is not executable (running `{' '.join(args)}`)") from None
     try:
-        data, _ = proc.communicate(timeout=timeout_s)
+        data, errors = proc.communicate(timeout=timeout_s)
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         kill_group(proc.pid, reap=proc.poll)
-        data, _ = proc.communicate()
+        data, errors = proc.communicate()
         code = None
-    done = Completed(tuple(args), code, data.decode("utf-8", errors="replace"), time.monotonic() - start)
+    done = Completed(tuple(args), code, data.decode("utf-8", errors="replace"), time.monotonic() - start,
+                     (errors or b"").decode("utf-8", errors="replace"), data if apart else b"")
     if check and code != 0:
         raise CommandFailed(done)
     return done

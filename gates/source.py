@@ -37,7 +37,7 @@ class Source:
         self.spans = lexed.spans
         self.span_starts = [s.start for s in lexed.spans]
         self.line_starts = [0, *itertools.accumulate(len(line) + 1 for line in self.text.split("\n"))]
-        self.escaped = lexed.escaped
+        self.escaped = sorted(lexed.escaped)
         # The normalised text of each context command (variable, include, notation, …), in file order.
         self.contexts: list[str] = []
 

@@ -6,9 +6,12 @@ file by file. A tree lists repository-relative POSIX paths and reads bytes.
 A directory inside a git work tree lists exactly the files `git add -A` would
 commit there (tracked and present, or untracked and not ignored): no folder is
 skipped by its name, so a Lean file under `Book/build/` is seen, and one git
-ignores is not listed because it can never land. Outside git nothing says what
-would be committed, so every folder is read but git's own and Lake's (`.lake`,
-`lake-packages`: dependency checkouts and build outputs, never sources).
+ignores is not listed because it can never land. A tracked file flagged
+`skip-worktree` or `assume-unchanged` is read as git's index holds it, which is
+what `git add -A` leaves staged whatever the working copy says. Outside git
+nothing says what would be committed, so every folder is read but git's own and
+Lake's (`.lake`, `lake-packages`: dependency checkouts and build outputs, never
+sources). Git failing for any other reason is an error, never a silent walk.
 """
 
 from __future__ import annotations
@@ -51,14 +54,18 @@ class DirTree:
 
     root: Path
     skipped: list[str] = field(default_factory=list)
+    staged: frozenset[str] = frozenset()  # flagged entries, read from git's index
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
 
     def files(self) -> list[str]:
         self.skipped.clear()
-        listed = committable(self.root)
-        return self._walk() if not listed else self._present(listed)
+        listing = committable(self.root)
+        if listing is None:
+            return self._walk()
+        self.staged = listing.staged
+        return sorted(set(self._present(listing.paths)) | listing.staged)
 
     def _present(self, listed: list[str]) -> list[str]:
         """The listed paths that are files here (a deleted tracked file is not; a submodule is a folder)."""
@@ -105,6 +112,11 @@ class DirTree:
         return sorted(out)
 
     def read(self, path: str) -> bytes:
+        if path in self.staged:
+            done = process.run([*_GIT, "cat-file", "blob", f":{path}"], self.root, GIT_TIMEOUT_S, apart=True)
+            if done.exit_code != 0:
+                raise OSError(f"{path}: git cannot show its staged content ({done.errors.strip()})")
+            return done.data
         return self.resolve(path).read_bytes()
 
     def resolve(self, path: str) -> Path:
@@ -122,36 +134,59 @@ class DirTree:
         return True
 
 
-def committable(root: Path) -> list[str] | None:
+@dataclass(frozen=True)
+class Listing:
+    """What `git add -A` would commit under a folder."""
+
+    paths: list[str]
+    staged: frozenset[str]  # flagged `skip-worktree` or `assume-unchanged`: git commits its index copy of them
+
+
+def committable(root: Path) -> Listing | None:
     """The files under `root` that `git add -A` would commit, relative to it; None outside a git work tree (or
-    when git lists nothing, as in a folder git ignores)."""
+    when git lists nothing, as in a folder git ignores). Raises InfraError when git fails otherwise."""
     try:
-        done = process.run([*_GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], Path(root),
-                           GIT_TIMEOUT_S)
+        done = process.run([*_GIT, "ls-files", "-z", "-v", "--cached", "--others", "--exclude-standard"],
+                           Path(root), GIT_TIMEOUT_S, apart=True)
     except InfraError:  # no git at all: nothing says what would be committed
         return None
     if done.exit_code != 0:
-        return None
-    return sorted({_path(p) for p in done.output.split("\0") if p}) or None
-
-
-def _path(entry: str) -> str:
-    """An entry of `ls-files -z`, without a warning git wrote to the same stream before it."""
-    if entry.startswith(("warning: ", "error: ")) and "\n" in entry:
-        return entry.rsplit("\n", 1)[1]
-    return entry
+        if _outside(done):
+            return None
+        raise InfraError(f"`git ls-files` failed in {root} ({_status(done)}): {done.errors.strip()[-500:]}; fix the "
+                         "repository (or run git there to see why)")
+    paths, staged = [], set()
+    for entry in done.output.split("\0"):
+        if len(entry) < 3:
+            continue
+        tag, path = entry[0], entry[2:]
+        paths.append(path)
+        if tag == "S" or tag.islower():  # skip-worktree, or assume-unchanged (a lowercase tag)
+            staged.add(path)
+    return Listing(sorted(set(paths)), frozenset(staged)) if paths else None
 
 
 def ignored(root: Path, path: str) -> bool:
     """Whether git ignores `path` (relative to `root`): such a file is never committed. Outside git, whether it is
     in a folder no tree lists there (`NOT_SOURCES`)."""
     try:
-        done = process.run([*_GIT, "check-ignore", "-q", "--", path], Path(root), GIT_TIMEOUT_S)
+        done = process.run([*_GIT, "check-ignore", "-q", "--", path], Path(root), GIT_TIMEOUT_S, apart=True)
     except InfraError:
-        done = None
-    if done is None or done.exit_code not in (0, 1):  # not a git work tree
         return any(part in NOT_SOURCES for part in path.split("/")[:-1])
-    return done.exit_code == 0
+    if done.exit_code in (0, 1):
+        return done.exit_code == 0
+    if _outside(done):
+        return any(part in NOT_SOURCES for part in path.split("/")[:-1])
+    raise InfraError(f"`git check-ignore` failed in {root} ({_status(done)}): {done.errors.strip()[-500:]}")
+
+
+def _outside(done: process.Completed) -> bool:
+    """Whether git failed only because the folder is not in a work tree."""
+    return done.exit_code == 128 and "not a git repository" in done.errors
+
+
+def _status(done: process.Completed) -> str:
+    return "timed out" if done.timed_out else f"exit {done.exit_code}"
 
 
 @dataclass

@@ -326,6 +326,7 @@ def work(c: Cycle) -> None:
 def gate(c: Cycle) -> bool:
     """Run every gate on the working copy against the base; True (and the outcome set) when all pass."""
     assert c.work is not None and c.plan is not None
+    workcopy.unflag(c.work)  # what the gates read, the build compiles and git commits: one and the same
     cfg = c.config
     gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
     buildoutputs.restore(c.work.root)

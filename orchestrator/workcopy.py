@@ -69,3 +69,19 @@ def remove_former(git: Git) -> None:
             log.info("workcopy.former_removed", path=str(path), note=str(e)[:200])
     shutil.rmtree(former, ignore_errors=True)
     git.run("worktree", "prune")
+
+
+def unflag(work: Git) -> list[str]:
+    """Clear `skip-worktree` and `assume-unchanged` in the working copy, and check out what such a file lacks on
+    disk: with a flag git neither shows nor commits a file's changes while the build compiles what is on disk, so
+    the gates, the build and the commit would not see one change. Returns the paths that were flagged."""
+    listed = work.run("ls-files", "-z", "-v").split("\0")
+    flagged = [entry[2:] for entry in listed if len(entry) > 2 and (entry[0] == "S" or entry[0].islower())]
+    if flagged:
+        for flag in ("--no-skip-worktree", "--no-assume-unchanged"):  # one mode per call: the last given wins
+            work.run("update-index", flag, "--", *flagged)
+        missing = [p for p in flagged if not (work.root / p).exists()]
+        if missing:
+            work.run("checkout", "--", *missing)
+        log.warning("workcopy.unflagged", paths=flagged[:20], count=len(flagged))
+    return flagged

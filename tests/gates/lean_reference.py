@@ -7,7 +7,8 @@ It follows `src/Lean/Parser/Basic.lean` (`whitespace`, `tokenFnAux`, `identFnAux
 symbols and keywords that change how text is read. A token starts after whitespace and comments; the token
 table decides between a keyword and a name by length, as `identFnAux` does. The parser is modelled only where it
 picks the lexing: which keyword's argument is an interpolated string, and that a name right after a `.` token is
-read raw (a field or `.name`), without keywords.
+read raw (a field or `.name`), without keywords. Which interpolating keywords the token table holds, and the tokens a
+project's own syntax adds, are parameters: they depend on the file's imports.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ STRING_ARGS = {
     "logNamedErrorAt": "TI", "logNamedWarning": "I", "logNamedWarningAt": "TI",
     "trace[": "I]", "trace_goal[": "I]", "Macro.trace[": "I]", "aesop_trace[": "I]",
 }
-OTHER_TOKENS = ["panic!", "assert!", "''", "⁻¹'", "⁻¹", "Σ'", "×'", "∑'", "∏'", "..", ":=", "←", "=>"]
-TOKENS = sorted([*STRING_ARGS, *OTHER_TOKENS], key=len, reverse=True)
+KEYWORDS = frozenset(STRING_ARGS) - {"dbg_trace"}  # the ones a file's imports decide; `dbg_trace` is builtin
+# Commands written with `#`: a symbol token, read wherever a token starts (`trivial#eval`).
+COMMANDS = ["#eval", "#exit", "#guard_msgs", "#check", "#print"]
+OTHER_TOKENS = ["panic!", "assert!", "''", "⁻¹'", "⁻¹", "Σ'", "×'", "∑'", "∏'", "..", ":=", "←", "=>", *COMMANDS]
 CLOSERS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "‹": "›", "⦃": "⦄"}
 
 
@@ -69,11 +72,15 @@ class Token:
 @dataclass
 class Reference:
     text: str
+    keywords: frozenset[str] = KEYWORDS  # the interpolating keywords in the token table
+    extra: tuple[str, ...] = ()  # tokens the project declared
     out: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    commands: set[tuple[int, str]] = field(default_factory=set)  # (offset, `#command`) read as tokens
 
     def __post_init__(self) -> None:
         self.out = list(self.text)
+        self.string_args = {k: v for k, v in STRING_ARGS.items() if k in self.keywords or k == "dbg_trace"}
+        self.tokens = sorted({*self.string_args, *OTHER_TOKENS, *self.extra}, key=len, reverse=True)
 
     # -- masking ------------------------------------------------------------
 
@@ -146,12 +153,14 @@ class Reference:
         if id_first(c) or c == "«":
             end = self.name(i)
             if not raw_name:
-                for tk in TOKENS:
+                for tk in self.tokens:
                     if t.startswith(tk, i) and len(tk) >= end - i:
                         return Token("keyword", tk, i, i + len(tk))
             return Token("name", t[i:end], i, end)
-        for tk in TOKENS:
+        for tk in self.tokens:
             if t.startswith(tk, i):
+                if tk in COMMANDS:
+                    self.commands.add((i, tk))
                 return Token("symbol", tk, i, i + len(tk))
         return Token("symbol", c, i, i + 1)
 
@@ -285,8 +294,8 @@ class Reference:
             raw_name = prev is not None and prev.text == "." and not prev.space_after
             tok = self.token(i, raw_name)
             i = tok.end
-            if tok.kind == "keyword" and tok.text in STRING_ARGS:
-                i = self.arguments(i, STRING_ARGS[tok.text])
+            if tok.kind == "keyword" and tok.text in self.string_args:
+                i = self.arguments(i, self.string_args[tok.text])
                 prev = None
                 continue
             if raw_name and tok.kind == "number":  # a field index: digits only
@@ -342,11 +351,22 @@ class Reference:
                 return end
 
 
-def reference_mask(text: str) -> str | None:
-    """The masked code of `text`, or None where Lean reports a lexical error."""
-    ref = Reference(text)
+def reference_mask(text: str, keywords: frozenset[str] = KEYWORDS, extra: tuple[str, ...] = ()) -> str | None:
+    """The masked code of `text` where `keywords` are Lean's and the project declared the `extra` tokens, or None
+    where Lean reports a lexical error."""
+    ref = Reference(text, keywords, extra)
     try:
         ref.code(0, None)
     except LexError:
         return None
     return "".join(ref.out)
+
+
+def reference_commands(text: str) -> list[tuple[int, str]] | None:
+    """The `#` commands read as tokens, with their 1-based line, or None where Lean reports a lexical error."""
+    ref = Reference(text)
+    try:
+        ref.code(0, None)
+    except LexError:
+        return None
+    return [(text.count("\n", 0, at) + 1, command) for at, command in sorted(ref.commands)]

@@ -9,6 +9,7 @@ import pytest
 from leangen import write_tree
 
 from gates.census import census
+from gates.imports import ImportGraph
 from gates.tree import DirTree, MemTree
 from tests.conftest import git, write
 
@@ -131,3 +132,53 @@ def test_json_shape(tmp_path: Path) -> None:
         "axioms": [{"name": "N.ax", "file": "A.lean", "line": 2}],
         "locations": [{"file": "A.lean", "line": 3, "column": 23, "declaration": "N.a", "keyword": "admit"}],
     }
+
+
+HIDES = 'namespace Book\ndef msg : String := throwError "{ "\naxiom trustMe : False\n-- " }"\nend Book\n'
+
+
+def _tree(files: dict[str, str]) -> MemTree:
+    return MemTree({path: text.encode() for path, text in files.items()})
+
+
+@pytest.mark.parametrize(("imports", "seen"), [
+    ("import Book.Plain\n", True),  # `Book.Plain` imports nothing: `throwError` is its own function
+    ("import Book.Meta\n", False),  # `Book.Meta` imports Lean: `throwError` is Lean's keyword
+    ("import Book.Plain\nimport Book.Meta\n", False),
+    ("import «Book».«Plain»\n", True),
+])
+def test_a_file_s_keywords_come_through_the_project_s_imports(imports: str, seen: bool) -> None:
+    files = {"Book/Plain.lean": "def throwError (s : String) : String := s\n", "Book/Meta.lean": "import Lean\n",
+             "Book/A.lean": imports + HIDES}
+    result = census(_tree(files), ["Book"])
+    assert [d.name for _, d in result.axioms()] == (["Book.trustMe"] if seen else [])
+    assert not [m for m in result.files["Book/A.lean"].markers if m.kind == "ambiguous"]
+
+
+def test_a_changed_import_reads_its_unchanged_importers_again() -> None:
+    """`Book.Meta` stops importing Lean: the unchanged `Book.A` importing it now holds a plain string."""
+    files = {"Book/Meta.lean": "import Lean\n", "Book/A.lean": "import Book.Meta\n" + HIDES}
+    before = census(_tree(files), ["Book"])
+    assert [d.name for _, d in before.axioms()] == []
+    changed = {**files, "Book/Meta.lean": "def throwError (s : String) : String := s\n"}
+    after = before.replace(_tree(changed), ["Book/Meta.lean"], ["Book"])
+    assert [d.name for _, d in after.axioms()] == ["Book.trustMe"]
+    assert after.files["Book/A.lean"] is not before.files["Book/A.lean"]
+    same = before.replace(_tree(files), ["Book/Meta.lean"], ["Book"])
+    assert same.files["Book/A.lean"] is before.files["Book/A.lean"]  # nothing it reads changed: kept
+
+
+def test_a_long_import_chain_is_followed_without_recursion() -> None:
+    files = {f"Book/M{i}.lean": f"import Book.M{i + 1}\n" for i in range(3000)}
+    files["Book/M3000.lean"] = "import Lean\n"
+    files["Book/M0.lean"] += HIDES
+    assert [d.name for _, d in census(_tree(files), ["Book"]).axioms()] == []
+
+
+def test_an_import_with_escaped_components_is_the_module_it_names() -> None:
+    files = {"Book/A.lean": "theorem foo : True := trivial\n", "Book/B.lean": "import «Book».A\n",
+             "Book/C.lean": "import «Book».«A»\n", "Book/D.lean": "import Book.A\n"}
+    result = census(_tree(files), ["Book"])
+    assert result.files["Book/B.lean"].imports == ["Book.A"]
+    assert ImportGraph(result).dependents({"Book/A.lean"}) == {"Book/A.lean", "Book/B.lean", "Book/C.lean",
+                                                              "Book/D.lean"}

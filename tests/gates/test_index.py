@@ -204,3 +204,24 @@ def test_real_file_sorries_are_in_named_declarations() -> None:
     index = index_source("BNStability.lean", (DATA / "BNStability.lean").read_text(encoding="utf-8"))
     assert all(h.declaration and h.declaration.startswith("ButcherTableau.") for h in index.holes)
     assert len({h.declaration for h in index.holes}) == 5
+
+
+def test_an_attribute_command_is_read_past_any_comment_before_its_brackets() -> None:
+    """`attribute /- … -/ [instance] x`: Lean's whitespace holds comments of any length; the `instance` inside the
+    brackets declares nothing."""
+    index = index_source("T.lean", f"attribute /- {'x' * 90} -/ [instance] weakLT\ntheorem t : True := trivial\n")
+    assert [d.kind for d in index.decls] == ["theorem"]
+    assert [(m.kind, m.args) for m in index.markers] == [("attribute", "instance")]
+
+
+@pytest.mark.parametrize(("source", "axioms", "sorries"), [
+    ("def x := 2axiom cheat : False\n", ["cheat"], 0),  # a numeral ends before a letter: `2`, then `axiom`
+    ("def x := 0x1Fsorry\n", [], 1),
+    ("def x := 2.sorry\n", [], 1),
+    ("def x := h.2axiom c : False\n", ["c"], 0),  # a field index, then `axiom`
+    ("def x := f ''sorry\n", [], 1),
+    ("def x := Foo.sorry + is_sorry + addend + x2axiom\n", [], 0),  # the middle of a name
+])
+def test_a_keyword_glued_to_a_numeral_or_a_symbol_is_seen(source: str, axioms: list[str], sorries: int) -> None:
+    index = index_source("T.lean", source)
+    assert ([d.name for d in index.axioms], index.sorries) == (axioms, sorries)

@@ -63,8 +63,34 @@ def test_plain_string_braces_are_text() -> None:
     assert holes('def m := "{sorry}"\n') == []
 
 
-def test_throw_error_string_is_interpolated() -> None:
-    assert holes('def f : IO Unit := throwError "bad {sorry}"\n') == [("sorry", 1, 36)]
+def test_throw_error_string_is_interpolated_where_lean_is_imported() -> None:
+    assert holes('import Lean\ndef f : IO Unit := throwError "bad {sorry}"\n') == [("sorry", 2, 36)]
+    assert holes('import Mathlib.Tactic\ndef f : IO Unit := throwError "bad {sorry}"\n') == [("sorry", 2, 36)]
+
+
+@pytest.mark.parametrize("header", ["", "import Book.Basic\n", "prelude\n", "import Std.Data\n"])
+def test_throw_error_is_a_name_where_nothing_shows_lean_is_imported(header: str) -> None:
+    """`throwError` is Lean's syntax only where `Lean.Exception` is imported; elsewhere a file may define it, and
+    Lean reads a plain string after it. Where the imports may bring it, both readings are compared."""
+    source = header + ('def throwError (s : String) : String := s\ndef msg := throwError "{ "\n'
+                       'axiom cheat : False\n-- " }"\n')
+    lexed = lex(source)
+    if header in ("", "prelude\n"):  # nothing imported brings `Lean`: a plain string, the axiom is code
+        assert axioms(source) == ["cheat"] and lexed.ambiguous == []
+    else:
+        assert [m for _, m in lexed.ambiguous] == [
+            "the string after `throwError` reads differently as plain and as interpolated text (Lean reads it "
+            "interpolated only where `throwError` is a keyword, which the file's imports do not show); write it so "
+            "both readings agree"]
+
+
+@pytest.mark.parametrize(("header", "word", "plain"), [
+    ("prelude\n", "s!", True), ("", "s!", False), ("", "m!", True), ("import Lean.Elab.Command\n", "m!", False),
+    ("", "trace[c]", True), ("import Lean\n", "trace[c]", False),
+])
+def test_which_keywords_exist_follows_the_imports(header: str, word: str, plain: bool) -> None:
+    source = f'{header}def x := {word} "{{sorry}}"\n'
+    assert (holes(source) == []) is plain, lex(source).code
 
 
 def test_prime_is_not_a_char_literal() -> None:
@@ -147,7 +173,15 @@ def test_a_string_after_an_unknown_bang_name_is_flagged_when_the_readings_differ
         "the string after `hide!` reads differently as plain and as interpolated text (Lean reads it plain, unless "
         "`hide!` is syntax taking `interpolatedStr`); write it so both readings agree"]
     assert lex('def x := panic! "{"' + HIDDEN_AXIOM).ambiguous == []
-    assert lex('def x := hide! "{x}"\n').ambiguous == []  # both readings end at the same quote
+    assert lex('def x := hide! "{}" ++ "a"\n').ambiguous == []  # no code in the braces: the readings agree
+
+
+def test_a_string_whose_readings_end_alike_but_mask_different_code_is_flagged() -> None:
+    """Both readings of `warn! "{…}"` end at the same quote, but only the interpolated one runs the braces."""
+    lexed = lex('theorem t : 2 + 2 = 4 := warn! "{(by native_decide : 2 + 2 = 4)}"\n')
+    assert [m for _, m in lexed.ambiguous] == [
+        "the string after `warn!` reads differently as plain and as interpolated text (Lean reads it plain, unless "
+        "`warn!` is syntax taking `interpolatedStr`); write it so both readings agree"]
 
 
 @pytest.mark.parametrize("source", [
@@ -159,13 +193,21 @@ def test_a_string_after_an_unknown_bang_name_is_flagged_when_the_readings_differ
     'def m := throwErrorAt stx[0] "{"}"}"\naxiom ax : False\n',
     'def m := throwErrorAt (mkIdent "x") "{"}"}"\naxiom ax : False\n',
     'def m := do trace[Meta.debug] "{"}"}"\naxiom ax : False\n',
-    'def m := throwNamedErrorAt ref lean.unknown "{"}"}"\naxiom ax : False\n',
     'def m := do Macro.trace[x] "{"}"}"\naxiom ax : False\n',
 ])
 def test_interpolated_strings_after_lean_s_keywords_hold_code(source: str) -> None:
+    source = "import Lean\n" + source
     lexed = lex(source)
     assert axioms(source) == ["ax"], lexed.code
     assert lexed.problems == [] and lexed.ambiguous == []
+
+
+def test_a_named_error_macro_is_read_both_ways_whatever_the_imports() -> None:
+    """`throwNamedErrorAt` is syntax of `Lean.ErrorExplanation` in some releases, a builtin keyword of every file in
+    later ones, and absent before: the toolchain decides, so a string after it is read both ways."""
+    lexed = lex('import Lean\ndef m := throwNamedErrorAt ref lean.unknown "{"}"}"\naxiom ax : False\n')
+    assert next(m for _, m in lexed.ambiguous).startswith("the string after `throwNamedErrorAt` reads differently")
+    assert lex('import Lean\ndef m := throwNamedError lean.x "no braces"\n').ambiguous == []
 
 
 def test_dbg_trace_is_interpolated_in_a_term_and_plain_in_a_tactic() -> None:
@@ -197,3 +239,17 @@ def test_tokens_around_quotes_split_as_in_lean(source: str) -> None:
 
 def test_a_prime_is_no_literal_so_a_string_follows() -> None:
     assert axioms("def x := x₁'\"'\naxiom a : False\"\naxiom b : False\n") == ["b"]
+
+
+def test_a_hash_command_is_a_token_before_a_character_literal() -> None:
+    """`#check'"'` is the command, then the literal `'"'` (every toolchain has `#check`): no string starts there."""
+    assert axioms("#check'\"'\naxiom cheat : False -- \"\n") == ["cheat"]
+    lexed = lex("#evalx'\"' \"\naxiom cheat : False\n")  # `#eval`, then the name `x'`, then the string `"' "`
+    assert axioms(lexed.text) == ["cheat"] and lexed.ambiguous == []
+
+
+def test_a_literal_after_a_hash_word_that_may_be_a_command_is_flagged() -> None:
+    lexed = lex("#find'\"'\naxiom cheat : False -- \"\n")
+    assert [m for _, m in lexed.ambiguous] == [
+        "a character literal right after `#find`, a command token only where a command of that name exists; put a "
+        "space before it"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gates import integrity
+from gates import integrity, reach
 from gates.base import GateInput
 from gates.census import census
 from gates.config import BuildConfig, GatesConfig
@@ -144,8 +144,8 @@ def test_what_can_change_a_statement_may_not_come_with_its_proof(before_hard: st
     result = check(new)
     assert not result.passed
     assert (f"Book.hard: {named} added where its statement can see it, in the same change that closed its sorry: "
-            "it can change what the statement means; land it in a change of its own, or set [gates] "
-            "allow_context_with_proof") in result.detail, result.detail
+            "it can change what the statement means; land it in a change of its own") in result.detail, result.detail
+    assert result.detail.endswith("or set [gates] allow_context_with_proof")
     assert check(new, allow_context_with_proof=True).passed
     assert check(A.replace("theorem hard", before_hard + "theorem hard")).passed  # alone, without the proof
 
@@ -171,6 +171,178 @@ def test_an_open_in_before_another_declaration_or_inside_a_proof_passes() -> Non
     assert check(new).passed, check(new).detail
 
 
+PAD = "/- " + "x" * 90 + " -/ "
+C = "import Book.A\n\nopen Book\n\nnamespace Book\n\ntheorem late (n : ℕ) : n < n + 1 := by\n  sorry\n\nend Book\n"
+C_CLOSED = C.replace("  sorry", "  simp")
+
+
+def closing(before_hard: str) -> dict[str, str]:
+    return {"Book/A.lean": CLOSED.replace("theorem hard", before_hard + "theorem hard")}
+
+
+# Each: (base files, the change, what the refusal names). Spellings the rules once missed.
+EVASIONS = {
+    "#guard_msgs glued": (BASE, {"Book/A.lean": added("theorem t0 : True := trivial#guard_msgs (drop all) in\n"
+                                                      "theorem t : True := by stop\n")}, "new #guard_msgs"),
+    "#exit glued": (BASE, {"Book/A.lean": added("theorem t0 : True := trivial#exit\n")}, "new #exit"),
+    "#eval glued": (BASE, {"Book/A.lean": added('theorem t0 : True := trivial#eval IO.FS.writeFile "x" ""\n')},
+                    "new #eval"),
+    "«interpolatedStr»": (BASE, {"Book/A.lean": added('syntax "hide" «interpolatedStr»(term) : term\n')},
+                          "new syntax taking `interpolatedStr`"),
+    ": «command»": (BASE, {"Book/A.lean": added('syntax "#print" "axioms" ident : «command»\n')},
+                    "new syntax declaring a command"),
+    "command syntax, then a command": (BASE, {"Book/A.lean": added('syntax "#print" "axioms" ident : command\n'
+                                                                   "declare_syntax_cat foo\n")},
+                                       "new syntax declaring a command"),
+    "import «Lean»": (BASE, {"Book/A.lean": A.replace("import Mathlib.Tactic", "import Mathlib.Tactic\nimport «Lean»")},
+                      "new import Lean (meta code"),
+    "import «Lean».Elab": (BASE, {"Book/A.lean": A.replace("import Mathlib.Tactic",
+                                                           "import Mathlib.Tactic\nimport «Lean».Elab")},
+                           "new import Lean.Elab (meta code"),
+    "attribute /- 90 chars -/ [command_elab]": (BASE, {"Book/A.lean": added(
+        f"attribute {PAD}[command_elab Lean.Parser.Command.print] easy\n")}, "(meta code; set [gates] allow_meta_code"),
+    "attribute /- 90 chars -/ [implemented_by]": (BASE, {"Book/A.lean": added(
+        f"def fake : True := trivial\nattribute {PAD}[implemented_by fake] easy\n")}, "[implemented_by fake] easy`"),
+    "attribute /- 90 chars -/ [instance]": (BASE, closing(f"attribute {PAD}[instance] weakLT\n"),
+                                            "[instance] weakLT` (line 9)"),
+    "@[instance] def": (BASE, closing("@[instance] def cheatLT : LT ℕ := weakLT\n"), "instance Book.cheatLT (line 9)"),
+    "@[local instance] def": (BASE, closing("@[local instance] def cheatLT : LT ℕ := weakLT\n"),
+                              "instance Book.cheatLT (line 9)"),
+    "indented open … in": (BASE, closing("  open Cheat in\n"), "`open Cheat in` (line 9)"),
+    "indented open": (BASE, closing("  open Cheat\n"), "`open Cheat` (line 9)"),
+    "open … in after a command on its line": (BASE, closing("theorem t0 : True := trivial open Cheat in\n"),
+                                              "`open Cheat in` (line 9)"),
+    "open … in moved from another declaration": ({**BASE, "Book/A.lean": A.replace("theorem easy",
+                                                                                  "open Cheat in\ntheorem easy")},
+                                                 {"Book/A.lean": CLOSED.replace("theorem hard",
+                                                                                "open Cheat in\ntheorem hard")},
+                                                 "`open Cheat in` (line 9)"),
+    "open moved from after the statement": ({**BASE, "Book/A.lean": A.replace("end Book", "end Book\nopen Cheat\n")},
+                                            closing("open Cheat\n"), "`open Cheat` (line 9)"),
+    "local instance attribute moved": ({**BASE, "Book/A.lean": A.replace("end Book", "attribute [local instance] "
+                                                                                     "weakLT\nend Book")},
+                                       closing("attribute [local instance] weakLT\n"),
+                                       "`attribute [local instance] weakLT` (line 9)"),
+    "a second anonymous instance, same signature": (
+        {**BASE, "Book/A.lean": A.replace("theorem easy", "instance : LT Bool := ⟨fun a b => a < b⟩\ntheorem easy")},
+        {"Book/A.lean": CLOSED.replace("theorem easy", "instance : LT Bool := ⟨fun a b => a < b⟩\n"
+                                       "instance (priority := high) : LT Bool := ⟨fun _ _ => True⟩\ntheorem easy")},
+        "an instance (line 8)"),
+    "an instance whose body changed": (
+        {**BASE, "Book/A.lean": A.replace("theorem easy", "instance (priority := high) bookLT : LT ℕ := ⟨Nat.lt⟩\n"
+                                          "\ntheorem easy")},
+        {"Book/A.lean": CLOSED.replace("theorem easy", "instance (priority := high) bookLT : LT ℕ := "
+                                       "⟨fun _ _ => True⟩\n\ntheorem easy")}, "instance Book.bookLT (line 7)"),
+    "export before the statement": (BASE, closing("export Cheat (lt_irrefl)\n"), "`export Cheat (lt_irrefl)` (line 9)"),
+    "scoped instance attribute in an imported file": (
+        {**BASE, "Book/C.lean": C},
+        {"Book/A.lean": A.replace("end Book", "attribute [scoped instance] weakLT\n\nend Book"),
+         "Book/C.lean": C_CLOSED},
+        "`attribute [scoped instance] weakLT` (Book/A.lean:15)"),
+    "export in an imported file": ({**BASE, "Book/C.lean": C},
+                                   {"Book/A.lean": A.replace("end Book", "end Book\nexport Cheat (lt_def)\n"),
+                                    "Book/C.lean": C_CLOSED}, "`export Cheat (lt_def)` (Book/A.lean:16)"),
+    "notation (priority := high) in an imported file": (
+        {**BASE, "Book/C.lean": C},
+        {"Book/A.lean": A.replace("end Book", 'notation:50 (priority := high) a:51 " < " b:51 => True ∨ a = b\n\n'
+                                              "end Book"), "Book/C.lean": C_CLOSED}, "(Book/A.lean:15)"),
+    "macro (priority := high) in an imported file": (
+        {**BASE, "Book/C.lean": C},
+        {"Book/A.lean": A.replace("end Book", 'macro:50 (priority := high) a:term:51 " < " b:term:51 : term => '
+                                              "`(True)\n\nend Book"), "Book/C.lean": C_CLOSED}, "(Book/A.lean:15)"),
+    "an instance a new import brings": (
+        {**BASE, "Book/C.lean": C, "Book/I.lean": "namespace Book\n\ninstance cheatLT : LT ℕ := ⟨fun _ _ => True⟩\n\n"
+                                                  "end Book\n"},
+        {"Book/C.lean": C_CLOSED.replace("import Book.A", "import Book.A\nimport Book.I")},
+        "instance Book.cheatLT (Book/I.lean:3)"),
+    "#guard_msgs moved onto the closed theorem": (
+        {**BASE, "Book/A.lean": A.replace("end Book", "/-- info: 1 -/\n#guard_msgs in\n#eval 1\n\nend Book")},
+        {"Book/A.lean": A.replace("theorem hard", "#guard_msgs (drop all) in\ntheorem hard").replace(
+            "n < n + 1 := by\n  sorry", "n < n + 1 := by\n  stop")}, "new #guard_msgs"),
+    "an existing tactic elab rewritten": (
+        {**BASE, "Book/A.lean": A.replace("end Book", 'elab "tidy" : tactic => pure ()\n\nend Book')},
+        {"Book/A.lean": A.replace("end Book", 'elab "tidy" : tactic => Lean.addDecl (.axiomDecl { name := `Book.cheat, '
+                                              "levelParams := [], type := .const ``False [], isUnsafe := false })\n\n"
+                                              "end Book")}, "new elab (meta code"),
+    "native_decide moved to another proof": (
+        {**BASE, "Book/A.lean": A.replace("theorem easy : True := trivial",
+                                          "theorem easy : 2 + 2 = 4 := by native_decide")},
+        {"Book/A.lean": A.replace("n < n + 1 := by\n  sorry", "n < n + 1 := by\n  native_decide")},
+        "new native_decide (+1)"),
+    "simproc": (BASE, {"Book/A.lean": added("simproc cheatProc (Nat.succ _) := fun _ => return .continue\n")},
+                "new simproc (meta code"),
+    "@[simproc]": (BASE, {"Book/A.lean": added("@[simproc] def cheatProc : Lean.Meta.Simp.Simproc := fun _ => "
+                                              "return .continue\n")}, "new @[simproc] on Book.cheatProc (meta code"),
+    "@[norm_num]": (BASE, {"Book/A.lean": added("@[norm_num (_ : ℕ) + _] def ext : Mathlib.Meta.NormNum.NormNumExt "
+                                               "where\n  eval _ := failure\n")}, "new @[norm_num] on Book.ext"),
+    "@[positivity]": (BASE, {"Book/A.lean": added("@[positivity _ + _] def ext : Mathlib.Meta.Positivity.PositivityExt "
+                                                 "where\n  eval _ _ _ := failure\n")}, "new @[positivity] on Book.ext"),
+    "@[delab]": (BASE, {"Book/A.lean": added("@[delab app.Nat.Prime] def d : Lean.PrettyPrinter.Delaborator.Delab "
+                                            ":= failure\n")}, "new @[delab] on Book.d"),
+    "@[aesop … tactic]": (BASE, {"Book/A.lean": added("@[aesop safe tactic] def t : Lean.Elab.Tactic.TacticM Unit := "
+                                                     "pure ()\n")}, "new @[aesop] on Book.t"),
+    "a token holding `--`": (BASE, {"Book/A.lean": added('infixl:65 " +-- " => fun (a : Nat) (_ : Nat) => a\n')},
+                             "new token: infixl declares `+--`"),
+    'a token holding `"`': (BASE, {"Book/A.lean": added('notation:65 a " +\\" " b => a + b\n')},
+                            'new token: notation declares `+"`'),
+    "a token holding `«`": (BASE, {"Book/A.lean": added('prefix:max "x«" => id\n')}, "new token: prefix declares `x«`"),
+    "a token holding `/-`": (BASE, {"Book/A.lean": added('postfix:max "!/-" => id\n')},
+                             "new token: postfix declares `!/-`"),
+    "a token holding a middle `'`": (BASE, {"Book/A.lean": added('syntax "+\'x" : term\n')},
+                                     "new token: syntax declares `+'x`"),
+    "a token of a letter only newer Lean reads": (BASE, {"Book/A.lean": added('notation "é" => 1\n')},
+                                                  "new token: notation declares `é`"),
+    "the base's own token across a comment start": (
+        {**BASE, "Book/T.lean": 'infixl:65 " +-- " => fun (a : Nat) (_ : Nat) => a\n'},
+        {"Book/A.lean": A.replace("import Mathlib.Tactic", "import Mathlib.Tactic\nimport Book.T").replace(
+            "theorem easy", "def z : Nat := 1 +-- 2 axiom cheat : False\ntheorem easy")},
+        "the project's token `+--` may be read here as one token"),
+    "a string whose readings mask different code": (
+        BASE, {"Book/A.lean": A.replace("n < n + 1 := by\n  sorry", 'n < n + 1 := warn! "{(by native_decide : '
+                                        '2 + 2 = 4)}"')}, "the string after `warn!` reads differently"),
+}
+
+
+@pytest.mark.parametrize("name", list(EVASIONS))
+def test_a_spelling_that_once_evaded_the_rules_is_refused(name: str) -> None:
+    base, changes, named = EVASIONS[name]
+    result = integrity.check(gate_input(base, changes))
+    assert not result.passed and named in result.detail, result.detail
+
+
+def test_an_open_in_inside_the_proof_or_another_proof_and_a_closed_section_pass() -> None:
+    """Out of the statement's sight: inside its own proof, wrapping a tactic in another proof, in a section closed
+    before it."""
+    new = CLOSED.replace("n < n + 1 := by\n  simp", "n < n + 1 := by\n  open Nat in\n  simp").replace(
+        "theorem easy : True := trivial", "theorem easy : True := by\n  open Classical in\n  trivial\n\nsection\n"
+        "attribute [local instance] weakLT\nlocal instance : LT ℕ := weakLT\ntheorem h0 : True := trivial\nend")
+    assert check(new).passed, check(new).detail
+    opened = new.replace("section\n", "section\nopen Cheat\n")  # the statement lock weighs column-0 `open`s itself
+    assert reach.problems(gate_input(BASE, {"Book/A.lean": opened})) == []
+
+
+def test_a_new_import_of_a_file_with_nothing_in_sight_passes() -> None:
+    base = {**BASE, "Book/C.lean": C, "Book/L.lean": "namespace Book\n\ntheorem helper : True := trivial\n\nend Book\n"}
+    result = integrity.check(gate_input(base, {"Book/C.lean": C_CLOSED.replace("import Book.A",
+                                                                                "import Book.A\nimport Book.L")}))
+    assert result.passed, result.detail
+
+
+def test_a_harmless_attribute_or_a_registered_one_passes() -> None:
+    new = added("register_simp_attr book_simps\n\n@[simp, ext, book_simps, aesop safe apply (rule_sets := [A, B]), "
+                "gcongr, to_additive] theorem t0 : True := trivial\nattribute [norm_cast, local simp] t0\n")
+    assert check(new).passed, check(new).detail
+
+
+def test_a_construct_that_stays_where_it_was_is_not_the_change_s_fault() -> None:
+    base = A.replace("theorem easy : True := trivial", "theorem easy : 2 + 2 = 4 := by native_decide").replace(
+        "end Book", "/-- info: 1 -/\n#guard_msgs in\n#eval 1\n\nelab \"tidy\" : tactic => pure ()\n\nend Book")
+    moved = base.replace("theorem other", "theorem extra : True := trivial\n\ntheorem other").replace(
+        "n < n + 1 := by\n  sorry", "n < n + 1 := by\n  simp")
+    result = check(moved, base={**BASE, "Book/A.lean": base}, allow_build_time_code=True, allow_meta_code=True)
+    assert result.passed, result.detail
+
+
 def test_an_honest_change_still_passes() -> None:
     result = check(CLOSED)
     assert result.passed, result.detail
@@ -182,12 +354,13 @@ def test_the_switches_are_documented_in_the_written_config() -> None:
         assert f"{switch}: bool = False" in text
 
 
-def test_an_import_of_a_file_git_ignores_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spelling", ["Book.build.Cheat", "«Book».build.Cheat", "«Book».«build».Cheat"])
+def test_an_import_of_a_file_git_ignores_is_refused(tmp_path: Path, spelling: str) -> None:
     write(tmp_path, {**BASE, ".gitignore": "Book/build/\n"})
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", "-A")
     git(tmp_path, "commit", "-q", "-m", "base")
-    uses = A.replace("import Mathlib.Tactic", "import Mathlib.Tactic\nimport Book.build.Cheat")
+    uses = A.replace("import Mathlib.Tactic", f"import Mathlib.Tactic\nimport {spelling}")
     write(tmp_path, {"Book/build/Cheat.lean": "axiom trustMe : False\n", "Book/A.lean": uses})
     inp = GateInput(base=MemTree({k: v.encode() for k, v in BASE.items()}), changed=DirTree(tmp_path),
                     gates=GatesConfig(), build=BuildConfig(), lean_roots=["Book"], state_dir=".prover-state",

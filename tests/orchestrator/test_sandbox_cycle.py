@@ -70,8 +70,10 @@ end Book
 def run_attack(project: Project, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
                ) -> tuple[Path, list[object], str, Exception | None]:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    # The user allowed build-time code, so the build gate compiles the change too: both compiles are attacked.
-    project.commit_files({"autoformalize.toml": config_text(gates={"repair_rounds": 0, "allow_build_time_code": True},
+    # The user allowed build-time code (an `#eval` is meta code too), so the build gate compiles the change as well:
+    # both compiles are attacked.
+    project.commit_files({"autoformalize.toml": config_text(gates={"repair_rounds": 0, "allow_build_time_code": True,
+                                                                   "allow_meta_code": True},
                                                             sandbox={"mode": mode})}, "config")
     outside = tmp_path / "outside.txt"
     with _listener() as (port, accepted):

@@ -55,6 +55,49 @@ def test_an_axiom_behind_a_misread_string_is_seen(project: Project, name: str,
     assert [a["name"] for a in json.loads(capsys.readouterr().out)["axioms"]] == ["Book.trustMe"]
 
 
+# Files that do not import `Lean`: there `throwError` is whatever they define, and Lean reads a plain string after
+# it; a 300-`#` raw string and a 300-digit name before a prime outrun any look-back window.
+PLAIN_READ = {
+    "throwError without import Lean": 'namespace Book\n\ndef throwError (s : String) : String := s\n\n'
+                                      'def msg : String := throwError "{ "\naxiom trustMe : False\n-- " }"\n\n'
+                                      'end Book\n',
+    "raw string of 300 hashes": f'namespace Book\n\ndef msg : String := r{"#" * 300}"\\"{"#" * 300}\n'
+                                'axiom trustMe : False\n-- "\n\nend Book\n',
+    "300 digits then a prime": f'namespace Book\n\ndef g (a b : String) : String := a ++ b\n'
+                               f'def x{"0" * 300}\' : String := "a"\n'
+                               f'def msg : String := g x{"0" * 300}\'"\' ++ "\naxiom trustMe : False\n-- "\n\n'
+                               'end Book\n',
+    "an axiom glued to a numeral": "namespace Book\n\ndef two : Nat := 2axiom trustMe : False\n\nend Book\n",
+}
+
+
+@pytest.mark.parametrize("name", list(PLAIN_READ))
+def test_an_axiom_in_an_imported_file_is_seen_however_it_is_written(project: Project, name: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    uses = A.replace("import Mathlib.Tactic", "import Mathlib.Tactic\nimport Book.Cheat").replace(
+        "  sorry", "  exact False.elim Book.trustMe")
+    detail = refused(attempt(project, {"Book/Cheat.lean": PLAIN_READ[name], "Book/A.lean": uses}))
+    assert "Book/Cheat.lean:" in detail and "new axiom Book.trustMe" in detail, detail
+    write(project.repo, {"Book/Cheat.lean": PLAIN_READ[name]})
+    capsys.readouterr()
+    assert main(["sorries", str(project.repo / "Book"), "--json"]) == 0
+    assert [a["name"] for a in json.loads(capsys.readouterr().out)["axioms"]] == ["Book.trustMe"]
+
+
+@pytest.mark.parametrize("glued", ["trivial#guard_msgs (drop all) in", "trivial#exit", "trivial#eval 1"])
+def test_a_hash_command_glued_to_the_term_before_it_is_seen(project: Project, glued: str) -> None:
+    text = A.replace("theorem hard", f"theorem t0 : True := {glued}\ntheorem hard").replace("  sorry", "  stop")
+    detail = refused(attempt(project, {"Book/A.lean": text}))
+    assert f"new {glued.removeprefix('trivial').split()[0]}" in detail, detail
+
+
+@pytest.mark.parametrize("text", ['def x := throwErrorAt ٣ "x"', "example := h.₁'a'", 'example := (a)₂"s"'])
+def test_unicode_digits_get_a_verdict(project: Project, text: str) -> None:
+    """`str.isdigit` takes `٣` and `₁`; Lean's numerals are ASCII. The cycle reaches the gates' verdict."""
+    record = attempt(project, {"Book/A.lean": A.replace("theorem easy", text + "\n\ntheorem easy")})
+    assert record.outcome in ("accepted", "rejected") and {g.name for g in record.gates} >= {"integrity", "sorry"}
+
+
 CONSTRUCTS = {
     # Harmless under the switch (the kernel gate stops a `stop` behind `(drop all)`, see test_kernel_cycle.py).
     "#guard_msgs": ("#guard_msgs in\ntheorem fine : 1 = 1 := rfl\n", "allow_guard_msgs",
