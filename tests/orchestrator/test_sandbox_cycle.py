@@ -136,7 +136,8 @@ def test_unsandboxed_the_same_attacks_succeed_but_the_key_is_redacted_and_the_ho
 def test_outputs_the_session_forged_are_gone_before_the_gates_compile(project: Project) -> None:
     # The Worker's lean_check runs code that forges a build output (an imported module's .olean, as Lake would
     # trust it); its final change is clean. The gate's compile copies what it finds there, to show what it saw.
-    project.commit_files({"autoformalize.toml": config_text(gates={"allow_build_time_code": True})}, "config")
+    project.commit_files({"autoformalize.toml": config_text(gates={"allow_build_time_code": True,
+                                                                   "allow_meta_code": True})}, "config")
     forge = A + ('\n#eval IO.Process.output { cmd := "sh", args := #["-c", "mkdir -p .lake/build/lib/lean/Book && '
                  'echo FORGED > .lake/build/lib/lean/Book/A.olean && echo forged"] }\n')
     seen = A.replace("  sorry", "  simp") + ('\n#eval IO.Process.output { cmd := "cp", args := '
@@ -159,6 +160,7 @@ def test_outputs_the_session_forged_are_gone_before_the_gates_compile(project: P
 
 def test_what_a_rejected_changes_build_wrote_is_gone(project: Project) -> None:
     project.commit_files({"autoformalize.toml": config_text(gates={"allow_build_time_code": True,
+                                                                   "allow_meta_code": True,
                                                                    "repair_rounds": 0})}, "config")
     rejected = A.replace("  sorry", "  exact absurd_marker") + '\n#eval IO.FS.writeFile ".lake/planted" "x"\n'
     project.agents.plan(strategy("Book/A.lean"))
@@ -169,6 +171,7 @@ def test_what_a_rejected_changes_build_wrote_is_gone(project: Project) -> None:
     record, cycle = project.cycle()
 
     assert record.outcome == "rejected" and cycle.work is not None
+    assert [g.name for g in record.gates if not g.passed] == ["build"]  # the build ran, and its compile wrote
     assert not (cycle.work.root / ".lake/planted").exists()  # the gate's compile wrote it; the change did not land
 
 
