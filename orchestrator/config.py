@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import textwrap
 import tomllib
@@ -124,10 +125,50 @@ def load_config(repo: Path) -> Config:
         raise UsageError(f"{CONFIG_FILE} is not valid TOML: {e}") from None
     try:
         # Overlay the file on the defaults, so `[agents.worker] model = …` keeps the worker's other defaults.
-        return Config.model_validate(_overlay(Config().model_dump(), raw))
+        config = Config.model_validate(_overlay(Config().model_dump(), raw))
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors())
+        problems = "; ".join(_problem(err["loc"], err["msg"], err["type"]) for err in e.errors())
         raise UsageError(f"{CONFIG_FILE}: {problems}") from None
+    missing = missing_roots(repo, config.project.lean_roots)
+    if missing:
+        raise UsageError(f"{CONFIG_FILE}: [project] lean_roots: {'; '.join(missing)}")
+    return config
+
+
+def missing_roots(repo: Path, roots: list[str]) -> list[str]:
+    """What is wrong with each Lean root that does not exist or holds no Lean file: a misspelled root would
+    otherwise read as a finished book, 0 sorries in 0 files."""
+    out = []
+    for root in roots:
+        path = repo / root.strip("/")
+        if path.is_dir():
+            if next(path.rglob("*.lean"), None) is None:
+                out.append(f"{root!r} holds no Lean file")
+        elif not path.with_name(path.name + ".lean").is_file():
+            out.append(f"{root!r} is not a directory of {repo}")
+    return out
+
+
+def _problem(loc: tuple[int | str, ...], msg: str, kind: str) -> str:
+    where = ".".join(str(p) for p in loc)
+    if kind != "extra_forbidden":
+        return f"{where}: {msg}"
+    known = _fields(loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
+    hint = f" (did you mean `{close[0]}`?)" if close else (f" (known: {', '.join(known)})" if known else "")
+    return f"{where}: unknown key{hint}"
+
+
+def _fields(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the table at `loc` may hold."""
+    model: type[BaseModel] = Config
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        kind = field.annotation if field is not None else None
+        if not (isinstance(kind, type) and issubclass(kind, BaseModel)):
+            return []
+        model = kind
+    return list(model.model_fields)
 
 
 def _overlay(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

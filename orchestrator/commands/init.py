@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, render_config
+from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, missing_roots, render_config
 from orchestrator.repo import detect_lean_project, find_repo
 from state.atomic import write_atomic
 from state.errors import UsageError
@@ -30,6 +30,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
             click.echo(f"note: {CONFIG_FILE} exists, so its lean_roots are kept and --lean-root is ignored")
     else:
         roots = list(lean_roots) or project.roots
+        if missing := missing_roots(repo, roots):
+            raise UsageError(f"--lean-root: {'; '.join(missing)}")
         config = Config(project=ProjectConfig(lean_roots=roots))
     paths = StatePaths(repo, config.project.state_dir)
     rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")

@@ -58,6 +58,14 @@ def test_init_with_explicit_lean_roots(make_repo: Callable[..., Path]) -> None:
     assert tomllib.loads((repo / "autoformalize.toml").read_text())["project"]["lean_roots"] == ["Book", "Extra"]
 
 
+def test_init_refuses_a_lean_root_that_is_not_there(make_repo: Callable[..., Path],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo), "--lean-root", "Foo"]) == 2
+    assert "--lean-root: 'Foo' is not a directory of" in capsys.readouterr().err
+    assert not (repo / "autoformalize.toml").exists()
+
+
 def test_lean_roots_from_a_lakefile_lean(make_repo: Callable[..., Path]) -> None:
     lakefile = "import Lake\nopen Lake DSL\npackage x\n@[default_target]\nlean_lib «Book» where\n"
     repo = make_repo({"lakefile.lean": lakefile})

@@ -120,9 +120,26 @@ def test_status_of_a_reference_script_state_directory(make_repo: Callable[..., P
 
 def test_a_bad_config_exits_2_and_names_the_key(make_repo: Callable[..., Path],
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    repo = make_repo({"autoformalize.toml": "[gates]\nrestructure_budgett = 3\n"})
+    repo = make_repo({"autoformalize.toml": "[gates]\nrestructure_budgett = 3\n[agents.worker]\nmodle = 'x'\n"})
     assert main(["status", "--repo", str(repo)]) == 2
-    assert "gates.restructure_budgett: Extra inputs are not permitted" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "gates.restructure_budgett: unknown key (did you mean `restructure_budget`?)" in err
+    assert "agents.worker.modle: unknown key (did you mean `model`?)" in err
+
+
+@pytest.mark.parametrize(("roots", "files", "said"), [
+    (["Bok"], {}, "'Bok' is not a directory of"),
+    (["Book", "Empty"], {"Empty/notes.md": "x\n"}, "'Empty' holds no Lean file"),
+])
+def test_a_lean_root_that_is_not_there_exits_2_naming_it(make_repo: Callable[..., Path],
+                                                         capsys: pytest.CaptureFixture[str], roots: list[str],
+                                                         files: dict[str, str], said: str) -> None:
+    # A misspelled root would otherwise read as a finished book: 0 sorries in 0 Lean files, exit 0.
+    repo = make_repo({**files, "autoformalize.toml": f"[project]\nlean_roots = {json.dumps(roots)}\n"})
+    for command in (["status", "--repo", str(repo)], ["sorries", "--repo", str(repo)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "[project] lean_roots" in err and said in err
 
 
 @pytest.mark.parametrize("launcher", [["-m", "orchestrator"], None])
