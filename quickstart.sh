@@ -8,17 +8,21 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e ".[test]"
 
 demo=demo/numerics
-rm -rf "$demo"
-mkdir -p demo
-cp -R examples/numerics "$demo"
-git -C "$demo" init --quiet --initial-branch=main
-git -C "$demo" add -A
-git -C "$demo" -c user.name=demo -c user.email=demo@example.invalid commit --quiet -m "Example project"
-
 run() { echo; echo "\$ autoformalize $*"; .venv/bin/autoformalize "$@"; }
-run init "$demo"
-git -C "$demo" add -A
-git -C "$demo" -c user.name=demo -c user.email=demo@example.invalid commit --quiet -m "autoformalize init"
+commit() { git -C "$demo" -c user.name=demo -c user.email=demo@example.invalid commit --quiet -m "$1"; }
+if [ -d "$demo/.git" ]; then
+    # Its cycles are work: a second run keeps them.
+    echo "keeping $demo and its history (delete it to start over)"
+else
+    mkdir -p demo
+    cp -R examples/numerics "$demo"
+    git -C "$demo" init --quiet --initial-branch=main
+    git -C "$demo" add -A
+    commit "Example project"
+    run init "$demo"
+    git -C "$demo" add -A
+    commit "autoformalize init"
+fi
 run sorries --repo "$demo"
 run status --repo "$demo"
 run cycle --dry-run --repo "$demo"

@@ -86,20 +86,19 @@ def secrets_for(config: Config) -> Secrets:
 
 
 def prover_for(config: ProverConfig) -> Prover | Off:
-    """The configured prover, or why there is none (logged here, once per process, not per call)."""
+    """The configured prover, or why there is none (a key without its library is logged, once per process)."""
     key = os.environ.get(config.api_key_env, "").strip()
     if config.backend == "none":
         return Off('[prover] backend = "none"')
-    if not key:
-        off = Off(f"{config.api_key_env} is not set")
-    else:
-        try:
-            from agents.provers.aristotle import AristotleProver
+    if not key:  # the usual case: said by `status` and to the Planner, not in every cycle's log
+        return Off(f"{config.api_key_env} is not set")
+    try:
+        from agents.provers.aristotle import AristotleProver
 
-            return AristotleProver(key, config.base_url)  # imports aristotlelib
-        except ImportError:
-            off = Off("aristotlelib is not installed (pip install 'autoformalize[aristotle]')")
-    log.info("prover.off", backend=config.backend, reason=off.reason)
+        return AristotleProver(key, config.base_url)  # imports aristotlelib
+    except ImportError:
+        off = Off("aristotlelib is not installed (pip install 'autoformalize[aristotle]')")
+    log.warning("prover.off", backend=config.backend, reason=off.reason)
     return off
 
 

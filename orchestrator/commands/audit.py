@@ -43,17 +43,17 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),
                     "served_by": ledger.served_by()}
     text, report = json.dumps(doc, indent=2, ensure_ascii=False), markdown(doc)
-    written = [_write(out, text, report)] if out is not None else []
+    written = _write(out, text, report) if out is not None else []
     if managed:
-        written.append(_write(config.state(root).audit, text, report, name=LATEST))
+        written += _write(config.state(root).audit, text, report, name=LATEST)
     if as_json:
         click.echo(text)
     elif out is None:
         click.echo(report)
     else:
         click.echo(doc["summary"])
-    for where in written:
-        click.echo(f"wrote {where}", err=True)
+    if written:
+        click.echo(f"wrote {', '.join(str(p) for p in written)}", err=True)
     if managed:
         click.echo(f"Commit {config.state(root).relative(config.state(root).audit)}/ to show it in "
                    "`autoformalize report`.", err=True)
@@ -97,8 +97,8 @@ def _models(config: Config, ledger: Ledger, *, no_models: bool, filter_edges: bo
     return models
 
 
-def _write(directory: Path, text: str, report: str, *, name: str = "audit") -> Path:
+def _write(directory: Path, text: str, report: str, *, name: str = "audit") -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     write_atomic(directory / f"{name}.json", text + "\n")
     write_atomic(directory / f"{name}.md", report)
-    return directory / f"{name}.json"
+    return [directory / f"{name}.json", directory / f"{name}.md"]

@@ -167,6 +167,7 @@ def test_a_sample_is_stratified_reproducible_and_listed_for_regrading(
     assert servers[0].requests == []
     out = book / "out"
     assert main(["audit", str(book), "--sample", "2", "--seed", "42", "--no-models", "--out", str(out)]) == 0
+    assert f"wrote {out / 'audit.json'}, {out / 'audit.md'}" in capsys.readouterr().err
     sheet = (out / "audit.md").read_text()
     drawn = [i for s in first["sample"]["strata"] for i in s["ids"]]
     assert "## Re-grading sheet" in sheet and all(f"| {i} |" in sheet for i in drawn)

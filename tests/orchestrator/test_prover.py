@@ -156,7 +156,7 @@ def test_without_a_key_the_prover_is_off_and_says_so_once(
         run_cycle(project.repo, project.config, deps, Options())
         idle_cycle(project, deps)
 
-    assert [e["reason"] for e in logs if e["event"] == "prover.off"] == ["ARISTOTLE_API_KEY is not set"]
+    assert not [e for e in logs if e["event"] == "prover.off"]  # the usual case, not logged in every cycle
     assert "The external prover is off: ARISTOTLE_API_KEY is not set." in user_text(
         project.agents.requests["planner"][0])
     refusal = user_text(project.agents.requests["worker"][1])
