@@ -34,11 +34,14 @@ def cli(log_format: str) -> None:
 @click.option("--lean-root", "lean_roots", multiple=True, metavar="NAME",
               help="A directory of formalization sources (repeatable); detected from the lakefile by default.")
 @click.option("--github", is_flag=True, help="Also write the scheduled GitHub Actions workflow.")
-def init(directory: Path | None, lean_roots: tuple[str, ...], github: bool) -> int:
+@_repo_option
+def init(directory: Path | None, lean_roots: tuple[str, ...], github: bool, repo: Path | None) -> int:
     """Add configuration, state files and agent rules to an existing Lean repository."""
     from orchestrator.commands import init as command
 
-    return command.run(directory, lean_roots, github)
+    if directory is not None and repo is not None and directory != repo:
+        raise click.UsageError("give the repository once: DIRECTORY or --repo")
+    return command.run(directory or repo, lean_roots, github)
 
 
 @cli.command()

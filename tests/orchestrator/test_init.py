@@ -58,6 +58,13 @@ def test_init_with_explicit_lean_roots(make_repo: Callable[..., Path]) -> None:
     assert tomllib.loads((repo / "autoformalize.toml").read_text())["project"]["lean_roots"] == ["Book", "Extra"]
 
 
+def test_init_takes_the_repository_as_every_command_does(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo()
+    assert main(["init", "--repo", str(repo)]) == 0
+    assert load_config(repo).project.lean_roots == ["Book"]
+    assert main(["init", str(repo), "--repo", str(repo / "Book")]) == 2
+
+
 def test_init_refuses_a_lean_root_that_is_not_there(make_repo: Callable[..., Path],
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     repo = make_repo()
