@@ -135,7 +135,7 @@ def sync(c: Cycle) -> None:
     if (workcopy.git_dir(c.git) / "index.lock").exists():
         raise UsageError("the git index is locked (.git/index.lock): another git command is running, or one was "
                          "killed; if none is running, delete .git/index.lock")
-    entry = c.journal.read()
+    entry = c.found = c.journal.read()
     if entry is not None and entry.commit is not None and c.git.head() == entry.base:
         _undo_partial_merge(c, entry)
     dirty = _users_changes(c)
@@ -193,6 +193,22 @@ def baseline(c: Cycle) -> None:
     c.ledger.on_charge = lambda ledger: _journal(c, usage=ledger.usage(), costs=ledger.costs(),
                                                  served_by=ledger.served_by())
     warn_if_off(c.config.sandbox)
+    try:
+        _prepare(c)
+    except Exception:
+        # Nothing was spent (no `lake`, a broken toolchain): one more "interrupted" cycle would say what did not
+        # happen. A kill here still leaves this cycle's entry, and the next cycle records it.
+        if c.found is None:
+            c.journal.clear()
+        else:
+            c.journal.write(c.found)
+        raise
+    assert c.build is not None
+    log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
+
+
+def _prepare(c: Cycle) -> None:
+    """The working copy, the census, the book's text, the build and Lean's baseline, at the base."""
     c.work = workcopy.prepare(c.git, c.base)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
@@ -205,7 +221,6 @@ def baseline(c: Cycle) -> None:
         changed_since=c.git.changed_between(verified, c.base) if verified else None, work=DirTree(c.work.root),
         build_config=c.config.build, lean_roots=roots, ci=c.deps.ci.conclusion(c.base) if c.deps.ci else None)
     kernelcheck.baseline(c, builds=c.build.ok)
-    log.info("cycle.baseline", cycle=c.number, base=c.base[:12], sorries=c.census.holes, builds=c.build.ok)
 
 
 def sweep(c: Cycle) -> None:

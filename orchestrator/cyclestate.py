@@ -58,6 +58,7 @@ class Cycle:
     journal: Journal
     started_at: datetime
     entry: Entry | None = None  # this cycle's journal entry
+    found: Entry | None = None  # the journal as sync found it: what a failed baseline puts back
     number: int = 0
     base: str = ""  # the branch commit the cycle builds on
     interrupted: list[HistoryRecord] = field(default_factory=list)

@@ -46,14 +46,20 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     remote = config.git.remote
     say(f"sync: would fetch {remote}/{config.git.branch} and fast-forward" if git.has_remote(remote)
         else f"sync: no remote {remote!r}; the cycle stays local")
+    history = read_history(paths.history)
+    recorded = {r.cycle for r in history.records}
     entry = Journal(workcopy.git_dir(git)).read()
+    pending: list[int] = []
     if entry is not None:
-        say(f"sync: cycle {entry.cycle} was interrupted; it would be recorded as interrupted")
+        landed = entry.commit is not None and git.is_ancestor(entry.commit, head)
+        pending = [u.cycle for u in [*entry.unfinished, *([] if landed else [entry])] if u.cycle not in recorded]
+    if pending:
+        say(f"sync: cycle {', '.join(map(str, pending))} {'was' if len(pending) == 1 else 'were'} interrupted; "
+            "it would be recorded as such")
     say(f"lock: {inspect_lock(paths.lock).status}")
     say(f"sandbox: {describe(config.sandbox)}")
     say(f"work: the Worker's working copy would be {workcopy.location(git)}")
-    history = read_history(paths.history)
-    number = 1 + max([files.read_cycle(paths), *(r.cycle for r in history.records)])
+    number = 1 + max([files.read_cycle(paths), *recorded, *pending])
     roots = config.project.lean_roots
     result = census(GitTree(git, head), roots)
     say(f"baseline: cycle {number}; {result.total_sorries} sorry, {result.total_admits} admit in "

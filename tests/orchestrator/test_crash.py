@@ -216,3 +216,38 @@ def test_the_api_key_is_in_no_file_commit_or_log(project: Project, capfd: pytest
     assert FAKE_KEY not in git(project.repo, "log", "-p", "--all")
     for request in project.server.requests:  # it was sent, as a header, to the endpoint only
         assert FAKE_KEY not in str(request.body)
+
+
+def test_a_missing_lake_leaves_no_interrupted_cycle_and_the_dry_run_numbers_as_the_cycle_will(
+        project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.orchestrator.harness import config_text
+
+    good = (project.repo / "autoformalize.toml").read_text()
+    project.commit_files({"autoformalize.toml": config_text(build={"check_file": "no-such-lake env lean {file}",
+                                                                   "build_all": "no-such-lake build"})}, "no lake")
+    for _ in range(2):
+        assert main(["cycle", "--repo", str(project.repo)]) == 1
+        assert "`no-such-lake` was not found" in capsys.readouterr().err
+    assert project.server.requests == [] and project.history() == []
+    project.commit_files({"autoformalize.toml": good}, "lake again")
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    assert "interrupted" not in out and "baseline: cycle 1;" in out
+
+    # Two cycles killed in the Worker: both are recorded as interrupted, and the dry run counts past them.
+    for _ in range(2):
+        inside, release = threading.Event(), threading.Event()
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.add("worker", blocking(inside, release))
+        child = start_cycle(project)
+        wait_for(inside)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        release.set()
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    assert "sync: cycle 1, 2 were interrupted" in out and "baseline: cycle 3;" in out
+    script_a_good_cycle(project)
+    project.cycle()
+    assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "interrupted"),
+                                                                  (3, "accepted")]
