@@ -35,11 +35,11 @@ from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, buildoutputs, fallback, housekeeping, kernelcheck, ownership, workcopy
+from orchestrator import blame, buildoutputs, fallback, housekeeping, ignores, kernelcheck, ownership, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
-from orchestrator.config import Config
+from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_of
 from orchestrator.deps import Deps
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
@@ -135,6 +135,8 @@ def sync(c: Cycle) -> None:
     if (workcopy.git_dir(c.git) / "index.lock").exists():
         raise UsageError("the git index is locked (.git/index.lock): another git command is running, or one was "
                          "killed; if none is running, delete .git/index.lock")
+    if excluded := ignores.swallowed(c.git, c.paths, c.config.project.plan, CONFIG_FILE):
+        raise UsageError(ignores.refusal(excluded))
     entry = c.found = c.journal.read()
     if entry is not None and entry.commit is not None and c.git.head() == entry.base:
         _undo_partial_merge(c, entry)

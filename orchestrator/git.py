@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,25 @@ class Git:
 
     def head(self) -> str:
         return self.run("rev-parse", "HEAD")
+
+    def ignored(self, paths: list[str]) -> dict[str, str]:
+        """Of `paths` (existing or not, tracked or not), those the ignore rules exclude, each with its rule:
+        `<file>:<line>: <pattern>`."""
+        command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", "-c", NO_HOOKS, "check-ignore", "-v", "-z",
+                   "--no-index", "--stdin"]
+        with tempfile.TemporaryFile() as stdin:  # a file, not a pipe: no deadlock whatever the list's length
+            stdin.write("\0".join(paths).encode())
+            stdin.seek(0)
+            status, out, err = self.repo.git.execute(command, istream=stdin, with_extended_output=True,
+                                                     with_exceptions=False, strip_newline_in_stdout=False)
+        if status not in (0, 1):  # 1: none is ignored
+            raise GitError(f"`git check-ignore` failed in {self.root}: {str(err).strip()}")
+        fields = str(out).split("\0")
+        found = {}
+        for source, line, pattern, path in zip(*[iter(fields[:len(fields) // 4 * 4])] * 4, strict=True):
+            if not pattern.startswith("!"):  # a negation matched: the path is kept
+                found[path] = f"{source}:{line}: {pattern}"
+        return found
 
     def branch(self) -> str | None:
         """The checked-out branch, or None when HEAD is detached."""

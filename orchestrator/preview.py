@@ -17,9 +17,9 @@ from gates.sandbox import describe
 from gates.scope import InvalidStrategy, matches
 from gates.tree import is_lean_source
 from orchestrator import cyclestate as cs
-from orchestrator import ownership, workcopy
+from orchestrator import ignores, ownership, workcopy
 from orchestrator.blame import persistent
-from orchestrator.config import Config
+from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
@@ -43,6 +43,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
         + ("" if branch == config.git.branch else f" — a cycle would refuse: not on {config.git.branch}"))
     if dirty:
         say(f"sync: a cycle would refuse (exit 2): uncommitted changes in {', '.join(dirty[:5])}")
+    if excluded := ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE):
+        say(f"sync: a cycle would refuse (exit 2): {ignores.refusal(excluded)}")
     remote = config.git.remote
     say(f"sync: would fetch {remote}/{config.git.branch} and fast-forward" if git.has_remote(remote)
         else f"sync: no remote {remote!r}; the cycle stays local")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+from orchestrator import ignores
 from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, missing_roots, render_config
+from orchestrator.git import Git
 from orchestrator.repo import detect_lean_project, find_repo
 from state.atomic import write_atomic
 from state.errors import UsageError
@@ -59,9 +61,23 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         else:
             write_atomic(target, content)
             written.append(rel)
-    # Temp files of interrupted atomic writes must never be committed either.
-    ignored = _ignore(repo, [paths.relative(paths.heartbeat), paths.relative(paths.lock),
-                             f"{paths.relative(paths.root)}/**/.*.tmp"])
+    git = Git(repo)
+    excluded = ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE)
+    if excluded:
+        _append(repo, "files a cycle commits, which rules above excluded",
+                ignores.negations(paths, config.project.plan, CONFIG_FILE, list(excluded)))
+        if still := ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE):
+            raise UsageError(ignores.refusal(still))
+    # Temp files of interrupted atomic writes must never be committed either; after the lines above, which might
+    # re-include them.
+    state = paths.relative(paths.root)
+    runtime = {paths.relative(paths.heartbeat): paths.relative(paths.heartbeat),
+               paths.relative(paths.lock): paths.relative(paths.lock),
+               f"{state}/**/.*.tmp": f"{state}/issues/.x.md.tmp"}
+    ignored_now = git.ignored(list(runtime.values()))
+    ignored = [entry for entry, probe in runtime.items() if probe not in ignored_now]
+    if ignored:
+        _append(repo, "files of the running process, never committed", ignored)
 
     click.echo(f"Lean project: {project.lakefile or 'no lakefile'}, toolchain {project.toolchain or 'unknown'}, "
                f"Lean roots: {', '.join(roots) or '(the whole repository)'}")
@@ -71,6 +87,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         click.echo(f"  kept     {rel} (exists; not overwritten)")
     if ignored:
         click.echo(f"  ignored  {', '.join(ignored)} (added to .gitignore)")
+    for path, rule in excluded.items():
+        click.echo(f"  included {path} (.gitignore re-includes it: {rule} excluded it, and a cycle commits it)")
     click.echo("Next: describe the book in plan.md, review autoformalize.toml, commit, "
                "then `autoformalize status`.")
     if github:
@@ -94,14 +112,8 @@ def workflow(config: Config) -> str:
     return text
 
 
-def _ignore(repo: Path, entries: list[str]) -> list[str]:
-    """Append the entries .gitignore lacks; returns them."""
+def _append(repo: Path, why: str, lines: list[str]) -> None:
     path = repo / ".gitignore"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    present = {line.strip().lstrip("/") for line in text.splitlines()}
-    missing = [e for e in entries if e not in present]
-    if missing:
-        lead = "" if not text or text.endswith("\n") else "\n"
-        block = "# autoformalize: files of the running process, never committed\n" + "\n".join(missing) + "\n"
-        write_atomic(path, text + lead + block)
-    return missing
+    lead = "" if not text or text.endswith("\n") else "\n"
+    write_atomic(path, f"{text}{lead}# autoformalize: {why}\n" + "\n".join(lines) + "\n")

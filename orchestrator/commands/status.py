@@ -17,8 +17,9 @@ from gates.census import census
 from gates.sandbox import describe, probe
 from gates.size import large
 from gates.tree import DirTree
+from orchestrator import ignores
 from orchestrator.blame import persistent
-from orchestrator.config import load_config
+from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import mark
 from orchestrator.repo import find_repo
@@ -73,6 +74,13 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     except GitError as e:
         old = []
         problems.append(f"sorry ages unknown: {e}")
+    try:
+        excluded = ignores.swallowed(Git(repo), paths, config.project.plan, CONFIG_FILE)
+    except GitError as e:
+        excluded = {}
+        problems.append(f"the ignore rules could not be read: {e}")
+    if excluded:
+        problems.append(ignores.refusal(excluded))
     problem = probe(config.sandbox)  # `sandboxed` only when the sandbox runs here, not when it merely should
     if not (repo / config.project.plan).is_file():
         problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
@@ -104,6 +112,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
                    **tally(read_jobs(paths.prover_jobs))},
         "sandbox": {"mode": config.sandbox.mode, "sandboxed": config.sandbox.mode == "bwrap" and problem is None,
                     "problem": problem, "detail": describe(config.sandbox)},
+        "ignored_state": excluded,
         "problems": problems,
     }
 
@@ -115,6 +124,9 @@ def run(repo: Path | None, as_json: bool) -> int:
         click.echo(json.dumps(status, indent=2, ensure_ascii=False))
     else:
         click.echo(render(status))
+    if status["ignored_state"]:  # said above as well: a project in this state loses every cycle's record
+        click.echo(f"error: {ignores.refusal(status['ignored_state'])}", err=True)
+        return 2
     return 0
 
 

@@ -251,3 +251,14 @@ def test_a_missing_lake_leaves_no_interrupted_cycle_and_the_dry_run_numbers_as_t
     project.cycle()
     assert [(r.cycle, r.outcome) for r in project.history()] == [(1, "interrupted"), (2, "interrupted"),
                                                                   (3, "accepted")]
+
+
+def test_a_cycle_refuses_while_the_ignore_rules_swallow_its_record(project: Project,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    ignore = project.repo / ".gitignore"
+    project.commit_files({".gitignore": ignore.read_text() + "history.jsonl\n"}, "ignore the record")
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    assert "sync: a cycle would refuse (exit 2): the ignore rules exclude" in capsys.readouterr().out
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert ".prover-state/history.jsonl (by .gitignore:" in capsys.readouterr().err
+    assert project.server.requests == [] and project.history() == []

@@ -14,7 +14,7 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.config import Config, load_config
-from tests.conftest import git
+from tests.conftest import git, write
 
 
 def test_init_writes_config_state_rules_and_ignores(make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
@@ -158,3 +158,35 @@ def test_the_workflow_runs_the_doctor_before_the_first_cycle_only(make_repo: Cal
         (repo / ".prover-state/cycle").write_text(cycle)
         done = subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True, text=True, check=True)
         assert ("ran autoformalize doctor" in done.stdout) is ran, done.stdout
+
+
+OPENMATH_GITIGNORE = (Path(__file__).parents[1] / "data/openmath/openmath_gitignore").read_text()
+
+
+@pytest.mark.parametrize("ignore", [OPENMATH_GITIGNORE, "/.prover-state/\n*.md\n",
+                                    ".prover-state/*\n!.prover-state/x\n"],
+                         ids=["openmath", "the-whole-folder-and-markdown", "its-contents"])
+def test_state_the_ignore_rules_swallow_is_refused_then_re_included_by_init(
+        make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str], ignore: str) -> None:
+    repo = make_repo({".gitignore": ignore, "plan.md": "# plan\n"})
+    write(repo, {".prover-state/history.jsonl": "", ".prover-state/cycle": "0\n"})
+    assert main(["status", "--repo", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert "the ignore rules exclude files a cycle must commit: " in err and ".gitignore:" in err
+
+    assert main(["init", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "included .prover-state/" in out
+    assert main(["status", "--repo", str(repo), "--json"]) == 0
+    capsys.readouterr()
+    git(repo, "add", "-A")
+    staged = git(repo, "diff", "--cached", "--name-only").split()
+    for path in (".prover-state/cycle", ".prover-state/history.jsonl", ".prover-state/attempts.md", "CLAUDE.md"):
+        assert path in staged, path
+    write(repo, {".prover-state/issues/some-issue.md": "x\n", ".prover-state/strategy.md": "x\n",
+                 ".prover-state/heartbeat.json": "{}", ".prover-state/run.lock": "", ".prover-state/.x.md.tmp": "",
+                 ".prover-state/issues/.y.md.tmp": ""})
+    git(repo, "add", "-A")
+    staged = git(repo, "diff", "--cached", "--name-only").split()
+    assert ".prover-state/issues/some-issue.md" in staged and ".prover-state/strategy.md" in staged
+    assert not [p for p in staged if p.endswith((".tmp", "heartbeat.json", "run.lock"))], staged
