@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agents import briefs
 from agents.planner import validate
+from agents.prices import session_cost
 from agents.prompts import render
 from agents.provers.base import Off
 from agents.tools import SPECS
@@ -30,12 +31,16 @@ from state.lock import inspect_lock
 from state.prover_jobs import JobStatus, read_jobs
 from state.statement_lock import read_lock
 
+TYPICAL_TURNS = 10  # a Worker that closes a small sorry, or gives up early
+JUDGED_TOKENS = 3_000  # one statement, its book text and the judge's rubric
+DIFF_TOKENS = 15_000  # the Evaluator's diff, report and verdicts, at most ~60,000 characters
 
 def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[str]:
     paths = config.state(repo)
     git = Git(repo)
     out: list[str] = []
     say = out.append
+    calls: dict[str, tuple[int, int, int]] = {}  # role → prompt tokens, turns of a short session, most turns
     branch, head = git.branch(), git.head()
     runtime = {paths.relative(paths.heartbeat), paths.relative(paths.lock)}
     dirty = [p for p in git.dirty() if p not in runtime]
@@ -103,6 +108,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             persistent=[a.describe() for a in old])
         text = context.render()
         system = render("planner", rules=rules, lean_roots=", ".join(roots) or "the repository")
+        calls["planner"] = (_tokens(system, text), 1, 1)
         say(_size("plan", config.agents.planner.model, system, text) + (f"; pivot away from: {pivot}" if pivot
                                                                            else ""))
         for note in context.dropped:
@@ -115,24 +121,61 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
                           scope_files=scope_files, issues=ownership.issues(git, head, paths)).render()
     tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                         for t in SPECS])
+    worker = config.agents.worker
+    calls["worker"] = (_tokens(render("worker", rules=rules) + tools, brief), min(TYPICAL_TURNS, worker.max_turns),
+                       worker.max_turns)
     say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)
         + f"; the Scope's statements fingerprinted by Lean first; up to {config.agents.worker.max_turns} turns, "
           f"{config.agents.worker.timeout_s}s, then the gates with up to {config.gates.repair_rounds} repair rounds")
     if config.audit.judge_in_loop:
         locked = len(read_lock(paths.statement_lock).statements)
+        calls["judge"] = (JUDGED_TOKENS, 1, 1)
         say(f"judge: {config.agents.judge.model} reads each statement the change adds or changes for a textbook "
             f"entity; {locked} statement(s) locked as faithful")
     else:
         say("judge: off ([audit] judge_in_loop = false)")
+    calls["evaluator"] = (_tokens(render("evaluator"), "") + DIFF_TOKENS, 1, 1)
     say(_size("evaluate", config.agents.evaluator.model, render("evaluator"), "")
         + " plus the cycle's diff, report and verdicts (at most ~60,000 characters)")
     every = config.loop.escalate_after
     tail = [r.progress_score for r in history.records][-(every - 1):] if every > 1 else []
     maybe = len(tail) == every - 1 and all(s <= 0 for s in tail)
     say(f"escalate: the Consultant {'would be called if this cycle scores ≤ 0' if maybe else 'would not be called'}")
+    if maybe:
+        calls["consultant"] = (calls.get("planner", (0, 1, 1))[0], 0, 1)
+    say(_cost(config, calls))
     say("land: one commit with the state files (and the Lean changes if every gate passes)"
         + (f", pushed to {remote}" if git.has_remote(remote) and config.git.push else ""))
     return out
+
+
+def _tokens(system: str, user: str) -> int:
+    return (len(system) + len(user)) // 4
+
+
+def _cost(config: Config, calls: dict[str, tuple[int, int, int]]) -> str:
+    """The cycle's cost, estimated from each role's prompt and turns: a short session and the longest allowed."""
+    unknown: set[str] = set()
+
+    def total(end: int) -> float:  # 1: each role's short session, 2: its longest
+        out = 0.0
+        for role, call in calls.items():
+            model = getattr(config.agents, role).model
+            price = session_cost(model, call[0], call[end], config.prices) if call[end] else 0.0
+            if price is None:
+                unknown.add(model)
+            out += price or 0.0
+        return out
+
+    low, high = total(1), total(2)
+    worker = config.agents.worker
+    budget = config.budget.per_cycle_usd
+    return (f"cost: about ${low:.2f} (a Worker done in {calls['worker'][1]} turns) to ${high:.2f} (all "
+            f"{worker.max_turns} turns, each reading the session from the prompt cache), at the prices of "
+            f"agents/prices.toml and [prices]"
+            + (f"; unpriced, so left out: {', '.join(sorted(unknown))}" if unknown else "")
+            + (f"; [budget] per_cycle_usd ${budget:.2f} stops it sooner" if budget is not None and budget < high
+               else ""))
 
 
 def _size(phase: str, model: str, system: str, user: str) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from agents.config import BudgetConfig
 from orchestrator import ignores
 from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, missing_roots, render_config
 from orchestrator.git import Git
@@ -16,6 +17,7 @@ from state.errors import UsageError
 from state.paths import StatePaths
 
 WORKFLOW = ".github/workflows/autoformalize.yml"
+DAY_USD = 50.0  # a new project's daily budget: a few long cycles; raised by the user who runs a daemon
 MAX_JOB_MINUTES = 360  # GitHub-hosted runners stop a job after six hours
 
 
@@ -34,7 +36,7 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         roots = list(lean_roots) or project.roots
         if missing := missing_roots(repo, roots):
             raise UsageError(f"--lean-root: {'; '.join(missing)}")
-        config = Config(project=ProjectConfig(lean_roots=roots))
+        config = Config(project=ProjectConfig(lean_roots=roots), budget=BudgetConfig(per_day_usd=DAY_USD))
     paths = StatePaths(repo, config.project.state_dir)
     rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
     rules = rules.replace("{state_dir}", config.project.state_dir)
@@ -89,6 +91,9 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         click.echo(f"  ignored  {', '.join(ignored)} (added to .gitignore)")
     for path, rule in excluded.items():
         click.echo(f"  included {path} (.gitignore re-includes it: {rule} excluded it, and a cycle commits it)")
+    if config.budget.per_day_usd == DAY_USD and CONFIG_FILE in written:
+        click.echo(f"Budget: at most ${DAY_USD:.0f} a day ([budget] per_day_usd); `cycle --dry-run` estimates one "
+                   "cycle's cost. Raise it for a daemon.")
     click.echo("Next: describe the book in plan.md, review autoformalize.toml, commit, "
                "then `autoformalize status`.")
     if github:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -17,7 +18,7 @@ from orchestrator.cli import main
 from state.errors import UsageError
 from state.lock import LockStatus, inspect_lock
 from tests.conftest import git
-from tests.orchestrator.harness import FAKE_KEY, Project, blocking, evaluation, strategy
+from tests.orchestrator.harness import FAKE_KEY, Project, blocking, config_text, evaluation, strategy
 from tests.standin.anthropic_server import Reply
 
 EDIT = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
@@ -196,8 +197,14 @@ def test_dry_run_makes_no_request_and_no_change(project: Project, capsys: pytest
     for phase in ("sync:", "baseline: cycle 1; 2 sorry", "sweep: not due (every 48 hours)",
                   "harvest: the external prover is off: ARISTOTLE_API_KEY is not set",
                   "plan: claude-opus-4-6, prompt", "work:",
-                  "judge: claude-sonnet-4-6 reads", "evaluate:", "escalate:", "land:"):
+                  "judge: claude-sonnet-4-6 reads", "evaluate:", "escalate:", "cost: about $", "land:"):
         assert phase in out, phase
+    low, high = (float(x) for x in re.findall(r"\$(\d+\.\d\d) \(", out.split("cost: about ")[1])[:2])
+    assert 0 < low < high  # a 10-turn Worker, then all 200 turns
+
+    project.commit_files({"autoformalize.toml": config_text(agents={"worker": {"model": "my-local-model"}})}, "local")
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    assert "unpriced, so left out: my-local-model" in capsys.readouterr().out
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -220,8 +227,6 @@ def test_the_api_key_is_in_no_file_commit_or_log(project: Project, capfd: pytest
 
 def test_a_missing_lake_leaves_no_interrupted_cycle_and_the_dry_run_numbers_as_the_cycle_will(
         project: Project, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.orchestrator.harness import config_text
-
     good = (project.repo / "autoformalize.toml").read_text()
     project.commit_files({"autoformalize.toml": config_text(build={"check_file": "no-such-lake env lean {file}",
                                                                    "build_all": "no-such-lake build"})}, "no lake")

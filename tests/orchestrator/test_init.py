@@ -25,7 +25,9 @@ def test_init_writes_config_state_rules_and_ignores(make_repo: Callable[..., Pat
     assert "Lean roots: Book" in out
     config = load_config(repo)
     assert config.project.lean_roots == ["Book"]
-    assert config.model_dump() == Config.model_validate({"project": {"lean_roots": ["Book"]}}).model_dump()
+    assert config.model_dump() == Config.model_validate({"project": {"lean_roots": ["Book"]},
+                                                         "budget": {"per_day_usd": 50.0}}).model_dump()
+    assert "Budget: at most $50 a day ([budget] per_day_usd)" in out
     for rel in ("plan.md", "CLAUDE.md", "AGENTS.md", ".prover-state/cycle", ".prover-state/history.jsonl",
                 ".prover-state/attempts.md", ".prover-state/issues/.gitkeep", ".prover-state/task_results/.gitkeep"):
         assert (repo / rel).exists(), rel
