@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from html import escape
@@ -36,6 +36,7 @@ from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
 
 PERSISTENT_SHOWN = 25
+OPEN_SHOWN = 200
 
 TEMPLATES = files("orchestrator.report") / "templates"
 ROLLING = 10  # cycles in the moving average of the score, at least
@@ -106,8 +107,7 @@ class ChapterCoverage:
 class AuditSummary:
     path: str
     when: str | None
-    summary: str
-    fields: list[tuple[str, str]]  # the audit's other top-level figures
+    summary: str  # the audit's own headline figures
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,8 @@ class Report:
     prover_jobs: list[ProverJob] = field(default_factory=list)  # in the order submitted
     persistent: list[SorryAge] = field(default_factory=list)  # sorries unchanged for sorry_age_days, oldest first
     large: list[tuple[str, int, bool]] = field(default_factory=list)  # file, lines, over the cap (else the warning)
+    holes: list[tuple[str, str, int]] = field(default_factory=list)  # declaration, file:line, sorries and admits
+    axioms: list[tuple[str, str]] = field(default_factory=list)  # the project's own axioms: name, file:line
 
 
 def gather(repo: Path, now: datetime) -> Report:
@@ -178,14 +180,21 @@ def gather(repo: Path, now: datetime) -> Report:
         problems.append(f"the ages of the sorries could not be read: {e}")
     gates = config.gates
     big = [(p, n, n > gates.file_cap_lines) for p, n in large(tree, gates.file_warn_lines)]
+    if unfilled := placeholders(plan_text or ""):
+        problems.append(f"{config.project.plan}: {unfilled} target(s) are still the template's placeholders "
+                        "(`- [ ] Chapter 1: …`); they are left out of the coverage")
+    holes = [(d.name or d.kind, f"{path}:{d.line}", d.holes) for path, d in tree.decls() if d.holes]
+    holes += [(name, path, 0) for path, name in tree.hidden_holes()]
+    axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
-                  _issues(repo, paths, problems), problems, jobs, old, big)
+                  _issues(repo, paths, problems), problems, jobs, old, big, holes, axioms)
 
 
 # ---------------------------------------------------------------- the plan
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _CHECKBOX = re.compile(r"^(\s*)[-*+]\s+\[([ xX])\]\s+(.*\S)\s*$")
+_PLACEHOLDER = re.compile(r"^(?:chapter|part|section)\s+\d+\s*:\s*…$", re.I)
 _CHAPTERISH = re.compile(r"^(?:chapter|ch\.|part|appendix|§)\s*(?:\d|[IVXLC]+\b)|^\d+(?:\.\d+)*[.:)]?\s", re.I)
 
 
@@ -195,6 +204,11 @@ class _Item:
     done: bool
     text: str
     headings: tuple[str, ...]
+
+
+def placeholders(text: str) -> int:
+    """Targets still as the plan's template wrote them (`- [ ] Chapter 1: …`): not the book's."""
+    return sum(1 for line in text.splitlines() if (box := _CHECKBOX.match(line)) and _PLACEHOLDER.match(box.group(3)))
 
 
 def plan_chapters(text: str) -> list[PlanChapter]:
@@ -215,7 +229,7 @@ def plan_chapters(text: str) -> list[PlanChapter]:
         if heading := _HEADING.match(line):
             level = len(heading.group(1))
             headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
-        elif box := _CHECKBOX.match(line):
+        elif (box := _CHECKBOX.match(line)) and not _PLACEHOLDER.match(box.group(3)):
             indent = len(box.group(1).expandtabs(4))
             items.append(_Item(indent, box.group(2) != " ", box.group(3), tuple(h for _, h in headings)))
     counts: dict[str, list[int]] = {}
@@ -288,20 +302,7 @@ def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], 
     when = next((str(data[k]) for k in ("generated_at", "finished_at", "created_at", "timestamp") if data.get(k)),
                 None)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-    skip = {"entities", "summary", "generated_at", "finished_at", "created_at", "timestamp"}
-    fields = list(_scalars(data, skip))[:60]
-    return entities, AuditSummary(where, when, summary or "", fields)
-
-
-def _scalars(data: dict[str, object], skip: set[str], prefix: str = "") -> Iterable[tuple[str, str]]:
-    """The object's scalar values (one level of nesting flattened as `outer.inner`)."""
-    for key, value in data.items():
-        if key in skip:
-            continue
-        if isinstance(value, bool | int | float | str) and not (isinstance(value, str) and len(value) > 300):
-            yield prefix + key, str(value).lower() if isinstance(value, bool) else str(value)
-        elif isinstance(value, dict) and not prefix:
-            yield from _scalars(value, set(), f"{key}.")
+    return entities, AuditSummary(where, when, summary or "")
 
 
 def coverage(entities: Sequence[_Entity]) -> list[ChapterCoverage]:
@@ -394,6 +395,7 @@ def render(report: Report) -> str:
         audit=_audit(report.audit, report.coverage),
         prover=_prover(report.prover_jobs),
         watch=_watch(report.persistent, report.large),
+        open=_open(report.holes, report.axioms),
         notes=_notes(report.problems),
     )
 
@@ -619,9 +621,8 @@ def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> s
            f'<p id="audit-line">{_e(line)}</p>']
     if audit.summary:
         out.append(f'<pre class="text">{_e(audit.summary)}</pre>')
-    if audit.fields:
-        out.append('<dl class="fields">' + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in audit.fields)
-                   + "</dl>")
+    out.append(f'<p>Every figure, and each entity with its verdicts: <code>{_e(audit.path.removesuffix(".json"))}.md'
+               "</code> beside it.</p>")
     return "".join(out)
 
 
@@ -663,6 +664,27 @@ def _watch(old: Sequence[SorryAge], big: Sequence[tuple[str, int, bool]]) -> str
         items = "".join(f"<li><code>{_e(p)}</code>: {n:,} lines, over the {'cap: to split' if cap else 'warning'}"
                         "</li>" for p, n, cap in big)
         out.append(f'<ul id="large-files">{items}</ul>')
+    return "".join(out) + "</section>"
+
+
+def _open(holes: Sequence[tuple[str, str, int]], axioms: Sequence[tuple[str, str]]) -> str:
+    """What is left to prove, and what the project assumes."""
+    out = ['<section id="open" aria-labelledby="open-h"><h2 id="open-h">Open sorries and axioms</h2>']
+    if not holes and not axioms:
+        out.append('<p class="note">No sorry, no admit and no axiom of the project\'s own.</p>')
+    if holes:
+        rows = "".join(f'<tr><th scope="row"><code>{_e(name)}</code></th><td><code>{_e(where)}</code></td>'
+                       f'<td class="num">{n if n else "Lean says sorryAx"}</td></tr>'
+                       for name, where, n in holes[:OPEN_SHOWN])
+        more = f" ({len(holes) - OPEN_SHOWN} more not shown)" if len(holes) > OPEN_SHOWN else ""
+        out.append(f'<p id="open-line">{len(holes)} declaration(s) not yet proved{more}.</p>'
+                   '<div class="scroll"><table id="open-table"><thead><tr><th scope="col">Declaration</th>'
+                   '<th scope="col">Where</th><th scope="col" class="num">Sorries</th></tr></thead>'
+                   f"<tbody>{rows}</tbody></table></div>")
+    if axioms:
+        items = "".join(f"<li><code>{_e(name)}</code> <small>{_e(where)}</small></li>" for name, where in axioms)
+        out.append(f'<p>The project\'s own axioms, which every result using them rests on:</p>'
+                   f'<ul id="axioms">{items}</ul>')
     return "".join(out) + "</section>"
 
 
