@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.model import Model
-from audit import judge, reuse, sample, stats
+from audit import judge, rests, reuse, sample, stats
 from audit.entities import Entity
 from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
@@ -26,6 +26,7 @@ SCHEMA_VERSION = 1
 LABELS = {judge.Score.FAITHFUL: "faithful", judge.Score.STRONGER: "stronger", judge.Score.DIFFERENT: "different"}
 PROTOCOL_NAMES = {"direct": "direct (book vs Lean)", "round_trip": "round trip (book vs back-translation)"}
 LEAN_CHARS = 12_000  # a declaration longer than this is cut for the judges
+UNPROVED_SHOWN = 500
 
 
 @dataclass
@@ -77,7 +78,8 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
     """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given."""
     entities, problems = find_entities(root, census, blueprint=options.blueprint, mappings=options.mappings)
     decls = declarations(census)
-    rows = {e.id: _row(e, decls) for e in entities}
+    support = rests.Support(census)
+    rows = {e.id: _row(e, decls, support) for e in entities}
     judged = [e for e in entities if rows[e.id]["formalized"]]
     drawn = None
     if options.sample is not None:
@@ -94,7 +96,7 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
         "schema_version": SCHEMA_VERSION, "generated_at": now.isoformat(), "root": str(root),
         "proof_gap": stats.proof_gap(root, census).to_json(), "statistics": stats.statistics(root, census).to_json(),
         "faithfulness": faithfulness, "reuse": reused.to_json(), "skipped": dict(models.skipped),
-        "entities": list(rows.values()), "extraction_problems": problems,
+        "entities": list(rows.values()), "extraction_problems": problems, "proved_means": rests.METHOD,
     }
     if drawn is not None:
         doc["sample"] = drawn.to_json()
@@ -102,12 +104,13 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
     return doc
 
 
-def _row(e: Entity, decls: dict[str, Decl]) -> dict[str, Any]:
+def _row(e: Entity, decls: dict[str, Decl], support: rests.Support) -> dict[str, Any]:
     present = [n for n in e.lean if n in decls]
+    formalized = bool(e.lean) and len(present) == len(e.lean)
+    rests_on = list(dict.fromkeys(r for n in present for r in support.rests_on(n)))
     return {"id": e.id, "kind": e.kind, "name": e.name, "chapter": e.chapter, "source": e.source, "lean": e.lean,
-            "leanok": e.leanok, "formalized": bool(e.lean) and len(present) == len(e.lean),
-            "proved": bool(present) and len(present) == len(e.lean) and not any(decls[n].holes for n in present),
-            "faithful": None, "direct": None, "round_trip": None}
+            "leanok": e.leanok, "formalized": formalized, "proved": formalized and not rests_on,
+            "rests_on": rests_on, "faithful": None, "direct": None, "round_trip": None}
 
 
 def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str, dict[str, Any]], models: Models,
@@ -254,6 +257,14 @@ def markdown(doc: dict[str, Any]) -> str:
             d, t = r["direct"] or {}, r["round_trip"] or {}
             out.append(f"| {r['id']} | {', '.join(r['lean'])} | {d.get('label', '—')} | {t.get('label', '—')} | "
                        f"{_cell(d.get('reason') or t.get('reason') or '')} |")
+    unproved = [r for r in doc["entities"] if r["formalized"] and not r["proved"]]
+    if unproved:
+        out += ["", "## Formalized, not proved", "", f"Proved means no sorry and no axiom of the project in what a "
+                f"result uses, by {doc['proved_means']}.", "", "| entity | Lean | rests on |", "| --- | --- | --- |"]
+        out += [f"| {r['id']} | {', '.join(r['lean'])} | {_cell(', '.join(r['rests_on'][:12]))}"
+                f"{' …' if len(r['rests_on']) > 12 else ''} |" for r in unproved[:UNPROVED_SHOWN]]
+        if len(unproved) > UNPROVED_SHOWN:
+            out.append(f"\n… and {len(unproved) - UNPROVED_SHOWN} more (see the JSON)")
     out += ["", "## Cross-file reuse", "", ru.get("note", ""), "", "| edges | reflected | tested | rate |",
             "| --- | ---: | ---: | ---: |"]
     for name, rate in ru.get("rates", {}).items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ from audit.run import Models, Options, audit, markdown
 from gates.census import census
 from gates.tree import DirTree
 from orchestrator.config import CONFIG_FILE, Config, load_config
+from orchestrator.git import Git, GitError
+from orchestrator.kernelcheck import mark
 from orchestrator.repo import detect_lean_project, find_repo
 from orchestrator.wiring import missing_keys, model_for, unset
 from state.atomic import write_atomic
@@ -31,6 +34,8 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     roots = config.project.lean_roots if managed else _lean_roots(root)
     tree = DirTree(root)
     found = census(tree, roots)
+    with contextlib.suppress(GitError):  # what Lean said in earlier cycles: sorries only it sees count
+        mark(found, Git(root))
     for problem in [*tree.skipped, *found.problems]:
         click.echo(f"warning: {problem}", err=True)
     ledger = Ledger()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agents.model import Message, Reply, System, ToolSpec
 from audit.extract import from_blueprint
-from audit.run import Models, Options, audit
+from audit.run import Models, Options, audit, markdown
 from gates.census import census
 from gates.tree import DirTree
 
@@ -64,3 +64,48 @@ def test_a_blueprints_prose_reaches_the_judge_up_to_the_configured_cut(tmp_path:
     (src / "content.tex").write_text(prose + "\n\\begin{theorem}\\label{thm:a}\\lean{t}\nP.\n\\end{theorem}\n")
     entities, _ = from_blueprint(tmp_path)
     assert len(entities[0].context) > 2000 and entities[0].context.endswith("Sentence 199 of the prose.")
+
+
+# Two books in ReasBook's layout (`ReasBook/Books/<book>/Chapters/…`): Rockafellar's Theorem 20.0.1 has no sorry
+# of its own but uses a sorried helper; Tao's Theorem 1.1 rests on an axiom of the project; Theorem 1.2 is proved.
+ROCKAFELLAR = """namespace Rockafellar
+
+theorem helper (n : Nat) : n + 0 = n := by
+  sorry
+
+/-- Theorem 20.0.1 The sum with zero. -/
+theorem thm20 (n : Nat) : n + 0 = n := helper n
+
+end Rockafellar
+"""
+TAO = """namespace Tao
+
+axiom choice_like : ∀ n : Nat, n = n
+
+/-- Theorem 1.1 Every number is itself. -/
+theorem thm11 (n : Nat) : n = n := choice_like n
+
+/-- Theorem 1.2 Zero is zero. -/
+theorem thm12 : (0 : Nat) = 0 := rfl
+
+end Tao
+"""
+
+
+def test_proved_means_nothing_sorried_and_no_axiom_in_what_a_result_uses(tmp_path: Path) -> None:
+    books = tmp_path / "ReasBook" / "Books"
+    (books / "Rockafellar" / "Chapters").mkdir(parents=True)
+    (books / "Tao" / "Chapters").mkdir(parents=True)
+    (books / "Rockafellar" / "Chapters" / "Chap20.lean").write_text(ROCKAFELLAR, encoding="utf-8")
+    (books / "Tao" / "Chapters" / "Chap01.lean").write_text(TAO, encoding="utf-8")
+    doc = audit(tmp_path, census(DirTree(tmp_path)), Models(), Options(), datetime.now(UTC))
+    rows = {tuple(r["lean"]): r for r in doc["entities"]}
+    assert rows[("Rockafellar.thm20",)]["formalized"] and not rows[("Rockafellar.thm20",)]["proved"]
+    assert rows[("Rockafellar.thm20",)]["rests_on"] == ["Rockafellar.helper"]
+    assert rows[("Tao.thm11",)]["rests_on"] == ["Tao.choice_like"] and not rows[("Tao.thm11",)]["proved"]
+    assert rows[("Tao.thm12",)]["proved"] and rows[("Tao.thm12",)]["rests_on"] == []
+    assert "3 textbook entities: 3 formalized, 1 proved" in doc["summary"]
+    report = markdown(doc)
+    assert "## Formalized, not proved" in report
+    assert ("| thm:20.0.1 | Rockafellar.thm20 | Rockafellar.helper |\n"
+            "| thm:1.1 | Tao.thm11 | Tao.choice_like |") in report
