@@ -171,13 +171,26 @@ def sync(c: Cycle) -> None:
         if u.cycle in recorded:  # a journal older than what the branch holds
             continue
         c.adopted += u.prover_jobs
-        costs = u.costs
-        c.interrupted.append(HistoryRecord(
-            cycle=u.cycle, started_at=datetime.fromisoformat(u.started_at), finished_at=c.started_at,
-            outcome=Outcome.INTERRUPTED, base=u.base, usage=u.usage, costs=costs, served_by=u.served_by,
-            cost_usd=None if None in costs.values() else round(sum(v or 0.0 for v in costs.values()), 6),
-            summary=f"interrupted: process {u.pid} stopped before the cycle landed; its changes were discarded"))
+        c.interrupted.append(_interrupted(u, c.started_at))
         log.warning("cycle.recovered", interrupted=u.cycle)
+
+
+def _interrupted(u: Unfinished, now: datetime) -> HistoryRecord:
+    """The record of a cycle that did not land: its own, when it got as far as writing one."""
+    if u.record is not None and u.record.cycle == u.cycle:
+        if u.record.outcome is Outcome.INTERRUPTED:  # recorded so already, by an earlier recovery
+            return u.record
+        was = u.record.outcome.value if u.record.outcome else "recorded"
+        return u.record.model_copy(update={
+            "outcome": Outcome.INTERRUPTED, "finished_at": now,
+            "summary": f"interrupted ({was}, then its commit failed; its changes were discarded): "
+                       f"{u.record.summary}"})
+    costs = u.costs
+    return HistoryRecord(
+        cycle=u.cycle, started_at=datetime.fromisoformat(u.started_at), finished_at=now,
+        outcome=Outcome.INTERRUPTED, base=u.base, usage=u.usage, costs=costs, served_by=u.served_by,
+        cost_usd=None if None in costs.values() else round(sum(v or 0.0 for v in costs.values()), 6),
+        summary=f"interrupted: process {u.pid} stopped before the cycle landed; its changes were discarded")
 
 
 def baseline(c: Cycle) -> None:
@@ -189,7 +202,7 @@ def baseline(c: Cycle) -> None:
     c.entry = Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat(),
                     unfinished=[Unfinished(cycle=r.cycle, base=r.base or "", pid=0,
                                            started_at=(r.started_at or c.started_at).isoformat(), usage=r.usage,
-                                           costs=r.costs, served_by=r.served_by)
+                                           costs=r.costs, served_by=r.served_by, record=r)
                                 for r in c.interrupted], prover_jobs=c.adopted)
     c.journal.write(c.entry)
     c.ledger.on_charge = lambda ledger: _journal(c, usage=ledger.usage(), costs=ledger.costs(),
@@ -476,6 +489,8 @@ def land(c: Cycle) -> None:
     """Commit in the working copy, push (re-applying onto a remote that moved), fast-forward the branch."""
     assert c.work is not None and c.entry is not None
     remote, name = c.config.git.remote, c.config.git.branch
+    c.entry = c.entry.model_copy(update={"record": c.record})
+    c.journal.write(c.entry)
     for _ in range(PUSH_ATTEMPTS):
         c.commit = c.work.commit_all(cs.commit_message(c))
         c.entry = c.entry.model_copy(update={"commit": c.commit})

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from state.atomic import write_atomic
-from state.history import Usage
+from state.history import HistoryRecord, Usage
 from state.prover_jobs import ProverJob
 
 
@@ -28,6 +28,8 @@ class Unfinished(BaseModel):
     served_by: dict[str, list[str]] = Field(default_factory=dict)
     # Jobs it handed an external prover: they run on whether or not the cycle lands, so the next one adopts them.
     prover_jobs: list[ProverJob] = Field(default_factory=list)
+    # Its record, once written: a commit that fails (a full disk, a broken index) must not lose what it says.
+    record: HistoryRecord | None = None
 
 
 class Entry(Unfinished):

@@ -267,3 +267,26 @@ def test_a_cycle_refuses_while_the_ignore_rules_swallow_its_record(project: Proj
     assert main(["cycle", "--repo", str(project.repo)]) == 2
     assert ".prover-state/history.jsonl (by .gitignore:" in capsys.readouterr().err
     assert project.server.requests == [] and project.history() == []
+
+
+def test_a_commit_that_fails_loses_no_record(project: Project, tmp_path: Path) -> None:
+    # git refuses the cycle's commit (as a full disk or a broken index would); the record it was to carry is kept
+    # in the journal, and the next cycle lands it.
+    real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
+    failing = tmp_path / "bin" / "git"
+    failing.parent.mkdir()
+    failing.write_text(f'#!/bin/sh\ncase "$*" in\n  *"Autoformalize-Cycle"*) echo "fatal: disk full" >&2; exit 128;;\n'
+                       f'esac\nexec {real} "$@"\n')
+    failing.chmod(failing.stat().st_mode | stat.S_IEXEC)
+    script_a_good_cycle(project)
+    child = start_cycle(project, {"GIT_PYTHON_GIT_EXECUTABLE": str(failing)})
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 1 and "disk full" in out, out
+
+    script_a_good_cycle(project)
+    project.cycle()
+    first, second = project.history()
+    assert (first.cycle, first.outcome, second.cycle, second.outcome) == (1, "interrupted", 2, "accepted")
+    assert first.summary.startswith("interrupted (accepted, then its commit failed; its changes were discarded): ")
+    assert first.progress_score == 1 and [g.name for g in first.gates][:2] == ["scope", "integrity"]
+    assert first.usage["worker"].output > 0  # what the cycle spent is still counted
