@@ -42,6 +42,14 @@ class AgentConfig(Endpoint):
     """Model calls one session may make."""
     token_budget: int | None = Field(default=None, ge=1)
     """Tokens one session may spend (uncached input, output and cache writes); none when unset."""
+    context_tokens: int | None = Field(default=None, ge=1024)
+    """The model's context window in tokens (default: from agents/prices.toml, else 32,768). A Worker session
+    stays inside it: tool results cut at `tool_result_chars`, old ones cleared past 60% of it, the session
+    summarized past 80%."""
+    tool_result_chars: int = Field(default=20_000, ge=1_000)
+    """A Worker's tool result longer than this is cut as it arrives, saying how to read the rest."""
+    keep_tool_results: int = Field(default=8, ge=1)
+    """Tool results a Worker session keeps whole when it clears older ones."""
     fallbacks: list[Endpoint] = Field(default_factory=list)
     """Endpoints tried in order when this one stays rate-limited or overloaded after its retries."""
     allowed_tools: list[str] | None = None

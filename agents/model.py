@@ -91,3 +91,7 @@ class ModelUnavailable(InfraError):
 
 class ModelRejected(InfraError):
     """The provider refused the request for a reason retrying cannot fix (key, quota, bad request)."""
+
+
+class ContextTooLong(ModelRejected):
+    """The request is longer than the model's context window: a shorter one may be accepted."""

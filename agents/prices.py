@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -20,10 +21,21 @@ class Price(BaseModel):
     cache_write: float
 
 
+DEFAULT_WINDOW = 32_768  # for a model of unknown window: what the smaller local models serve
+
+
 @cache
+def _table() -> dict[str, Any]:
+    return tomllib.loads(resources.files("agents").joinpath("prices.toml").read_text(encoding="utf-8"))
+
+
 def price_table() -> dict[str, Price]:
-    raw = tomllib.loads(resources.files("agents").joinpath("prices.toml").read_text(encoding="utf-8"))
-    return {name: Price.model_validate(p) for name, p in raw["models"].items()}
+    return {name: Price.model_validate(p) for name, p in _table()["models"].items()}
+
+
+def window_of(model: str, configured: int | None = None) -> int:
+    """The model's context window in tokens: as configured, else from the table, else `DEFAULT_WINDOW`."""
+    return configured or int(_table().get("windows", {}).get(model, DEFAULT_WINDOW))
 
 
 def cost(model: str, usage: Usage, overrides: dict[str, Price] | None = None) -> float | None:

@@ -11,14 +11,16 @@ from typing import Protocol
 
 import structlog
 
+from agents import window
 from agents.ledger import BudgetExceeded
-from agents.model import Message, Model, System
+from agents.model import ContextTooLong, Message, Model, ModelRejected, Reply, System, ToolResult
 from agents.prompts import render
 from agents.tools import SPECS, Workspace
 from state.history import Usage
 
 log = structlog.get_logger()
 MAX_TOKENS = 16384
+SUMMARY_TOKENS = 4096
 
 
 class Stop(StrEnum):
@@ -29,6 +31,8 @@ class Stop(StrEnum):
     TOKENS = "tokens"  # hit the token budget
     STOPPED = "stopped"  # the process was asked to stop
     BUDGET = "budget"  # the next model call could cross a spending limit
+    CONTEXT = "context"  # the session outgrew the model's context window, summarized or not
+    REFUSED = "refused"  # the model refused a request mid-session (its work so far is still gated)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,19 @@ class Limits:
     max_turns: int
     timeout_s: float
     token_budget: int | None = None  # uncached input + output + cache writes
+    window: int = 200_000  # the model's context window, in tokens
+    result_chars: int = 20_000  # a tool result longer than this is cut as it arrives
+    keep_results: int = 8  # tool results kept whole when older ones are cleared
+
+
+@dataclass
+class Context:
+    """How the session stayed inside its window: the record's `worker_context`."""
+
+    peak_input: int = 0  # the longest request, in input tokens (cached or not)
+    trims: int = 0  # tool results cut as they came
+    clears: int = 0  # old tool results replaced by a stub
+    compactions: int = 0  # summaries the session continued from
 
 
 @dataclass
@@ -49,6 +66,7 @@ class Session(Protocol):
 
     turns: int
     rounds: list[Round]
+    context: Context
 
     def run(self, prompt: str) -> Round:
         """The first round, from the strategy and context."""
@@ -79,13 +97,16 @@ class WorkerSession:
     usage: Usage = field(default_factory=Usage)
     turns: int = 0
     rounds: list[Round] = field(default_factory=list)
+    context: Context = field(default_factory=Context)
 
     def __post_init__(self) -> None:
         self.system = System(render("worker", rules=self.rules))
         self.deadline = self.clock() + self.limits.timeout_s
+        self.opening = ""
 
     def run(self, prompt: str) -> Round:
         """The first round: the strategy and context as the opening message."""
+        self.opening = prompt
         return self._round(prompt)
 
     def resume(self, feedback: str) -> Round:
@@ -101,19 +122,75 @@ class WorkerSession:
                 return self._end(stop, f"(The session stopped at its {stop.value} limit without a report; "
                                        f"{self.turns} model calls were made.)")
             try:
-                reply = self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+                reply = self._send()
             except BudgetExceeded as e:  # what it has done so far is still gated and can land
                 return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
+            except ContextTooLong as e:
+                return self._end(Stop.CONTEXT, f"(The session stopped: it outgrew the model's context window even "
+                                               f"summarized ({e}). {self.turns} model calls were made.)")
+            except ModelRejected as e:
+                if self.turns == 0:  # nothing done yet: the cycle's error says why
+                    raise
+                return self._end(Stop.REFUSED, f"(The session stopped: {e} {self.turns} model calls were made.)")
             self.turns += 1
             self.usage += reply.usage
+            sent = reply.usage.input + reply.usage.cache_read + reply.usage.cache_write
+            self.context.peak_input = max(self.context.peak_input, sent)
             self.messages.append(reply.as_message())
-            log.info("worker.turn", turn=self.turns, tools=[c.name for c in reply.tool_calls])
+            log.info("worker.turn", turn=self.turns, tools=[c.name for c in reply.tool_calls], input_tokens=sent)
             if not reply.tool_calls:
                 return self._end(Stop.ENDED, reply.text.strip() or "(The Worker ended without a report.)")
-            results = tuple(self.workspace.call(c) for c in reply.tool_calls)
+            results = tuple(self._trimmed(self.workspace.call(c)) for c in reply.tool_calls)
             self.messages.append(Message("user", tool_results=results))
             if self.workspace.report is not None:
                 return self._end(Stop.FINISHED, self.workspace.report)
+            self._fit(sent + window.tokens(self.messages[-2:]))
+
+    def _send(self) -> Reply:
+        """The next call; refused for its length, once more after a summary of the session."""
+        try:
+            return self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+        except ContextTooLong:
+            if not self._compact():
+                raise
+            return self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+
+    def _trimmed(self, result: ToolResult) -> ToolResult:
+        result, cut = window.trim(result, self.limits.result_chars)
+        self.context.trims += cut
+        return result
+
+    def _fit(self, size: int) -> None:
+        """Before the next call, whose request weighs about `size` tokens: clear, then summarize, as needed."""
+        if size < window.CLEAR_AT * self.limits.window:
+            return
+        before = window.tokens(self.messages)
+        self.messages, cleared = window.clear(self.messages, self.limits.keep_results)
+        self.context.clears += cleared
+        size -= before - window.tokens(self.messages)
+        if size >= window.COMPACT_AT * self.limits.window:
+            self._compact()
+
+    def _compact(self) -> bool:
+        """The session continued from its opening, a summary of it and its last turn; False when it cannot be
+        shortened so."""
+        tail = self.messages[-2:] if len(self.messages) >= 3 and self.messages[-2].role == "assistant" else []
+        if len(self.messages) - len(tail) < 2:
+            return False
+        text = window.transcript(self.messages[:len(self.messages) - len(tail)],
+                                 self.limits.window * window.CHARS_PER_TOKEN // 2)
+        try:
+            reply = self.model.send(System(render("compact")), [Message("user", text)], max_tokens=SUMMARY_TOKENS)
+        except (ModelRejected, BudgetExceeded) as e:  # the session goes on as it is, or ends at its limit
+            log.warning("worker.compaction_failed", error=str(e)[:300])
+            return False
+        self.usage += reply.usage
+        summary = reply.text.strip() or "(no summary was written)"
+        self.messages = [Message("user", f"{self.opening}\n\n## Your session so far, summarized\n\n{summary}"),
+                         *tail]
+        self.context.compactions += 1
+        log.info("worker.compacted", turn=self.turns, compactions=self.context.compactions)
+        return True
 
     def _say(self, text: str) -> None:
         # Tool results and new text share one user turn: turns must alternate.

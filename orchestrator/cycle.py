@@ -20,6 +20,7 @@ import structlog
 
 from agents import briefs, consultant, evaluator, planner
 from agents.planner import Plan, PlanFailed
+from agents.prices import window_of
 from agents.provers.desk import Desk
 from agents.tools import Workspace
 from agents.worker import Limits
@@ -324,8 +325,9 @@ def work(c: Cycle) -> None:
     workspace = Workspace(c.work.root, c.plan.scope, ownership.protected(cfg), cfg.project.state_dir,
                           cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates, secrets=c.deps.secrets)
     w = cfg.agents.worker
-    c.session = c.deps.session(workspace, cs.rules(c.repo), Limits(w.max_turns, w.timeout_s, w.token_budget),
-                               c.ledger, c.options.stop)
+    limits = Limits(w.max_turns, w.timeout_s, w.token_budget, window=window_of(w.model, w.context_tokens),
+                    result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
+    c.session = c.deps.session(workspace, cs.rules(c.repo), limits, c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     buildoutputs.take(c.work.root)  # what the session's compiles write there is undone before any gate runs
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,

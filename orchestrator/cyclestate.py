@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -29,7 +29,7 @@ from orchestrator.facts import Facts, measure
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
 from state import files
-from state.history import GateVerdict, History, HistoryRecord, Outcome
+from state.history import GateVerdict, History, HistoryRecord, Outcome, WorkerContext
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
 
@@ -123,6 +123,7 @@ def record(c: Cycle) -> HistoryRecord:
         consultant=f"{c.config.project.state_dir}/issues/{c.advice_slug}.md" if c.advice else None,
         restructuring=restructuring_of(c), splitting=splitting_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
+        worker_context=WorkerContext(turns=c.session.turns, **asdict(c.session.context)) if c.session else None,
         faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],

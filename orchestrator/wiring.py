@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Iterable
@@ -58,6 +59,8 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
             return ClaudeCodeSession(worker.model, workspace, rules, limits, ledger, sandbox,
                                      allowed_tools=worker.allowed_tools, mcp_servers=worker.mcp_servers, stop=stop,
                                      cli_path=worker.cli_path)
+        if worker.backend == "openai" and worker.context_tokens is None:
+            limits = dataclasses.replace(limits, window=served_window(worker) or limits.window)
         return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
 
     from orchestrator.github import ci_status
@@ -145,6 +148,15 @@ def make_model(endpoint: Endpoint, timeout_s: float, *, cli_path: str | None = N
     from agents.backends.claude_code import ClaudeCodeModel
 
     return ClaudeCodeModel(model=endpoint.model, timeout_s=timeout_s, cli_path=cli_path)
+
+
+def served_window(endpoint: AgentConfig) -> int | None:
+    """The context window an OpenAI-compatible server reports for the endpoint's model, if it reports one."""
+    from agents.backends.openai import OpenAIModel
+
+    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
+    return OpenAIModel(endpoint.model, min(float(endpoint.timeout_s), REQUEST_TIMEOUT_S), api_key=key,
+                       base_url=endpoint.base_url, max_attempts=1).window()
 
 
 def loop_roles(config: Config) -> tuple[str, ...]:

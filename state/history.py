@@ -62,6 +62,26 @@ class Usage(BaseModel):
                      cache_read=self.cache_read + other.cache_read, cache_write=self.cache_write + other.cache_write)
 
 
+def cached_share(records: list[HistoryRecord]) -> float | None:
+    """Of all input tokens the records' calls sent, the share read from the prompt cache; None before any."""
+    cached = sent = 0
+    for record in records:
+        for usage in record.usage.values():
+            cached += usage.cache_read
+            sent += usage.input + usage.cache_read + usage.cache_write
+    return cached / sent if sent else None
+
+
+class WorkerContext(BaseModel):
+    """How the Worker's session stayed inside its model's context window."""
+
+    turns: int = 0
+    peak_input: int = 0  # the longest request, in input tokens (cached or not)
+    trims: int = 0  # tool results cut as they came
+    clears: int = 0  # old tool results replaced by a stub
+    compactions: int = 0  # summaries the session continued from
+
+
 class HistoryRecord(BaseModel):
     """One finished cycle. Unknown keys are kept, so nothing a record held is lost."""
 
@@ -93,7 +113,8 @@ class HistoryRecord(BaseModel):
     pivot: str | None = None  # the blocker the Planner was told to leave
     base: str | None = None  # the branch commit the cycle started from
     error: str | None = None  # what stopped the cycle, for outcome `error`
-    worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens
+    worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens, context…
+    worker_context: WorkerContext | None = None
     faithfulness: list[Faithfulness] = Field(default_factory=list)  # verdicts on the statements it changed
     prover_jobs: dict[str, list[str]] = Field(default_factory=dict)  # external prover jobs "submitted", "used"
     progress: bool | None = None  # what the facts show (orchestrator/facts.py); None in older records

@@ -46,6 +46,7 @@ from anthropic.types import Message as ApiMessage
 
 from agents.backends.retry import Policy, Transient, plural
 from agents.model import (
+    ContextTooLong,
     Message,
     ModelRejected,
     ModelUnavailable,
@@ -141,6 +142,8 @@ class AnthropicModel:
         if status in (401, 403):
             return ModelRejected(f"The Anthropic API rejected the key ({detail}). Check that ANTHROPIC_API_KEY holds "
                                  "a current key with access to model " + self.name + ".")
+        if status == 400 and "prompt is too long" in (err.api_message or err.message):
+            return ContextTooLong(f"The request is longer than model {self.name}'s context window ({detail}).")
         return ModelRejected(f"The Anthropic API refused the request for model {self.name} ({detail}).")
 
     def _redact(self, text: str) -> str:

@@ -121,7 +121,7 @@ from agents.model import Message as ChatMessage
 from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolCall, ToolResult, ToolSpec
 from agents.prompts import render
 from agents.tools import SPECS, Workspace
-from agents.worker import Limits, Round, Stop
+from agents.worker import Context, Limits, Round, Stop
 from gates.sandbox import Sandbox
 from state.errors import InfraError
 from state.history import Usage
@@ -187,6 +187,7 @@ class ClaudeCodeSession:
         self.interrupt_grace_s = interrupt_grace_s
         self.turns = 0
         self.rounds: list[Round] = []
+        self.context = Context()  # Claude Code keeps its own context; only the turns are known here
         self.usage = Usage()
         self.session_id: str | None = None
         self.deadline = time.monotonic() + limits.timeout_s

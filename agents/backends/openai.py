@@ -50,6 +50,7 @@ from openai.types.chat import (
 
 from agents.backends.retry import Policy, Transient, plural
 from agents.model import (
+    ContextTooLong,
     Message,
     ModelRejected,
     ModelUnavailable,
@@ -74,6 +75,7 @@ NO_KEY = ("No OpenAI API key: set OPENAI_API_KEY to a key from https://platform.
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})  # plus every 5xx
 _NO_QUOTA = "insufficient_quota"  # a 429 code that waiting does not cure
+_TOO_LONG = "context_length_exceeded"  # OpenAI's code for a request longer than the window
 
 _STOPS = {"stop": StopReason.END, "tool_calls": StopReason.TOOL_USE, "length": StopReason.MAX_TOKENS}
 
@@ -109,6 +111,20 @@ class OpenAIModel:
         self._limit_key: Literal["max_tokens", "max_completion_tokens"] = (
             "max_completion_tokens" if host in _OPENAI_HOSTS or host.endswith(_OPENAI_HOST_SUFFIXES)
             else "max_tokens")
+
+    def window(self) -> int | None:
+        """The context window the server reports for this model (vLLM's `max_model_len` in `/v1/models`); None
+        when it reports none or cannot be asked."""
+        try:
+            listed = self._client.models.list()
+        except openai.OpenAIError as err:
+            log.info("openai.window_unknown", model=self.name, error=self._redact(str(err))[:200])
+            return None
+        for entry in listed.data:
+            if entry.id == self.name:
+                value = (entry.model_extra or {}).get("max_model_len")
+                return value if isinstance(value, int) and value > 0 else None
+        return None
 
     def send(self, system: System, messages: list[Message], tools: list[ToolSpec] | None = None, *,
              max_tokens: int = 8192) -> Reply:
@@ -172,6 +188,8 @@ class OpenAIModel:
         if status in (401, 403):
             return ModelRejected(f"The OpenAI-compatible API rejected the key ({detail}). Check that OPENAI_API_KEY "
                                  f"holds a current key with access to model {self.name}.")
+        if err.code == _TOO_LONG or "maximum context length" in _api_message(err):  # vLLM says only the latter
+            return ContextTooLong(f"The request is longer than model {self.name}'s context window ({detail}).")
         return ModelRejected(f"The OpenAI-compatible API refused the request for model {self.name} ({detail}).")
 
     def _sorted_in_stream(self, err: openai.APIError) -> Transient | ModelRejected:

@@ -25,7 +25,7 @@ from orchestrator.kernelcheck import mark
 from orchestrator.repo import find_repo
 from state.files import open_issues, read_cycle
 from state.heartbeat import read_heartbeat
-from state.history import HistoryRecord, read_history
+from state.history import HistoryRecord, cached_share, read_history
 from state.lock import inspect_lock
 from state.prover_jobs import read_jobs, tally
 
@@ -107,6 +107,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "spend_usd": {"total": round(spend.total, 4), "today": round(spend.today, 4),
                       "week": round(spend.week, 4), "cycles_without_cost": spend.unpriced_cycles},
         "tokens_by_role": tokens,
+        "cached_share": None if (share := cached_share(history.records)) is None else round(share, 4),
         "budget": config.budget.model_dump(),
         "prover": {"backend": config.prover.backend, "off": _prover_off(config.prover),
                    **tally(read_jobs(paths.prover_jobs))},
@@ -175,6 +176,8 @@ def render(s: dict[str, Any]) -> str:
                  + (f" ({spend['cycles_without_cost']} cycles without a cost)" if spend["cycles_without_cost"] else ""))
     for role, t in s["tokens_by_role"].items():
         lines.append(f"  tokens     {role}: {_k(t['input'])} in, {_k(t['cache_read'])} cached, {_k(t['output'])} out")
+    if s["cached_share"] is not None:
+        lines.append(f"  cache      {s['cached_share']:.0%} of the input tokens sent were read from the prompt cache")
     limits = {k: v for k, v in s["budget"].items() if v is not None}
     if limits:
         lines.append("  budget     " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} ${v:.2f}"

@@ -31,7 +31,7 @@ from orchestrator.report import svg
 from state.atomic import write_atomic
 from state.errors import UsageError
 from state.files import open_issues, read_cycle, read_text
-from state.history import GateVerdict, HistoryRecord, read_history
+from state.history import GateVerdict, HistoryRecord, cached_share, read_history
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
 
@@ -128,6 +128,7 @@ class Overview:
     spend_usd: float
     unpriced: int  # records with a role whose price is unknown: the spend leaves that role out
     outcomes: dict[str, int]  # outcome (or "legacy") → records
+    cached: float | None = None  # share of the input tokens read from the prompt cache
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ def gather(repo: Path, now: datetime) -> Report:
     outcomes = Counter(row.outcome or "legacy" for row in rows)
     overview = Overview(cycle, tree.total_sorries, tree.total_admits, len(tree.files),
                         sum(r.spent_usd for r in rows), sum(1 for r in rows if r.cost_usd is None),
-                        dict(outcomes))
+                        dict(outcomes), cached_share(history.records))
     plan_text = read_text(repo / config.project.plan)
     entities, audit = _read_audit(paths, problems)
     try:
@@ -414,6 +415,7 @@ def _overview(r: Report) -> str:
         ("Accepted cycles", str(accepted), f"of {len(r.cycles)}" if r.cycles else ""),
         ("Spend", f"${o.spend_usd:,.2f}", f"{o.unpriced} cycles with an unknown price" if o.unpriced else ""),
         ("Open issues", str(len(r.issues)), ""),
+        ("Cached input", "—" if o.cached is None else f"{o.cached:.0%}", "of the input tokens, from the prompt cache"),
     ]
     items = "".join(f'<div><dt>{_e(label)}</dt><dd data-card="{_e(label)}">{_e(value)}'
                     + (f" <small>{_e(note)}</small>" if note else "") + "</dd></div>"

@@ -11,6 +11,7 @@ from structlog.testing import capture_logs
 
 from agents.backends.anthropic import STREAM_FROM_MAX_TOKENS, AnthropicModel
 from agents.model import (
+    ContextTooLong,
     Message,
     ModelRejected,
     ModelUnavailable,
@@ -22,6 +23,7 @@ from agents.model import (
     ToolSpec,
 )
 from state.history import Usage
+from tests.agents.conftest import FAKE_KEY
 from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, text_reply, tool_use_reply
 
 MODEL = "claude-test-1"
@@ -270,6 +272,19 @@ def test_a_bad_request_is_rejected_with_the_api_message(anthropic_server: Anthro
     with pytest.raises(ModelRejected, match="max_tokens: 999999 > 64000, the maximum"):
         make_model(anthropic_server).send(SYSTEM, [ASK], max_tokens=PLAIN)
     assert len(anthropic_server.requests) == 1
+
+
+def test_a_request_longer_than_the_window_is_told_apart() -> None:
+    with AnthropicStandin(api_key=FAKE_KEY, window=50) as server:
+        with pytest.raises(ContextTooLong, match=r"context window .*prompt is too long: \d+ tokens > 50 maximum"):
+            AnthropicModel(MODEL, 5.0, api_key=FAKE_KEY, base_url=server.base_url).send(SYSTEM, [ASK] * 20,
+                                                                                  max_tokens=PLAIN)
+        assert len(server.requests) == 1 and server.pending == 0  # refused at once, never retried
+    with AnthropicStandin(api_key=FAKE_KEY) as server:
+        server.enqueue_error(400, "invalid_request_error", "max_tokens: 999999 > 64000, the maximum")
+        with pytest.raises(ModelRejected) as caught:
+            AnthropicModel(MODEL, 5.0, api_key=FAKE_KEY, base_url=server.base_url).send(SYSTEM, [ASK], max_tokens=PLAIN)
+        assert not isinstance(caught.value, ContextTooLong)
 
 
 # --- credentials and configuration ---------------------------------------------------------------------------------

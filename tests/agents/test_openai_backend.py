@@ -18,6 +18,7 @@ from structlog.testing import capture_logs
 
 from agents.backends.openai import ERROR_PREFIX, STREAM_FROM_MAX_TOKENS, OpenAIModel
 from agents.model import (
+    ContextTooLong,
     Message,
     ModelRejected,
     ModelUnavailable,
@@ -355,6 +356,21 @@ def test_an_exhausted_quota_is_rejected_at_once(openai_server: OpenAIStandin) ->
     assert len(openai_server.requests) == 1
 
 
+@pytest.mark.parametrize(("kind", "message", "code"), [
+    ("invalid_request_error", "This model's maximum context length is 128000 tokens. However, your messages resulted "
+     "in 130000 tokens. Please reduce the length of the messages.", "context_length_exceeded"),  # OpenAI
+    ("BadRequestError", "This model's maximum context length is 32768 tokens. However, you requested 33792 tokens "
+     "(25600 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+     None),  # vLLM
+])
+def test_a_request_longer_than_the_window_is_told_apart(openai_server: OpenAIStandin, kind: str, message: str,
+                                                        code: str | None) -> None:
+    openai_server.enqueue_error(400, kind, message, code=code)
+    with pytest.raises(ContextTooLong, match="maximum context length"):
+        make_model(openai_server).send(SYSTEM, [ASK], max_tokens=PLAIN)
+    assert len(openai_server.requests) == 1
+
+
 def test_slow_answers_time_out_and_are_retried(openai_server: OpenAIStandin) -> None:
     openai_server.enqueue_text("late", delay_s=2)
     openai_server.enqueue_text("late", delay_s=2)
@@ -497,3 +513,15 @@ def test_the_key_appears_in_no_message_and_no_log(openai_server: OpenAIStandin, 
     out, err = capsys.readouterr()
     assert FAKE_KEY not in out + err + caplog.text
     assert "model.call" in out + err + caplog.text  # the log went somewhere we looked
+
+
+def test_the_window_is_what_the_server_reports() -> None:
+    vllm = {"id": "qwen2.5-72b-instruct", "object": "model", "created": 1732000000, "owned_by": "vllm",
+            "root": "Qwen/Qwen2.5-72B-Instruct", "parent": None, "max_model_len": 32768}
+    with OpenAIStandin(api_key=FAKE_KEY, models=[vllm]) as server:
+        assert OpenAIModel("qwen2.5-72b-instruct", 5, api_key=FAKE_KEY, base_url=server.base_url).window() \
+            == 32768
+        assert OpenAIModel("another-model", 5, api_key=FAKE_KEY, base_url=server.base_url).window() is None
+    with OpenAIStandin(api_key=FAKE_KEY) as server:  # OpenAI's own listing says nothing of windows
+        assert OpenAIModel("gpt-5-mini", 5, api_key=FAKE_KEY, base_url=server.base_url).window() is None
+        assert OpenAIModel("gpt-5-mini", 5, api_key="wrong", base_url=server.base_url).window() is None

@@ -37,7 +37,8 @@ from tests.standin.anthropic_server import (
 FAKE_KEY = "sk-ant-test-Zq9XwV7kP3-never-print-me"
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 ROLES = {"planner": "You are the Planner", "worker": "You are the Worker", "evaluator": "You are the Evaluator",
-         "consultant": "You are the Consultant", "judge": "You judge whether a Lean 4 formalization"}
+         "consultant": "You are the Consultant", "judge": "You judge whether a Lean 4 formalization",
+         "summarizer": "You summarize a Lean 4 formalization session"}
 
 A = """\
 import Mathlib.Tactic

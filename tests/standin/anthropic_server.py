@@ -29,6 +29,7 @@ Usage:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -53,6 +54,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any  # the parsed JSON body (None when there was none or it was not JSON)
+    cache: dict[str, int] | None = None  # window mode: the input side of its usage, as the prompt cache counts it
 
     @property
     def streamed(self) -> bool:
@@ -118,11 +120,18 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
 class AnthropicStandin:
     """The server. Start it with `with` (or `start()` / `close()`); script it with the `enqueue*` methods."""
 
-    def __init__(self, *, api_key: str | None = None, validate: bool = True) -> None:
+    def __init__(self, *, api_key: str | None = None, validate: bool = True, window: int | None = None) -> None:
         """`api_key`: when set, requests must carry it (`x-api-key` or `authorization: Bearer`), else 401.
-        `validate`: reject requests the real API would reject (see the module docstring)."""
+        `validate`: reject requests the real API would reject (see the module docstring).
+        `window`: the model's context window in tokens (the stand-in counts four characters of the request's
+        system, tools and messages as a token): a longer request is refused as the API refuses it, and a reply's
+        usage counts the request as the API's prompt cache would: the blocks up to the last cache breakpoint that
+        repeat the previous request's are read from the cache, the rest up to that breakpoint written to it, and
+        what follows it is plain input."""
         self.api_key = api_key
         self.validate = validate
+        self.window = window
+        self.cached: list[str] = []  # the blocks, up to its last breakpoint, of the last request (window mode)
         self.requests: list[RecordedRequest] = []
         self.ran_out = 0
         self._script: deque[Responder] = deque()
@@ -316,9 +325,34 @@ def _has_cache_control(block: Any) -> bool:
 # --- wire format ---------------------------------------------------------------------------------------------------
 
 
+def prompt_tokens(body: Mapping[str, Any]) -> int:
+    """The stand-in's token count of a request: what it holds besides the output limit, four characters a token."""
+    return len(json.dumps([body.get("system"), body.get("tools"), body.get("messages")])) // 4
+
+
+def cache_usage(body: Mapping[str, Any], cached: list[str]) -> tuple[dict[str, int], list[str]]:
+    """The input side of a request's usage as the prompt cache would count it against the blocks `cached`, and
+    the blocks it leaves cached."""
+    blocks = list(_all_blocks(body))
+    last = max((i for i, b in enumerate(blocks) if _has_cache_control(b)), default=-1)
+    keys = [json.dumps({k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b)
+            for b in blocks]
+    prefix = keys[:last + 1]
+    same = next((i for i, (a, b) in enumerate(zip(prefix, cached, strict=False)) if a != b), min(len(prefix),
+                                                                                                 len(cached)))
+    return ({"cache_read_input_tokens": _weigh(prefix[:same]), "cache_creation_input_tokens": _weigh(prefix[same:]),
+             "input_tokens": _weigh(keys[last + 1:])}, prefix)
+
+
+def _weigh(blocks: Sequence[str]) -> int:
+    return sum(len(b) for b in blocks) // 4
+
+
 def _message_json(reply: MessageReply, request: RecordedRequest, content: list[Any], *,
                   streaming: bool) -> dict[str, Any]:
     usage = dict(reply.usage)
+    if request.cache is not None:
+        usage.update(request.cache)
     if streaming:  # message_start reports the input side; output_tokens arrives in message_delta
         usage["output_tokens"] = 1
     model = reply.model or (request.body.get("model") if isinstance(request.body, dict) else None) or "claude-standin"
@@ -393,7 +427,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(ErrorReply(401, "authentication_error", "invalid x-api-key"))
         elif problem:
             self._error(ErrorReply(400, "invalid_request_error", problem))
+        elif self.standin.window is not None and (tokens := prompt_tokens(request.body)) > self.standin.window:
+            self._error(ErrorReply(400, "invalid_request_error",
+                                   f"prompt is too long: {tokens} tokens > {self.standin.window} maximum"))
         else:
+            if self.standin.window is not None:
+                usage, self.standin.cached = cache_usage(request.body, self.standin.cached)
+                request = dataclasses.replace(request, cache=usage)
             self._scripted(request)
 
     def _scripted(self, request: RecordedRequest) -> None:

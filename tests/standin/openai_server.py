@@ -152,11 +152,16 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
 class OpenAIStandin:
     """The server. Start it with `with` (or `start()` / `close()`); script it with the `enqueue*` methods."""
 
-    def __init__(self, *, api_key: str | None = None, validate: bool = True) -> None:
+    def __init__(self, *, api_key: str | None = None, validate: bool = True,
+                 models: list[dict[str, Any]] | None = None) -> None:
         """`api_key`: when set, requests must carry it (`authorization: Bearer …`), else 401.
-        `validate`: reject requests the real API would reject (see the module docstring)."""
+        `validate`: reject requests the real API would reject (see the module docstring).
+        `models`: what `GET /v1/models` lists (vLLM's entries carry `max_model_len`); by default one entry per
+        model OpenAI's way, without a window."""
         self.api_key = api_key
         self.validate = validate
+        self.models = models if models is not None else [
+            {"id": "gpt-5-mini", "object": "model", "created": 1754425777, "owned_by": "system"}]
         self.requests: list[RecordedRequest] = []
         self.ran_out = 0
         self._script: deque[Responder] = deque()
@@ -475,6 +480,16 @@ class _Handler(BaseHTTPRequestHandler):
             # The sync SDK closes a stream's connection at `[DONE]` without reading the body's final chunk; the
             # unread bytes turn that close into a reset, which arrives here while waiting for a next request.
             self.close_connection = True
+
+    def do_GET(self) -> None:
+        request = RecordedRequest("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, None)
+        self.standin._record(request)
+        if urlsplit(request.path).path != "/v1/models":
+            self._error(ErrorReply(404, "invalid_request_error", f"Invalid URL (GET {request.path})"))
+        elif self.standin.api_key is not None and not self._authorised():
+            self._error(ErrorReply(401, "invalid_request_error", "Incorrect API key provided.", "invalid_api_key"))
+        else:
+            self._json(200, {"object": "list", "data": self.standin.models})
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
