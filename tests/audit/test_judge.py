@@ -225,7 +225,7 @@ def test_round_trip_translates_blind_then_judges_on_another_family(claude: Anthr
 
 
 def test_round_trip_names_the_failing_step(claude: AnthropicStandin, gpt: OpenAIStandin) -> None:
-    claude.enqueue_error(400, "invalid_request_error", "prompt is too long")
+    claude.enqueue_error(400, "invalid_request_error", "max_tokens: 999999 > 64000, the maximum")
     verdict = judge_round_trip(anthropic_model(claude), openai_model(gpt), ENTITY, LEAN)
     assert verdict.score is None and verdict.error is not None
     assert verdict.error.startswith("back-translation: ModelRejected")
