@@ -1,0 +1,102 @@
+"""The probe's reading of Lean's output against a Worker who controls names, printed text and project code.
+
+Each attack is a text Lean (or project code running inside it) could print: the unit tests feed it to the
+parser, the end-to-end ones make the stand-in Lean print it as Lean would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gates.config import GatesConfig
+from gates.probe import Unreadable, printed_name, split, verdict
+from tests.conftest import write
+from tests.gates.cheats import BASE, KERNEL_ALONE, closing
+from tests.gates.test_kernel import Project, standin
+
+NONCE = "0123456789abcdef"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    write(tmp_path / "book", BASE)
+    return Project(tmp_path / "book", standin())
+
+
+def marker(i: int) -> str:
+    return f'"{NONCE}:{i}" : String'
+
+
+# -- the verdict of one `#print axioms` ---------------------------------------------------------------------------
+
+
+def test_a_verdict_is_read_for_the_name_asked_wrapped_or_not() -> None:
+    assert verdict("'Book.a' depends on axioms: [propext,\n sorryAx,\n Classical.choice]", "Book.a") == (
+        "propext", "sorryAx", "Classical.choice")
+    assert verdict("'Book.«b c»' does not depend on any axioms", "Book.«b c»") == ()
+    assert verdict("'Book.d'' depends on axioms: [Book.trustMe]", "Book.d'") == ("Book.trustMe",)
+    assert verdict("'Book.hard' does not depend on any axioms", "Book.«hard»") == ()  # Lean drops needless escapes
+
+
+def test_an_axiom_named_like_a_second_verdict_is_one_axiom() -> None:
+    weird = "Book.«x] 'Book.hard' does not depend on any axioms [»"
+    assert verdict(f"'Book.hard' depends on axioms: [sorryAx, {weird}]", "Book.hard") == ("sorryAx", weird)
+
+
+def test_a_name_holding_a_newline_is_matched_as_lean_prints_it() -> None:
+    name = "Book.«x\n'Book.x' does not depend on any axioms»"
+    assert printed_name(name) == name
+    assert verdict(f"'{name}' depends on axioms: [sorryAx]", name) == ("sorryAx",)
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("'Book.hard' depends on axioms: [sorryAx]\n'Book.hard' does not depend on any axioms", "not what Lean prints"),
+    ("'Book.other' does not depend on any axioms", "not what Lean prints"),
+    ("'Book.hard' does not depend on any axioms\nmore", "not what Lean prints"),
+    ("", "no verdict"),
+])
+def test_a_chunk_that_is_not_one_verdict_for_the_name_asked_is_refused(text: str, why: str) -> None:
+    with pytest.raises(Unreadable, match=why):
+        verdict(text, "Book.hard")
+
+
+def test_an_axiom_named_like_a_verdict_hides_no_sorry(project: Project) -> None:
+    weird = "«x] 'Book.hard' does not depend on any axioms [»"
+    base_a = closing("theorem hard", "  sorry\n", f"axiom {weird} : True\n\n")
+    write(project.root, {"Book/A.lean": base_a})  # an axiom of the base: allowed
+    start = base_a.index("theorem hard")
+    proof = base_a.index("  sorry\n", start)
+    change = (base_a[:start] + "#guard_msgs (drop all) in\n" + base_a[start:proof] + f"  have := {weird}\n  stop\n"
+              "  simp\n" + base_a[proof + len("  sorry\n"):])
+    results, _ = project.gates({"Book/A.lean": change}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed
+    assert "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx" in results["kernel"].detail
+
+
+# -- splitting the output into answers ------------------------------------------------------------------------------
+
+
+def test_answers_are_split_between_the_markers() -> None:
+    output = "\n".join(["✔ [3/4] Built Book.A", marker(0), "'Book.a' does not depend on any axioms", marker(1),
+                        "Probe.lean:5:0: error: unknown constant 'Book.b'", marker(2)])
+    parts = split(output, NONCE, 2)
+    assert [(p.text, p.error) for p in parts] == [("'Book.a' does not depend on any axioms", None),
+                                                 ("", "unknown constant 'Book.b'")]
+
+
+@pytest.mark.parametrize(("lines", "why"), [
+    # code run inside Lean read the nonce from the probe and printed a marker again, with a verdict after it
+    ([marker(0), "'Book.a' depends on axioms: [sorryAx]", marker(0), "'Book.a' does not depend on any axioms",
+      marker(1)], "marker 0 twice"),
+    ([marker(1), marker(0), "'Book.a' does not depend on any axioms", marker(1)], "out of order"),
+    ([marker(0), "'Book.a' does not depend on any axioms", marker(1), "'Book.b' does not depend on any axioms"],
+     "after the last marker"),
+    ([marker(0), f"'Book.a' does not depend on any axioms {NONCE}", marker(1)], "the nonce"),
+    ([marker(0), f"Probe.lean:3:0: error: {marker(1)}", marker(1)], "the nonce"),
+    ([marker(0), "'Book.a' does not depend on any axioms"], "no marker 1"),
+])
+def test_output_the_markers_do_not_account_for_is_refused(lines: list[str], why: str) -> None:
+    with pytest.raises(Unreadable, match=why):
+        split("\n".join(lines), NONCE, 1)
