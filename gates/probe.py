@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from gates import hooks
 from gates.census import Census
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
@@ -38,6 +39,7 @@ from gates.lexer import ID_FIRST, ID_REST
 if TYPE_CHECKING:
     from gates.base import Compiler
 
+MAX_HOOKS = 6
 ROUNDS = 3  # the first, and at most two more for names Lean printed that were not
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 _PART = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
@@ -88,6 +90,7 @@ class Names:
     """A tree's declarations by canonical name, with where a name written in Lean text may point."""
 
     def __init__(self, census: Census, roots: Iterable[str]) -> None:
+        self.census = census
         self.roots = [r.strip("/") for r in roots]
         self.decls: dict[str, tuple[str, Decl]] = {}
         for path, d in census.decls():
@@ -305,8 +308,20 @@ def verdict(text: str, name: str) -> tuple[str, ...]:
     raise Unreadable(f"not what Lean prints for `#print axioms {name}`: {text[:300]!r}")
 
 
-def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command], answers: Answers) -> None:
-    """One Lean process answering `commands`, its answers added to `answers`."""
+def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command], answers: Answers,
+              names: Names) -> None:
+    """One Lean process answering `commands`, its answers added to `answers`; none when the imports hold project
+    code that could answer in its place (`gates.hooks`)."""
+    imports = list(imports)
+    if found := hooks.refused(names.census, imports):
+        shown = "; ".join(found[:MAX_HOOKS]) + (f"; … and {len(found) - MAX_HOOKS} more" if len(found) > MAX_HOOKS
+                                                 else "")
+        answers.failure = ("Lean was not asked: the probe imports project code that could answer in Lean's place, "
+                           f"and its answers cannot be told from Lean's ({shown}); remove it, or move it where the "
+                           "declarations the gate checks do not import it")
+        for c in commands:
+            answers.errors.setdefault(c.key, "no answer: Lean was not asked")
+        return
     nonce = secrets.token_hex(8)
     result = compiler.probe(render(imports, commands, nonce))
     answers.rounds += 1
@@ -351,7 +366,7 @@ def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms
     modules = {*imports, *(m for n in [*axioms, *checks, *printing] if (m := names.module(n)))}
     commands = ([Command("axioms", n) for n in axioms] + [Command("check", n) for n in checks]
                 + [Command("print", n) for n in printing])
-    run_round(compiler, modules, commands, answers)
+    run_round(compiler, modules, commands, answers, names)
     printed = len(printing)
     for _ in range(ROUNDS - 1):
         if answers.failure is not None:
@@ -361,7 +376,7 @@ def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms
         if not missing:
             break
         printed += len(missing)
-        run_round(compiler, modules, [Command("print", n) for n in missing], answers)
+        run_round(compiler, modules, [Command("print", n) for n in missing], answers, names)
     return answers
 
 

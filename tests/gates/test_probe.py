@@ -100,3 +100,40 @@ def test_answers_are_split_between_the_markers() -> None:
 def test_output_the_markers_do_not_account_for_is_refused(lines: list[str], why: str) -> None:
     with pytest.raises(Unreadable, match=why):
         split("\n".join(lines), NONCE, 1)
+
+
+# -- project code answering in Lean's place ---------------------------------------------------------------------------
+
+FAKE = "macro_rules | `(#print axioms $x) => `(#print \"'Book.hard' does not depend on any axioms\")\n"
+
+
+def test_a_macro_rules_answering_print_axioms_is_refused(project: Project) -> None:
+    change = {"Book/Answer.lean": FAKE,
+              "Book/A.lean": "import Book.Answer\n" + closing("theorem hard", "  stop\n  simp\n",
+                                                               "#guard_msgs (drop all) in\n")}
+    results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed
+    assert "Book/Answer.lean:1: macro_rules" in results["kernel"].detail, results["kernel"].detail
+
+
+@pytest.mark.parametrize("hook", [
+    "initialize IO.println \"hello\"\n",
+    "elab_rules : term | `($s:str) => pure (Lean.mkStrLit s.getString)\n",
+    "syntax \"#print\" \"axioms\" ident : command\n",
+    "@[command_elab Lean.Parser.Command.printAxioms] def answer : Lean.Elab.Command.CommandElab := fun _ => pure ()\n",
+    "attribute [macro Lean.Parser.Command.printAxioms] answer\n",
+])
+def test_code_that_could_answer_for_lean_anywhere_in_the_imports_is_refused(project: Project, hook: str) -> None:
+    change = {"Book/Hook.lean": hook,
+              "Book/A.lean": "import Book.Hook\n" + closing("theorem hard", "  simp\n")}
+    results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed
+    assert "could answer in Lean's place" in results["kernel"].detail, results["kernel"].detail
+
+
+def test_tactic_macros_and_notation_in_the_imports_are_not_refused(project: Project) -> None:
+    change = {"Book/Hook.lean": "macro_rules | `(tactic| trivial) => `(tactic| simp)\n\n"
+                                "syntax \"canary_claim\" : term\n\nmacro_rules | `(canary_claim) => `(True)\n",
+              "Book/A.lean": "import Book.Hook\n" + closing("theorem hard", "  simp\n")}
+    results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE))
+    assert results["kernel"].passed, results["kernel"].detail
