@@ -231,9 +231,9 @@ def split(output: str, nonce: str, count: int) -> list[Answer]:
     answer: the markers must come once each, in order, and nothing may follow the last one. The nonce is random per
     round, so only code run inside Lean that read the probe can print it: anywhere but in its own marker, the output
     is refused (`Unreadable`), as it is when a marker is missing (an import failed, or the run was cut short)."""
-    marker = re.compile(rf'^"{re.escape(nonce)}:(\d+)" : String$')
+    marker = re.compile(rf'^"{re.escape(nonce)}:([0-9]+)" : String$')
     chunks: list[list[tuple[str, str]]] = []
-    for raw in _ANSI.sub("", output).splitlines():
+    for raw in _ANSI.sub("", output).split("\n"):  # Lean's line breaks only: a name may hold U+2028
         severity, line = _classify(raw)
         m = marker.match(line.strip()) if severity in ("", "info") else None
         if m is not None:

@@ -86,6 +86,12 @@ def test_answers_are_split_between_the_markers() -> None:
                                                  ("", "unknown constant 'Book.b'")]
 
 
+def test_only_lean_line_breaks_split_the_output() -> None:
+    name = "Book.«a\u2028b\x0cc»"  # Python's splitlines breaks at both
+    output = "\n".join([marker(0), f"'{name}' depends on axioms: [sorryAx]", marker(1)])
+    assert verdict(split(output, NONCE, 1)[0].text, name) == ("sorryAx",)
+
+
 @pytest.mark.parametrize(("lines", "why"), [
     # code run inside Lean read the nonce from the probe and printed a marker again, with a verdict after it
     ([marker(0), "'Book.a' depends on axioms: [sorryAx]", marker(0), "'Book.a' does not depend on any axioms",
