@@ -11,22 +11,26 @@ The probe therefore refuses to run when a project module it imports, directly or
   one led by an antiquotation, a literal, `@`, a `#` command, a dotted name or a bracket, in the `term` or `command`
   category or none named, or one naming its syntax kind (`(kind := …)`). Rules whose every pattern is another
   category's (`tactic|`, `conv|`) or is led by a word of the project's own notation cannot;
+- a global `syntax`, `macro`, `elab`, `notation` or operator of the term or command category that starts where the
+  probe's own text could: with `@`, a `#` command, or a token category (`str`, `ident`, `x:num` …), which with a
+  priority takes over string literals (the markers) or `@N`; one that starts with a word of its own, or with a term
+  (an infix notation), cannot;
 - `initialize` and `builtin_initialize`, run as the module is imported;
 - an attribute registering an elaborator, macro, parser, initializer or delaborator (`HOOKS`), on a declaration or
   by `attribute […]`.
 
-Code in the dependencies (Mathlib), which the project trusts, is not looked at; nor is term syntax, which starts
-with a token of its own and so cannot be what the probe writes.
+Code in the dependencies (Mathlib), which the project trusts, is not looked at.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
 from gates.census import Census
 from gates.imports import ImportGraph
-from gates.index import Marker, attribute_names
+from gates.index import FileIndex, Marker, attribute_names
 
 HOOKS = frozenset({
     "command_elab", "term_elab", "macro", "command_parser", "term_parser", "init", "delab", "app_delab",
@@ -48,7 +52,7 @@ def refused(census: Census, modules: Iterable[str]) -> list[str]:
     out: list[str] = []
     for path in sorted(ImportGraph(census).closure(modules)):
         f = census.files[path]
-        out += [f"{path}:{m.line}: {what}" for m in f.markers if (what := _hook(m))]
+        out += [f"{path}:{m.line}: {what}" for m in f.markers if (what := _hook(m) or _leading(f, m))]
         for d in f.decls:
             if named := sorted(set(attribute_names(",".join(d.attributes))) & HOOKS):
                 out.append(f"{path}:{d.line}: @[{', '.join(named)}] on {d.name or d.kind}")
@@ -85,3 +89,37 @@ def _may_match(rules: str) -> bool:
         if not _WORD.fullmatch(lead) or lead in _PROBE_WORDS:
             return True
     return False
+
+
+_DECLARING = re.compile(r"(?:@\[[^\]]*\]\s*)?(?:(?:local|scoped)\s+)?"
+                        r"(?P<kind>syntax|macro|elab|notation|infixl|infixr|infix|prefix|postfix)\b"
+                        r"(?::\w+)?(?:\s*\(\s*(?:name|priority)\s*:=[^)]*\))*\s*")
+_ATOM = re.compile(r'&?"(?P<atom>(?:[^"\\]|\\.)*)"')
+_TERM = re.compile(r"(?:[^\W\d][\w']*:)?term(?::\w+)?")  # `term`, `x:term`, `term:max`
+_VARIABLE = re.compile(r"[^\W\d][\w']*(?::\w+)?")  # a notation's term variable, `a` or `a:50`
+_OTHER = frozenset({"tactic", "conv", "doElem", "attr", "prio", "prec", "level", "stx", "binderPred"})
+
+
+def _leading(f: FileIndex, m: Marker) -> str | None:
+    """A global syntax declaration whose first element could match what the probe writes, or None."""
+    if m.kind != "syntax" or m.args in ("local", "scoped") or f.source is None:
+        return None
+    end = f.commands[i] if (i := bisect.bisect_right(f.commands, m.offset)) < len(f.commands) else len(f.text)
+    code, text = f.source.code[m.offset:end], f.text[m.offset:end]
+    head = _DECLARING.match(text)
+    if head is None:
+        return None
+    kind = head.group("kind")
+    arrow = code.find("=>")
+    category = re.search(r":\s*([^\W\d][\w.]*)\s*$", code[:arrow] if arrow >= 0 and kind != "syntax" else code)
+    if kind in ("syntax", "macro", "elab") and category is not None and category.group(1) in _OTHER:
+        return None
+    rest = text[head.end():]
+    if atom := _ATOM.match(rest):
+        word = atom.group("atom").strip()
+        risky = not word or word == "@" or word.startswith("#") or word in _PROBE_WORDS
+    else:
+        first = rest.split(None, 1)[0] if rest.strip() else ""
+        allowed = _VARIABLE if kind == "notation" else _TERM if kind in ("syntax", "macro", "elab") else None
+        risky = allowed is None or not allowed.fullmatch(first)
+    return f"{kind} whose first element could match what the probe writes" if risky else None

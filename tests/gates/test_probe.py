@@ -126,6 +126,9 @@ def test_a_macro_rules_answering_print_axioms_is_refused(project: Project) -> No
     "initialize IO.println \"hello\"\n",
     "elab_rules : term | `($s:str) => pure (Lean.mkStrLit s.getString)\n",
     "syntax \"#print\" \"axioms\" ident : command\n",
+    # with a priority, a parser of its own for string literals (the markers) or `@N` wins over Lean's
+    "elab (priority := high) s:str : term => do\n  IO.println s.getString\n  pure (Lean.mkStrLit s.getString)\n",
+    "syntax (priority := high) \"@\" ident : term\n",
     "@[command_elab Lean.Parser.Command.printAxioms] def answer : Lean.Elab.Command.CommandElab := fun _ => pure ()\n",
     "attribute [macro Lean.Parser.Command.printAxioms] answer\n",
 ])
@@ -139,7 +142,8 @@ def test_code_that_could_answer_for_lean_anywhere_in_the_imports_is_refused(proj
 
 def test_tactic_macros_and_notation_in_the_imports_are_not_refused(project: Project) -> None:
     change = {"Book/Hook.lean": "macro_rules | `(tactic| trivial) => `(tactic| simp)\n\n"
-                                "syntax \"canary_claim\" : term\n\nmacro_rules | `(canary_claim) => `(True)\n",
+                                "syntax \"canary_claim\" : term\n\nmacro_rules | `(canary_claim) => `(True)\n\n"
+                                "notation:50 a \" ≺ \" b => a < b\n\ninfixl:65 \" +++ \" => HAppend.hAppend\n",
               "Book/A.lean": "import Book.Hook\n" + closing("theorem hard", "  simp\n")}
     results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE))
     assert results["kernel"].passed, results["kernel"].detail
