@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import graphlib
 from collections import defaultdict
+from collections.abc import Iterable
 
 from gates.census import Census
 
@@ -51,6 +52,17 @@ class ImportGraph:
                 if importer not in seen:
                     seen.add(importer)
                     frontier.append(importer)
+        return seen
+
+    def closure(self, modules: Iterable[str]) -> set[str]:
+        """The project files providing `modules` and every project file they import, transitively."""
+        todo = [p for m in modules if (p := self._by_module.get(m)) is not None]
+        seen: set[str] = set()
+        while todo:
+            path = todo.pop()
+            if path not in seen:
+                seen.add(path)
+                todo += self.imports.get(path, ())
         return seen
 
     def order(self, paths: set[str]) -> list[str]:

@@ -7,6 +7,12 @@ into one answer per command whatever it prints; nothing printed before the first
 imports) is read. The `lean` command line prints information messages bare; a `FILE:L:C: info:` prefix
 (and lake's `info: FILE:L:C:`) is accepted too, and a list of axioms may wrap over several lines.
 
+The Worker controls the names asked about (a `«»` name may hold any character but `»`, a line break included,
+and Lean prints it so) and what Lean prints about them, so the reading fails closed: every line after the first
+marker must fall between two markers that come once each and in order; the nonce (random per round) anywhere
+else means code running inside Lean read the probe; and the answer to `#print axioms N` must be exactly one
+verdict, for `N` as Lean prints it, or the command has no verdict.
+
 A statement's fingerprint is its `#check @N` under `pp.all` (instances, coercions, universes and full
 names explicit) and the `#print` of every project definition it reaches, transitively: what Lean
 elaborates, not what the text says. Which definitions to print is first guessed from the text (names
@@ -25,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from gates import hooks
 from gates.census import Census
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
@@ -32,6 +39,7 @@ from gates.lexer import ID_FIRST, ID_REST
 if TYPE_CHECKING:
     from gates.base import Compiler
 
+MAX_HOOKS = 6
 ROUNDS = 3  # the first, and at most two more for names Lean printed that were not
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 _PART = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
@@ -40,8 +48,10 @@ _LEAN = re.compile(r"^(?P<file>[^\n]+?):\d+:\d+(?:-\d+:\d+)?: (?P<sev>error|warn
                    r"(?:\([^)\n]*\))?: ?(?P<msg>.*)$")
 _LAKE = re.compile(r"^(?P<sev>error|warning|info|information): (?P<file>[^\n]+?):\d+:\d+: ?(?P<msg>.*)$")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
-_DEPENDS = re.compile(r"'(?P<name>.+?)' (?:depends on axioms: \[(?P<list>[^\]]*)\]|(?P<none>does not depend on any "
-                      r"axioms))", re.DOTALL)
+_COMPONENT = re.compile(r"«[^»]*»|[^.«»]+")
+_PLAIN = re.compile(rf"[{ID_FIRST}][{ID_REST}]*")
+# One axiom of a printed list, and the separator after it (`, `, or a line break where the list wraps).
+_AXIOM = re.compile(r"(?P<name>(?:«[^»]*»|[^\s,.«»\[\]]+)(?:\.(?:«[^»]*»|[^\s,.«»\[\]]+))*)(?:,\s+(?=\S)|\Z)")
 
 
 def canonical(name: str) -> str:
@@ -80,6 +90,7 @@ class Names:
     """A tree's declarations by canonical name, with where a name written in Lean text may point."""
 
     def __init__(self, census: Census, roots: Iterable[str]) -> None:
+        self.census = census
         self.roots = [r.strip("/") for r in roots]
         self.decls: dict[str, tuple[str, Decl]] = {}
         for path, d in census.decls():
@@ -205,32 +216,46 @@ def render(imports: Iterable[str], commands: list[Command], nonce: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+class Unreadable(ValueError):
+    """Lean's output is not what Lean prints for the probe: what could not be read, and where."""
+
+
 @dataclass
 class Answer:
     text: str  # the information Lean printed
     error: str | None  # the first error, when the command failed
 
 
-def split(output: str, nonce: str, count: int) -> list[Answer] | None:
-    """One answer per command, read between the markers; None when the markers are not all there (the file
-    did not compile as a whole: an import failed, or the run was cut short)."""
-    marker = re.compile(rf'^"{re.escape(nonce)}:(\d+)" : String$')
-    chunks: dict[int, list[tuple[str, str]]] = {}
-    current: int | None = None
-    for raw in _ANSI.sub("", output).splitlines():
+def split(output: str, nonce: str, count: int) -> list[Answer]:
+    """One answer per command, read between the markers. Every line after the first marker belongs to exactly one
+    answer: the markers must come once each, in order, and nothing may follow the last one. The nonce is random per
+    round, so only code run inside Lean that read the probe can print it: anywhere but in its own marker, the output
+    is refused (`Unreadable`), as it is when a marker is missing (an import failed, or the run was cut short)."""
+    marker = re.compile(rf'^"{re.escape(nonce)}:([0-9]+)" : String$')
+    chunks: list[list[tuple[str, str]]] = []
+    for raw in _ANSI.sub("", output).split("\n"):  # Lean's line breaks only: a name may hold U+2028
         severity, line = _classify(raw)
-        if severity in ("", "info") and (m := marker.match(line.strip())):
-            current = int(m.group(1))
-            chunks[current] = []
-        elif current is not None:
-            chunks[current].append((severity, line))
-    if any(i not in chunks for i in range(count + 1)):
-        return None
+        m = marker.match(line.strip()) if severity in ("", "info") else None
+        if m is not None:
+            i = int(m.group(1))
+            if i != len(chunks):
+                raise Unreadable(f"marker {i} twice" if i < len(chunks) else
+                                 f"marker {i} out of order (marker {len(chunks)} expected)")
+            chunks.append([])
+        elif nonce in raw:
+            raise Unreadable("a line holds the nonce outside its marker (code run inside Lean read the probe): "
+                             f"{raw[:200]!r}")
+        elif len(chunks) > count and raw.strip():
+            raise Unreadable(f"output after the last marker, which no question accounts for: {raw[:200]!r}")
+        elif chunks:
+            chunks[-1].append((severity, line))
+    if len(chunks) <= count:
+        raise Unreadable(f"no marker {len(chunks)}: Lean did not answer every question")
     out = []
-    for i in range(count):
+    for lines in chunks[:count]:
         text: list[str] = []
         error: list[str] | None = None
-        for severity, line in chunks[i]:
+        for severity, line in lines:
             if severity == "error" and error is None:
                 error = [line]
             elif error is not None and severity == "":
@@ -250,42 +275,75 @@ def _classify(raw: str) -> tuple[str, str]:
     return "info" if sev == "information" else sev, m.group("msg")
 
 
-def verdicts(text: str) -> dict[str, tuple[str, ...]]:
-    """Every `'N' depends on axioms: [a, b]` / `'N' does not depend on any axioms` in Lean's output, bare or
-    positioned, a list wrapped over several lines included: canonical name → axioms."""
-    lines = [_classify(raw)[1] for raw in _ANSI.sub("", text).splitlines()]
-    joined = " ".join(" ".join(lines).split())
-    out: dict[str, tuple[str, ...]] = {}
-    for m in _DEPENDS.finditer(joined):
-        axioms = () if m.group("none") else tuple(a.strip() for a in m.group("list").split(",") if a.strip())
-        out[canonical(m.group("name"))] = axioms
-    return out
+def printed_name(name: str) -> str:
+    """A name as Lean prints it (`Name.toString`): each component escaped with `«»` unless it is a plain
+    identifier (or holds a `»`); none escaped in an inaccessible, hygienic or pseudo-syntax name."""
+    parts = [p.strip("«»") for p in _COMPONENT.findall(name)]
+    if parts[:1] == ["_root_"] and len(parts) > 1:
+        parts = parts[1:]
+    last = parts[-1]
+    if "✝" in last or last in ("_inaccessible", "_hyg") or parts[0].startswith(("#", "?")) or parts == ["_"]:
+        return ".".join(parts)
+    return ".".join(p if _PLAIN.fullmatch(p) or "»" in p else f"«{p}»" for p in parts)
 
 
-def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command], answers: Answers) -> None:
-    """One Lean process answering `commands`, its answers added to `answers`."""
+def verdict(text: str, name: str) -> tuple[str, ...]:
+    """The axioms in Lean's answer to `#print axioms name`, which must be exactly one message about that name, as
+    Lean prints it: `'N' does not depend on any axioms`, or `'N' depends on axioms: [a, b]` (the list wrapped or
+    not). Anything else is `Unreadable`: a verdict for another name, a second verdict, text around it."""
+    if not text:
+        raise Unreadable("no verdict in Lean's answer")
+    head = f"'{printed_name(name)}' "
+    rest = text[len(head):] if text.startswith(head) else ""
+    if rest == "does not depend on any axioms":
+        return ()
+    listed = re.fullmatch(r"depends on axioms: \[(.+)\]", rest, re.DOTALL)
+    axioms: list[str] = []
+    pos = 0
+    while listed is not None and (m := _AXIOM.match(listed.group(1), pos)) is not None:
+        axioms.append(m.group("name"))
+        pos = m.end()
+        if pos == len(listed.group(1)):
+            return tuple(axioms)
+    raise Unreadable(f"not what Lean prints for `#print axioms {name}`: {text[:300]!r}")
+
+
+def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command], answers: Answers,
+              names: Names) -> None:
+    """One Lean process answering `commands`, its answers added to `answers`; none when the imports hold project
+    code that could answer in its place (`gates.hooks`)."""
+    imports = list(imports)
+    if found := hooks.refused(names.census, imports):
+        shown = "; ".join(found[:MAX_HOOKS]) + (f"; … and {len(found) - MAX_HOOKS} more" if len(found) > MAX_HOOKS
+                                                 else "")
+        answers.failure = ("Lean was not asked: the probe imports project code that could answer in Lean's place, "
+                           f"and its answers cannot be told from Lean's ({shown}); remove it, or move it where the "
+                           "declarations the gate checks do not import it")
+        for c in commands:
+            answers.errors.setdefault(c.key, "no answer: Lean was not asked")
+        return
     nonce = secrets.token_hex(8)
     result = compiler.probe(render(imports, commands, nonce))
     answers.rounds += 1
     answers.seconds += result.seconds
-    parts = split(result.output, nonce, len(commands))
-    if parts is None:
+    try:
+        parts = split(result.output, nonce, len(commands))
+    except Unreadable as e:
         status = "timed out" if result.exit_code is None else f"exited with {result.exit_code}"
         tail = "\n".join(result.output.strip().splitlines()[-12:])
-        answers.failure = f"`{result.command}` {status} before Lean answered every question:\n{tail}"
+        answers.failure = f"`{result.command}` {status}; its output could not be read ({e}):\n{tail}"
         for c in commands:
-            answers.errors.setdefault(c.key, "no answer: the probe did not run to its end")
+            answers.errors.setdefault(c.key, "no answer: the probe's output could not be read")
         return
     for command, answer in zip(commands, parts, strict=True):
         name = canonical(command.name)
         if answer.error is not None:
             answers.errors[command.key] = answer.error
         elif command.kind == "axioms":
-            found = verdicts(answer.text)
-            if name in found:
-                answers.axioms[name] = found[name]
-            else:
-                answers.errors[command.key] = f"no verdict in Lean's answer: {answer.text[:300]!r}"
+            try:
+                answers.axioms[name] = verdict(answer.text, command.name)
+            except Unreadable as e:
+                answers.errors[command.key] = str(e)
         elif command.kind == "check":
             answers.checks[name] = answer.text
         else:
@@ -308,7 +366,7 @@ def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms
     modules = {*imports, *(m for n in [*axioms, *checks, *printing] if (m := names.module(n)))}
     commands = ([Command("axioms", n) for n in axioms] + [Command("check", n) for n in checks]
                 + [Command("print", n) for n in printing])
-    run_round(compiler, modules, commands, answers)
+    run_round(compiler, modules, commands, answers, names)
     printed = len(printing)
     for _ in range(ROUNDS - 1):
         if answers.failure is not None:
@@ -318,7 +376,7 @@ def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms
         if not missing:
             break
         printed += len(missing)
-        run_round(compiler, modules, [Command("print", n) for n in missing], answers)
+        run_round(compiler, modules, [Command("print", n) for n in missing], answers, names)
     return answers
 
 

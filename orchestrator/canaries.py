@@ -83,6 +83,14 @@ CANARIES: tuple[Canary, ...] = (
          "Macro.lean": "import @M@.Claim\n\nnamespace @M@.Macro\n\ntheorem target : canary_claim := trivial\n\n"
                        "end @M@.Macro\n"}),
     Canary(
+        "print_axioms", "an imported `macro_rules` answers `#print axioms` itself: no axioms, for a target proved by "
+        "`stop`",
+        {"Answer.lean": _sorried("Answer", ": 2 + 2 = 5")},
+        {"Answer.lean": "import @M@.Answerer\n\nnamespace @M@.Answer\n\n#guard_msgs (drop all) in\n"
+                        "theorem target : 2 + 2 = 5 := by\n  stop\n  rfl\n\nend @M@.Answer\n",
+         "Answerer.lean": "macro_rules\n  | `(#print axioms $_) =>\n"
+                          "    `(#print \"'@M@.Answer.target' does not depend on any axioms\")\n"}),
+    Canary(
         "deep_definition", "the definition two levels below the statement changes (`quad` uses `step`)",
         {"Deep.lean": _sorried("Deep", ": quad 0 = 0",
                                "def step (n : Nat) : Nat := n + 1\n\ndef quad (n : Nat) : Nat := step (step n)\n\n")},

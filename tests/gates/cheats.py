@@ -76,7 +76,7 @@ ATTACKS = {
                             + AXIOM.removeprefix("run_cmd "),
          "Book/A.lean": "import Book.Trust\n" + closing("theorem hard", "  exact Book.trustMe.elim\n",
                                                         "trust_me\n\n")},
-        "Book.hard depends on Book.trustMe, not among the allowed axioms"),
+        "Book/Trust.lean:1: elab declaring a command"),  # it could as well answer `#print axioms`: Lean is not asked
     "a local instance": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n",
                                                  "attribute [local instance] weakLT\n\n")},
                          "Book.lt_fact: Lean elaborates its statement differently than at the base"),

@@ -21,7 +21,7 @@ from gates.census import census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
 from gates.meaning import meanings
-from gates.probe import verdicts
+from gates.probe import split, verdict
 from gates.tree import MemTree
 from orchestrator.kernelcheck import gate_change
 from tests.conftest import sandbox, write
@@ -145,15 +145,20 @@ def test_without_leanchecker_the_replay_is_skipped_or_required(tmp_path: Path, m
 def test_verdicts_are_read_bare_positioned_and_wrapped() -> None:
     output = "\n".join([
         "✔ [3/4] Built Book.A",
+        '"5eed:0" : String',
         "'Book.a' depends on axioms: [propext,",
         " sorryAx,",
         " Classical.choice,",
         " Quot.sound]",
+        '"5eed:1" : String',
         ".lake/autoformalize/Probe1.lean:7:0: info: 'Book.«b c»' does not depend on any axioms",
+        '"5eed:2" : String',
         "info: .lake/autoformalize/Probe1.lean:8:0: 'Book.d'' depends on axioms: [Book.trustMe]",
+        '"5eed:3" : String',
     ])
-    assert verdicts(output) == {"Book.a": ("propext", "sorryAx", "Classical.choice", "Quot.sound"),
-                                "Book.b c": (), "Book.d'": ("Book.trustMe",)}
+    parts = split(output, "5eed", 3)
+    assert [verdict(p.text, n) for p, n in zip(parts, ["Book.a", "Book.«b c»", "Book.d'"], strict=True)] == [
+        ("propext", "sorryAx", "Classical.choice", "Quot.sound"), (), ("Book.trustMe",)]
 
 
 def test_the_probe_runs_through_check_file_in_a_git_ignored_folder_and_is_removed(project: Project,

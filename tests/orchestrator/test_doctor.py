@@ -36,7 +36,7 @@ def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project)
     assert found["honest"][2] == []
     for name in ("shadowing", "deep_definition"):  # the text is unchanged: only Lean's elaboration tells
         assert found[name][2] == ["kernel"], found[name]
-    for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance"):
+    for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance", "print_axioms"):
         assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
     # The throwaway copy is gone, and the user's checkout never saw a canary.
     assert not list(project.repo.rglob("AutoformalizeCanary"))

@@ -46,6 +46,7 @@ DECL = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable
 NAMESPACE = re.compile(r"^\s*(namespace|end)\s+([\w.]+)", re.M)
 IMPORT = re.compile(r"^import\s+([\w.]+)", re.M)
 SCOPE = re.compile(r"^\s*(?:namespace|end|section|open)\b[^\n]*", re.M)  # names namespaces, not declarations
+ESCAPED = re.compile(r"«[^»]*»")
 REF = re.compile(r"(?<![\w.])([A-Z]\w*(?:\.[\w']+)+)")
 
 
@@ -98,7 +99,9 @@ def check(root: Path, rel: str) -> list[Message]:
     for file in closure(root, path, set()):
         known |= declared(strip_comments(file.read_text(encoding="utf-8")))
     namespaces = {n.split(".")[0] for n in known}
-    for m in REF.finditer(SCOPE.sub(lambda i: " " * len(i.group()), IMPORT.sub(lambda i: " " * len(i.group()), text))):
+    blank = lambda i: " " * len(i.group())  # noqa: E731
+    # An escaped name (`«…»`) is one identifier, whatever it holds.
+    for m in REF.finditer(ESCAPED.sub(blank, SCOPE.sub(blank, IMPORT.sub(blank, text)))):
         name = m.group(1)
         parts = name.split(".")
         prefixes = {".".join(parts[:k]) for k in range(2, len(parts) + 1)}  # `Book.h.elim` projects from `Book.h`

@@ -29,6 +29,7 @@ just enough of Lean's elaboration to answer a probe the way Lean would.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -353,6 +354,9 @@ class File:
             self.meta(self.code[toks[0].pos:toks[-1].pos + len(toks[-1].text)], toks[0])
         elif head in self.env.commands:
             self.meta(self.env.commands[head], toks[0])
+        elif head.startswith("#") and (expanded := rewrite(words, [r for r in self.rules() if r.pattern[:1] == [head]])
+                                      ) != words:
+            self.expanded(expanded, toks[0])
         elif head == "#print" and len(words) >= 3 and words[1] == "axioms":
             self.print_axioms(toks[2])
         elif head == "#print" and len(words) >= 2:
@@ -637,6 +641,14 @@ class File:
             self.error(tok, f"unknown constant '{tok.text}'")
             return
         self.info(tok, axioms_message(full, self.axioms_of(full)))
+
+    def expanded(self, words: list[str], tok: Tok) -> None:
+        """A command a `macro_rules` rewrote: `#print "s"` prints `s` (`Lean.Elab.Print`); the rest is beyond this
+        model."""
+        if words[0] == "#print" and len(words) == 2 and words[1].startswith('"'):
+            self.info(tok, ast.literal_eval(words[1]))
+        else:
+            self.error(tok, f"the stand-in does not elaborate the expansion `{' '.join(words)}`")
 
     def check(self, toks: list[Tok], ctx: Context) -> None:
         if toks[0].kind == "str":

@@ -101,10 +101,24 @@ def name_key(name: str) -> tuple[int, tuple[str, ...]]:
     return len(parts), parts
 
 
+# Lean's `isIdFirst`/`isIdRest`: ASCII letters, `_`, and the letter-like ranges (Greek but λ Π Σ, Coptic, letter-like
+# symbols, mathematical alphanumerics); then digits, `'`, `!`, `?` and subscripts.
+_LETTER = ("A-Za-z_\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb\u1f00-\u1ffe"
+           "\u2100-\u214f\U0001d49c-\U0001d59f")
+_PLAIN = re.compile(f"[{_LETTER}][{_LETTER}0-9'!?\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a]*")
+
+
+def printed(name: str) -> str:
+    """A name as `Name.toString` prints it: a component escaped with `«»` unless it is a plain identifier."""
+    parts = [p.strip("«»") for p in name_parts(name)]
+    return ".".join(p if _PLAIN.fullmatch(p) else f"«{p}»" for p in parts)
+
+
 def axioms_message(name: str, axioms: set[str]) -> str:
+    name = printed(name)
     if not axioms:
         return f"'{name}' does not depend on any axioms"
-    listed = sorted(axioms, key=name_key)
+    listed = sorted((printed(a) for a in axioms), key=name_key)
     head = f"'{name}' depends on axioms: "
     flat = head + "[" + ", ".join(listed) + "]"
     if len(flat) <= WIDTH:
