@@ -99,9 +99,13 @@ class GatesConfig(BaseModel):
     """Replay the changed modules in Lean's kernel (`[build] replay`, leanchecker) once they build: `auto` when the
     toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot, `off` never."""
     fingerprint_depth: int = Field(default=8, ge=0)
-    """How many definitions deep a statement's fingerprint follows the project definitions it reaches."""
+    """How many definitions deep a statement's fingerprint follows the project definitions it reaches (one Lean
+    process per level at most). A closed or locked statement reaching a definition past it is rejected unless that
+    definition's file and every file it imports are unchanged (Lean then elaborates it as at the base)."""
     fingerprint_max_defs: int = Field(default=400, ge=0)
-    """At most this many project definitions are printed for the fingerprints of one probe."""
+    """At most this many project definitions are printed for the fingerprints of one probe. A closed or locked
+    statement reaching a definition left unprinted is rejected unless that definition's file and every file it
+    imports are unchanged."""
     kernel_census_batch: int = Field(default=200, ge=0)
     """Declarations of files not asked about yet whose axioms each cycle's baseline asks Lean, so that one relying
     on `sorryAx` without a `sorry` in its text counts as a hole (0: only what the gates ask)."""

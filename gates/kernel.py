@@ -15,6 +15,10 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
 - a statement whose sorry the change closes, or that is locked (unless the strategy restates it), which
   Lean elaborates differently than at the base: a local instance, an `open … in`, an imported
   `macro_rules`, a shadowing definition, a definition changed any number of levels down;
+- such a statement whose fingerprint (at the base or now) leaves out a definition it reaches, past
+  `[gates] fingerprint_depth` or `fingerprint_max_defs`, unless that definition is settled: its file and every
+  file it imports are unchanged, so Lean elaborates it as at the base (a definition the census does not
+  know, such as an anonymous instance, never is). Settled definitions are left out of the comparison too;
 - the changed modules failing a kernel replay (leanchecker, `[gates] kernel_replay`).
 
 `private` declarations cannot be named from another file: Lean's verdict on them reaches the gate through
@@ -23,7 +27,7 @@ the declarations that use them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gates.base import Compiler, GateInput, GateResult
@@ -42,9 +46,11 @@ from gates.probe import (
     difference,
     digest,
     fingerprint,
+    gaps,
     module_of,
+    without,
 )
-from gates.tree import ChangeKind
+from gates.tree import ChangeKind, is_lean_source
 
 NAME = "kernel"
 NATIVE = ("Lean.ofReduceBool", "Lean.trustCompiler")
@@ -243,7 +249,8 @@ def _axioms(inp: GateInput, asked: Requests, answers: Answers) -> list[str]:
 
 def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers, bodies: set[str]
                 ) -> tuple[list[str], list[str]]:
-    """Closed and locked statements whose fingerprint differs from the base's."""
+    """Closed and locked statements whose fingerprint differs from the base's, or leaves out a definition the
+    change can alter."""
     targets = list(dict.fromkeys(asked.closing + asked.locked))
     if not targets:
         return [], []
@@ -252,6 +259,7 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
         why = base.problem if base is not None and base.problem else "no fingerprints of the base were taken"
         return [], [f"statements compared by their text only: {why}"]
     declared = restatements(inp.strategy)
+    settled = settled_definitions(inp)
     out, notes = [], []
     for name in targets:
         now = fingerprint(answers, names, name, own_body=name in bodies, depth=inp.gates.fingerprint_depth)
@@ -259,6 +267,13 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
         locked = name in asked.locked
         if now is None:
             out.append(f"{name}: Lean printed no statement to compare with the base's")
+            continue
+        unseen = {d: key for d, key in {**gaps(was or ""), **gaps(now)}.items() if not settled(d)}
+        if unseen:
+            shown = ", ".join(f"{d} (beyond [gates] {key})" for d, key in sorted(unseen.items())[:MAX_REPORTED])
+            keys = " and ".join(f"[gates] {k}" for k in sorted(set(unseen.values())))
+            out.append(f"{name}: its statement reaches definitions Lean did not print, in files the change touches or "
+                       f"that import one it touches, so a change to them cannot be ruled out: {shown}; raise {keys}")
             continue
         if was is None:
             if locked and (stored := base.locked.get(canonical(name))) is not None:
@@ -268,6 +283,7 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
                 continue
             out.append(f"{name}: no fingerprint of its statement at the base, so a change to it cannot be ruled out")
             continue
+        was, now = without(was, settled), without(now, settled)
         if digest(was) == digest(now):
             continue
         if locked and declared.get(name) and name not in asked.closing:
@@ -279,6 +295,23 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
         out.append(f"{name}: Lean elaborates its statement differently than at the base ({difference(was, now)}), "
                    f"whatever its text says; it {what}")
     return out, notes
+
+
+def settled_definitions(inp: GateInput) -> Callable[[str], bool]:
+    """Whether a project definition is the base's whatever the change: every file declaring it, and every file those
+    import, unchanged. Lean elaborates a declaration from its file and its imports alone, so its `#print` is the
+    base's and its fingerprint block need not be compared (nor printed). A name the census does not know (an
+    anonymous instance, a matcher) is never settled. With build-time code allowed, `include_str` can read a changed
+    file no import names, so nothing is."""
+    changed = {c.path for c in inp.changes}
+    if inp.gates.allow_build_time_code and any(not is_lean_source(p, inp.lean_roots) for p in changed):
+        return lambda _: False
+    moved = ImportGraph(inp.after).dependents(changed)
+    where: dict[str, set[str]] = {}
+    for path, d in inp.after.decls():
+        if d.name:
+            where.setdefault(canonical(d.name), set()).add(path)
+    return lambda name: bool(where.get(canonical(name))) and not where[canonical(name)] & moved
 
 
 def _replay(inp: GateInput, modules: list[str]) -> tuple[list[str], list[str]]:

@@ -211,3 +211,31 @@ def test_a_sorry_only_lean_sees_counts_until_its_declaration_changes() -> None:
                                          "though their text has no sorry: Book.easy")
     assert sorry_gate(HONEST.replace("theorem easy : True := trivial", "theorem easy : True := by\n  trivial")
                       ) == "sorries+admits 5 → 3"  # `easy` was rewritten: what Lean said of it no longer holds
+
+
+DEEP = closing("theorem quad_pos", "  simp [quad, step]\n").replace("n + 1", "1")  # `step` changes under `quad`
+
+
+@pytest.mark.parametrize(("bound", "key"), [({"fingerprint_depth": 1}, "fingerprint_depth"),
+                                            ({"fingerprint_max_defs": 1}, "fingerprint_max_defs")])
+def test_a_definition_changed_beyond_the_fingerprints_bounds_is_rejected_naming_the_bound(
+        project: Project, bound: dict[str, int], key: str) -> None:
+    results, _ = project.gates({"Book/A.lean": DEEP}, GatesConfig(**KERNEL_ALONE, **bound))
+    assert not results["kernel"].passed
+    assert "Book.step" in results["kernel"].detail and f"[gates] {key}" in results["kernel"].detail, \
+        results["kernel"].detail
+
+
+def test_a_definition_beyond_the_bounds_whose_files_did_not_change_is_the_bases(project: Project) -> None:
+    # `step` and `quad` move to a file of their own at the base; the change closes quad_pos without touching it.
+    defs = "import Mathlib.Tactic\n\nnamespace Book\n\ndef step (n : ℕ) : ℕ := n + 1\n\n" \
+           "def quad (n : ℕ) : ℕ := step (step n)\n\nend Book\n"
+    a = A.replace("import Book.Cheat\n", "import Book.Cheat\nimport Book.Defs\n").replace(
+        "def step (n : ℕ) : ℕ := n + 1\n\ndef quad (n : ℕ) : ℕ := step (step n)\n\n", "")
+    write(project.root, {"Book/Defs.lean": defs, "Book/A.lean": a})
+    closed = a.replace("0 < quad n := by\n  sorry", "0 < quad n := by\n  simp [quad, step]")
+    results, _ = project.gates({"Book/A.lean": closed}, GatesConfig(fingerprint_depth=1))
+    assert results["kernel"].passed, results["kernel"].detail
+    changed, _ = project.gates({"Book/A.lean": closed, "Book/Defs.lean": defs.replace("n + 1", "1")},
+                               GatesConfig(**KERNEL_ALONE, fingerprint_depth=1))
+    assert not changed["kernel"].passed and "[gates] fingerprint_depth" in changed["kernel"].detail
