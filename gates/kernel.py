@@ -15,6 +15,9 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
 - a statement whose sorry the change closes, or that is locked (unless the strategy restates it), which
   Lean elaborates differently than at the base: a local instance, an `open … in`, an imported
   `macro_rules`, a shadowing definition, a definition changed any number of levels down;
+- such a statement when the base could not be fingerprinted (it did not build, or its probe failed), unless a
+  locked one's fingerprint stored in the lock stands for the base's: the change cannot be shown not to alter
+  it (with no toolchain configured the kernel gate does not run at all);
 - such a statement whose fingerprint (at the base or now) leaves out a definition it reaches, past
   `[gates] fingerprint_depth` or `fingerprint_max_defs`, unless that definition is settled: its file and every
   file it imports are unchanged, so Lean elaborates it as at the base (a definition the census does not
@@ -254,10 +257,9 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
     targets = list(dict.fromkeys(asked.closing + asked.locked))
     if not targets:
         return [], []
-    base = inp.kernel_base
-    if base is None or base.problem:
-        why = base.problem if base is not None and base.problem else "no fingerprints of the base were taken"
-        return [], [f"statements compared by their text only: {why}"]
+    base = inp.kernel_base or Baseline(problem="no fingerprints of the base were taken")
+    if base.problem:  # what the base said is unknown: only a fingerprint stored in the lock can stand for it
+        base = Baseline(locked=base.locked, problem=base.problem, toolchain=base.toolchain)
     declared = restatements(inp.strategy)
     settled = settled_definitions(inp)
     out, notes = [], []
@@ -281,7 +283,14 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
                     out.append(f"{name}: its locked statement elaborates differently than when it was judged "
                                f"faithful; restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
                 continue
-            out.append(f"{name}: no fingerprint of its statement at the base, so a change to it cannot be ruled out")
+            if base.problem:
+                why = base.problem.splitlines()[0][:300]
+                out.append(f"{name}: the base's statements could not be fingerprinted, so a change to what this one "
+                           f"states cannot be ruled out ({why}); make the base build and answer Lean's probe, then "
+                           "close or touch it in a later change")
+            else:
+                out.append(f"{name}: no fingerprint of its statement at the base, so a change to it cannot be ruled "
+                           "out")
             continue
         was, now = without(was, settled), without(now, settled)
         if digest(was) == digest(now):

@@ -239,3 +239,30 @@ def test_a_definition_beyond_the_bounds_whose_files_did_not_change_is_the_bases(
     changed, _ = project.gates({"Book/A.lean": closed, "Book/Defs.lean": defs.replace("n + 1", "1")},
                                GatesConfig(**KERNEL_ALONE, fingerprint_depth=1))
     assert not changed["kernel"].passed and "[gates] fingerprint_depth" in changed["kernel"].detail
+
+
+class BaseUnanswered(Silencing):
+    """The stand-in Lean, cut short on its first probe (the base's fingerprints) as a crash or timeout would."""
+
+    def __init__(self, inner: LakeCompiler) -> None:
+        super().__init__(inner, "")
+        self.probes = 0
+
+    def probe(self, text: str) -> CheckResult:
+        self.probes += 1
+        result = self.inner.probe(text)
+        if self.probes == 1:
+            result.output, result.exit_code = "error: out of memory", 137
+        return result
+
+
+def test_a_statement_closed_when_the_base_gave_no_fingerprints_is_rejected(project: Project) -> None:
+    results = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
+                          {"Book/A.lean": HONEST})[0]
+    kernel = results[-1]
+    assert kernel.name == "kernel" and not kernel.passed, kernel.detail
+    assert "Book.hard: the base's statements could not be fingerprinted" in kernel.detail
+    assert "make the base build and answer" in kernel.detail
+    untouched = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
+                            {"Book/A.lean": A.replace("end Book", "theorem extra : True := trivial\n\nend Book")})[0]
+    assert untouched[-1].passed, untouched[-1].detail  # nothing closed or locked: nothing to compare
