@@ -53,7 +53,8 @@ class GatesConfig(BaseModel):
     """Globs of files no Worker change may touch. The plan, the book's text (`[audit] blueprint` and `mappings`)
     and `restate_approvals` are protected whatever this list says."""
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
-    """Axioms a change may declare or rely on; any other new `axiom` is rejected."""
+    """Axioms a change may declare or rely on; any other new `axiom` is rejected. The project's own axioms at the base
+    are allowed too, each only while Lean elaborates its statement as at the base."""
     allow_build_time_code: bool = False
     """Let changes add `#eval`, `#guard`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code
     that runs while the file is built (in the sandbox). All but `include_str` can be meta code and need

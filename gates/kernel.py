@@ -12,6 +12,9 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
 - an axiom outside `[gates] allowed_axioms` and the axioms the base itself declares, such as one added by
   meta code the source scan never sees; native code (`Lean.ofReduceBool`, `Lean.trustCompiler`) unless
   allowed there;
+- a project axiom of the base (listed in `allowed_axioms` or not) that the change may have given another meaning
+  (its file or one it imports changed) and whose fingerprint differs from the base's, or could not be compared:
+  a name is allowed, not whatever statement later carries it;
 - a statement whose sorry the change closes, or that is locked (unless the strategy restates it), which
   Lean elaborates differently than at the base: a local instance, an `open … in`, an imported
   `macro_rules`, a shadowing definition, a definition changed any number of levels down;
@@ -69,6 +72,7 @@ class Requests:
     locked: list[str] = field(default_factory=list)  # locked declarations in or importing the changed files
     referenced: list[str] = field(default_factory=list)  # declarations the claimed proofs name
     private: list[str] = field(default_factory=list)  # changed private declarations: not askable by name
+    axioms: list[str] = field(default_factory=list)  # the base's project axioms the change may alter the meaning of
     modules: list[str] = field(default_factory=list)  # the changed modules, still present
 
     @property
@@ -86,11 +90,11 @@ def check(inp: GateInput) -> GateResult:
     asked = requests(inp, names)
     bodies = own_bodies(inp.before, asked.judged)
     answers = ask(inp.compiler, names, imports=asked.modules, axioms=[*asked.judged, *asked.referenced],
-                  checks=asked.judged, bodies=bodies, depth=inp.gates.fingerprint_depth,
+                  checks=[*asked.judged, *asked.axioms], bodies=bodies, depth=inp.gates.fingerprint_depth,
                   limit=inp.gates.fingerprint_max_defs)
     inp.kernel_answers.append(answers)
     problems = (_unanswered(asked, answers) + _sorries(inp.after, names, asked, answers)
-                + _axioms(inp, asked, answers))
+                + _axioms(inp, names, asked, answers, bodies))
     changed_statements, notes = _statements(inp, names, asked, answers, bodies)
     problems += changed_statements
     if not problems:
@@ -137,6 +141,8 @@ def requests(inp: GateInput, names: Names) -> Requests:
         affected = ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
         out.locked = [d.name for path, d in inp.after.decls() if d.name in inp.locked and path in affected]
     out.referenced = references(names, out.changed + out.closing)
+    settled = settled_definitions(inp)
+    out.axioms = [d.name for _, d in inp.before.axioms() if d.name and names.askable(d.name) and not settled(d.name)]
     return out
 
 
@@ -169,11 +175,13 @@ def own_bodies(before: Census, names: Iterable[str]) -> set[str]:
 
 def statements_to_compare(census: Census, locked: Iterable[str], paths: set[str] | None = None) -> list[str]:
     """The base's declarations (in `paths`, when given) a change may need the fingerprint of: those holding a
-    sorry (written, or as Lean says), which a change may close, and the locked ones."""
+    sorry (written, or as Lean says), which a change may close, the locked ones, and the axioms (allowed by name
+    only while they state what they stated)."""
     hidden = {n for _, n in census.hidden_holes()}
     locked = set(locked)
     return [d.name for path, d in census.decls() if d.name and "private" not in d.modifiers
-            and (paths is None or path in paths) and (d.holes or d.name in hidden or d.name in locked)]
+            and (paths is None or path in paths)
+            and (d.holes or d.name in hidden or d.name in locked or d.kind == "axiom")]
 
 
 def take_baseline(compiler: Compiler, census: Census, roots: list[str], gates: GatesConfig, statements: list[str],
@@ -232,11 +240,23 @@ def _sorries(after: Census, names: Names, asked: Requests, answers: Answers) -> 
     return out
 
 
-def _axioms(inp: GateInput, asked: Requests, answers: Answers) -> list[str]:
-    allowed = set(inp.gates.allowed_axioms) | {canonical(d.name) for _, d in inp.before.axioms() if d.name}
+def _axioms(inp: GateInput, names: Names, asked: Requests, answers: Answers, bodies: set[str]) -> list[str]:
+    altered = {}  # the base's project axioms whose statement the change may have altered → why they may have
+    base = inp.kernel_base or Baseline(problem="no fingerprints of the base were taken")
+    settled = settled_definitions(inp)
+    for name in asked.axioms:
+        now = fingerprint(answers, names, name, own_body=name in bodies, depth=inp.gates.fingerprint_depth)
+        was = base.fingerprints.get(canonical(name))
+        if now is None or was is None:
+            altered[canonical(name)] = f"no fingerprint of it {'now' if now is None else 'at the base'}"
+        elif (why := _unlike(was, now, settled)) is not None:
+            altered[canonical(name)] = why
+    allowed = (set(inp.gates.allowed_axioms) | {canonical(d.name) for _, d in inp.before.axioms() if d.name}) - set(
+        altered)
     out = []
     for name in asked.judged:
-        bad = [a for a in answers.axioms.get(canonical(name), ()) if a != "sorryAx" and canonical(a) not in allowed]
+        used = answers.axioms.get(canonical(name), ())
+        bad = [a for a in used if a != "sorryAx" and canonical(a) not in allowed and canonical(a) not in altered]
         native = [a for a in bad if a in NATIVE]
         other = [a for a in bad if a not in NATIVE]
         if native:
@@ -247,7 +267,33 @@ def _axioms(inp: GateInput, asked: Requests, answers: Answers) -> list[str]:
             out.append(f"{name} depends on {', '.join(other)}, not among the allowed axioms "
                        f"({', '.join(sorted(allowed)) or 'none'}); add it to [gates] allowed_axioms if the project "
                        "means to assume it")
+        for a in used:
+            if canonical(a) in altered:
+                out.append(f"{name} depends on {a}, a project axiom Lean elaborates differently than at the base "
+                           f"({altered[canonical(a)]}): an axiom is allowed by its name only while it states what it "
+                           "stated; leave it as it was, or assume something else under a new name that [gates] "
+                           "allowed_axioms lists")
     return out
+
+
+def _unseen(was: str, now: str, settled: Callable[[str], bool]) -> str | None:
+    """What two fingerprints leave out that the change can alter, None when nothing."""
+    unseen = {d: key for d, key in {**gaps(was), **gaps(now)}.items() if not settled(d)}
+    if not unseen:
+        return None
+    shown = ", ".join(f"{d} (beyond [gates] {key})" for d, key in sorted(unseen.items())[:MAX_REPORTED])
+    keys = " and ".join(f"[gates] {k}" for k in sorted(set(unseen.values())))
+    return (f"reaches definitions Lean did not print, in files the change touches or that import one it touches, so "
+            f"a change to them cannot be ruled out: {shown}; raise {keys}")
+
+
+def _unlike(was: str, now: str, settled: Callable[[str], bool]) -> str | None:
+    """How two fingerprints of one declaration differ, None when they do not: a definition neither prints that the
+    change can alter, or where the texts differ once settled definitions are left out."""
+    if (why := _unseen(was, now, settled)) is not None:
+        return f"it {why}"
+    was, now = without(was, settled), without(now, settled)
+    return None if digest(was) == digest(now) else difference(was, now)
 
 
 def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers, bodies: set[str]
@@ -270,12 +316,8 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
         if now is None:
             out.append(f"{name}: Lean printed no statement to compare with the base's")
             continue
-        unseen = {d: key for d, key in {**gaps(was or ""), **gaps(now)}.items() if not settled(d)}
-        if unseen:
-            shown = ", ".join(f"{d} (beyond [gates] {key})" for d, key in sorted(unseen.items())[:MAX_REPORTED])
-            keys = " and ".join(f"[gates] {k}" for k in sorted(set(unseen.values())))
-            out.append(f"{name}: its statement reaches definitions Lean did not print, in files the change touches or "
-                       f"that import one it touches, so a change to them cannot be ruled out: {shown}; raise {keys}")
+        if (why := _unseen(was or "", now, settled)) is not None:
+            out.append(f"{name}: its statement {why}")
             continue
         if was is None:
             if locked and (stored := base.locked.get(canonical(name))) is not None:
@@ -292,8 +334,8 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
                 out.append(f"{name}: no fingerprint of its statement at the base, so a change to it cannot be ruled "
                            "out")
             continue
-        was, now = without(was, settled), without(now, settled)
-        if digest(was) == digest(now):
+        why = _unlike(was, now, settled)
+        if why is None:
             continue
         if locked and declared.get(name) and name not in asked.closing:
             notes.append(f"{name}: restated as the strategy declares")
@@ -301,7 +343,7 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
         what = ("is locked (judged faithful to the book); restating it needs a line "
                 f"`RESTATE: {name} — <rationale>` in the strategy" if locked and name not in asked.closing
                 else "had its sorry closed in the same change; change a statement in one cycle and prove it in another")
-        out.append(f"{name}: Lean elaborates its statement differently than at the base ({difference(was, now)}), "
+        out.append(f"{name}: Lean elaborates its statement differently than at the base ({why}), "
                    f"whatever its text says; it {what}")
     return out, notes
 

@@ -266,3 +266,20 @@ def test_a_statement_closed_when_the_base_gave_no_fingerprints_is_rejected(proje
     untouched = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
                             {"Book/A.lean": A.replace("end Book", "theorem extra : True := trivial\n\nend Book")})[0]
     assert untouched[-1].passed, untouched[-1].detail  # nothing closed or locked: nothing to compare
+
+
+def test_a_project_axiom_whose_statement_changes_meaning_is_no_longer_allowed(project: Project) -> None:
+    axiom = "def okProp : Prop := True\n\naxiom choice_ok : okProp\n\n"
+    base = A.replace("def step", axiom + "def step")
+    write(project.root, {"Book/A.lean": base})
+    cheat = base.replace("def okProp : Prop := True", "def okProp : Prop := 5 < 3").replace(
+        "theorem lt_fact : 5 < 3 := by\n  sorry", "theorem lt_fact : 5 < 3 := by\n  exact choice_ok")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
+    earlier = {n: r.detail for n, r in results.items() if n != "kernel" and not r.passed}
+    assert not earlier, earlier  # the axiom's text is the base's, so it is not new to the source rules
+    assert not results["kernel"].passed
+    assert "Book.lt_fact depends on Book.choice_ok, a project axiom Lean elaborates differently than at the base" \
+        in results["kernel"].detail, results["kernel"].detail
+    uses = base.replace("end Book", "theorem uses : okProp := choice_ok\n\nend Book")
+    kept, _ = project.gates({"Book/A.lean": uses})  # the axiom's file changed, what it states did not
+    assert kept["kernel"].passed, kept["kernel"].detail
