@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 FORMAT = "2"  # of a fingerprint's text: a cached or locked fingerprint of another format is not compared
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 _PART = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
-_IDENT = re.compile(rf"{_PART}(?:\.{_PART})*")
+IDENT = re.compile(rf"{_PART}(?:\.{_PART})*")
 _LEAN = re.compile(r"^(?P<file>[^\n]+?):\d+:\d+(?:-\d+:\d+)?: (?P<sev>error|warning|info|information)"
                    r"(?:\([^)\n]*\))?: ?(?P<msg>.*)$")
 _LAKE = re.compile(r"^(?P<sev>error|warning|info|information): (?P<file>[^\n]+?):\d+:\d+: ?(?P<msg>.*)$")
@@ -118,7 +118,7 @@ class Names:
         so (one `open` away)."""
         out: set[str] = set()
         spaces = canonical(near).split(".")[:-1]
-        for token in set(_IDENT.findall(text)):
+        for token in set(IDENT.findall(text)):
             token = canonical(token)
             found = [n for n in self.by_last.get(token.rsplit(".", 1)[-1], ())
                      if n == token or n.endswith("." + token)]
@@ -131,7 +131,7 @@ class Names:
         """Project definitions an answer of Lean names (Lean prints full names): the project's own definitions,
         and names under its namespaces that the source never spells (anonymous instances, matchers)."""
         out = set()
-        for token in _IDENT.findall(answer):
+        for token in IDENT.findall(answer):
             name = canonical(token)
             found = self.decls.get(name)
             if found is not None:

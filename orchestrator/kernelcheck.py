@@ -121,7 +121,7 @@ class Facts:
             if any(canonical(n) not in answers.axioms and f"axioms {canonical(n)}" not in answers.errors
                    for n in asked):
                 continue  # not asked, or the probe did not finish: an entry must cover the whole file
-            hidden = set(kernel.hidden_sorries(tree, names, answers, asked))
+            hidden = set(kernel.hidden_sorries(names, answers, asked))
             hidden |= set(tree.hidden.get(path, ())) & carried.get(path, set())
             self.files.pop(key, None)
             self.files[key] = sorted(hidden)
