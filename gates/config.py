@@ -22,7 +22,8 @@ class BuildConfig(BaseModel):
     max_check_files: int = Field(default=25, ge=1)
     """Above this many changed and importing files, the build gate runs `build_all` once instead."""
     replay: str = "lake env leanchecker {modules}"
-    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules."""
+    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules and the project
+    modules importing them."""
     replay_available: str = "lake env sh -c 'command -v leanchecker'"
     """Exits 0 when the toolchain has `leanchecker` (shipped with Lean since v4.28)."""
 
@@ -97,8 +98,9 @@ class GatesConfig(BaseModel):
     first."""
 
     kernel_replay: Literal["auto", "on", "off"] = "auto"
-    """Replay the changed modules in Lean's kernel (`[build] replay`, leanchecker) once they build: `auto` when the
-    toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot, `off` never."""
+    """Replay the changed modules and their importers in Lean's kernel (`[build] replay`, leanchecker) once they
+    build: `auto` when the toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot,
+    `off` never."""
     fingerprint_depth: int = Field(default=8, ge=0)
     """How many definitions deep a statement's fingerprint follows the project definitions it reaches (one Lean
     process per level at most). A closed or locked statement reaching a definition past it is rejected unless that

@@ -30,7 +30,8 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
   `[gates] fingerprint_depth` or `fingerprint_max_defs`, unless that definition is settled: its file and every
   file it imports are unchanged, so Lean elaborates it as at the base (a definition the census does not
   know, such as an anonymous instance, never is). Settled definitions are left out of the comparison too;
-- the changed modules failing a kernel replay (leanchecker, `[gates] kernel_replay`).
+- the changed modules, or a project module importing one, failing a kernel replay (leanchecker, `[gates]
+  kernel_replay`).
 
 `private` declarations cannot be named from another file: Lean's verdict on them reaches the gate through
 the declarations that use them.
@@ -109,7 +110,7 @@ def check(inp: GateInput) -> GateResult:
     changed_statements, notes = _statements(inp, names, asked, answers, bodies)
     problems += changed_statements
     if not problems:
-        failed, note = _replay(inp, asked.modules)
+        failed, note = _replay(inp, replayed(inp))
         problems += failed
         notes += note
     if asked.private:
@@ -397,6 +398,13 @@ def settled_definitions(inp: GateInput) -> Callable[[str], bool]:
     return lambda name: bool(where.get(canonical(name))) and not where[canonical(name)] & moved
 
 
+def replayed(inp: GateInput) -> list[str]:
+    """The modules a kernel replay checks: the changed ones and every project module importing one, which the change
+    can alter too (a command, a macro or an instance it redefines runs there)."""
+    affected = ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
+    return sorted({module_of(p, inp.lean_roots) for p in affected if p in inp.after.files})
+
+
 def _replay(inp: GateInput, modules: list[str]) -> tuple[list[str], list[str]]:
     mode = inp.gates.kernel_replay
     if mode == "off" or not modules:
@@ -410,9 +418,10 @@ def _replay(inp: GateInput, modules: list[str]) -> tuple[list[str], list[str]]:
                     "\"auto\""], []
         return [], ["kernel replay skipped: the toolchain has no leanchecker"]
     if result.exit_code is None:
-        return [f"`{result.command}` timed out after {result.seconds:.0f}s replaying the changed modules"], []
+        return [f"`{result.command}` timed out after {result.seconds:.0f}s replaying the changed modules and their "
+                "importers"], []
     if result.exit_code != 0:
         tail = "\n".join(result.output.strip().splitlines()[-12:])
-        return [f"the kernel's replay of the changed modules failed (`{result.command}` exited with "
-                f"{result.exit_code}):\n{tail}"], []
+        return [f"the kernel's replay of the changed modules and their importers failed (`{result.command}` exited "
+                f"with {result.exit_code}):\n{tail}"], []
     return [], [f"leanchecker replayed {', '.join(modules)}"]

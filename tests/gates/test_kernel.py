@@ -73,7 +73,7 @@ def test_an_honest_proof_passes_every_gate(project: Project) -> None:
         ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
         ("kernel", True)]
     assert "1 closed or locked statement(s) elaborate as at the base" in results["kernel"].detail
-    assert "leanchecker replayed Book.A" in results["kernel"].detail
+    assert "leanchecker replayed Book, Book.A" in results["kernel"].detail  # Book.lean imports Book.A
     assert inp.kernel_answers[0].axioms["Book.hard"] == ("propext",)
     assert inp.kernel_answers[0].rounds == 1
     assert not (project.root / ".lake" / "autoformalize").exists() or not any(
@@ -125,7 +125,7 @@ def test_a_declaration_the_kernel_never_checked_fails_the_replay(project: Projec
     results, _ = project.gates({"Book/A.lean": A.replace("end Book", unchecked + "end Book")},
                                GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed
-    assert "the kernel's replay of the changed modules failed" in results["kernel"].detail
+    assert "the kernel's replay of the changed modules and their importers failed" in results["kernel"].detail
     assert "leanchecker found a problem in Book.A" in results["kernel"].detail
 
 
@@ -283,3 +283,16 @@ def test_a_project_axiom_whose_statement_changes_meaning_is_no_longer_allowed(pr
     uses = base.replace("end Book", "theorem uses : okProp := choice_ok\n\nend Book")
     kept, _ = project.gates({"Book/A.lean": uses})  # the axiom's file changed, what it states did not
     assert kept["kernel"].passed, kept["kernel"].detail
+
+
+def test_a_module_importing_the_changed_one_is_replayed_too(project: Project) -> None:
+    # The change redefines a command an unchanged importer runs: the declaration it adds lands in the importer.
+    write(project.root, {"Book/Trust.lean": 'elab "trust_me" : command => pure ()\n',
+                         "Book/User.lean": "import Book.Trust\n\ntrust_me\n",
+                         "Book.lean": "import Book.A\nimport Book.User\n"})
+    unchecked = AXIOM.removeprefix("run_cmd ").replace("addDecl", "addDeclWithoutChecking").replace(
+        "axiomDecl", "thmDecl")
+    results, _ = project.gates({"Book/Trust.lean": 'elab "trust_me" : command => Lean.Elab.Command.liftCoreM do\n  '
+                                                   + unchecked}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "leanchecker found a problem in Book.User" in results["kernel"].detail
