@@ -89,7 +89,11 @@ class Names:
         for path, d in census.decls():
             if d.name:
                 self.decls.setdefault(canonical(d.name) if "«" in d.name else d.name, (path, d))
-        self.prefixes = {r.rsplit("/", 1)[-1] for r in self.roots} or {n.split(".")[0] for n in self.decls}
+        # The namespaces Lean's own names for the project's declarations fall under (anonymous instances, matchers):
+        # the root folders', and those the declarations use, which need not match them (root `Book`, `namespace
+        # Textbook`). A project extending an outside namespace (`Nat.foo`) makes Lean's names there count too:
+        # printed in fingerprints, never settled, so more of them reach the bounds.
+        self.prefixes = {r.rsplit("/", 1)[-1] for r in self.roots} | {n.split(".")[0] for n in self.decls if "." in n}
 
     @cached_property
     def by_last(self) -> dict[str, list[str]]:

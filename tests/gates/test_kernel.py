@@ -296,3 +296,12 @@ def test_a_module_importing_the_changed_one_is_replayed_too(project: Project) ->
                                                    + unchecked}, GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed, results["kernel"].detail
     assert "leanchecker found a problem in Book.User" in results["kernel"].detail
+
+
+def test_names_lean_prints_under_the_projects_namespaces_count_whatever_the_root_folder() -> None:
+    from gates.probe import Names
+    text = "namespace Textbook\n\ndef step (n : ℕ) : ℕ := n + 1\n\nend Textbook\n"
+    names = Names(census(MemTree({"Book/A.lean": text.encode()}), ["Book"]), ["Book"])
+    # An anonymous instance and a matcher: names the source never spells, under the namespace it declares.
+    assert names.printed("@Textbook.instLTNat (Textbook.step.match_1 n)") == {"Textbook.instLTNat",
+                                                                              "Textbook.step.match_1"}
