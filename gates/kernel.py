@@ -34,7 +34,9 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
   kernel_replay`).
 
 `private` declarations cannot be named from another file: Lean's verdict on them reaches the gate through
-the declarations that use them.
+the declarations that use them, and a change that closes a private declaration's sorry is rejected (nothing
+would show the closing is a proof). An unused private declaration with a hidden sorry or axiom passes: it
+supports no public statement, and the sorry gate still counts its text.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class Requests:
     locked: list[str] = field(default_factory=list)  # locked declarations in or importing the changed files
     referenced: list[str] = field(default_factory=list)  # declarations the claimed proofs name
     private: list[str] = field(default_factory=list)  # changed private declarations: not askable by name
+    private_closing: list[str] = field(default_factory=list)  # private declarations whose sorries the change closes
     axioms: list[str] = field(default_factory=list)  # the base's project axioms the change may alter the meaning of
     modules: list[str] = field(default_factory=list)  # the changed modules, still present
 
@@ -105,7 +108,7 @@ def check(inp: GateInput) -> GateResult:
     if answers.failure is None and (excused := suspects(names, answers, dict.fromkeys(asked.changed + asked.closing))):
         modules = {*asked.modules, *(m for n in excused if (m := names.module(n)))}
         run_round(inp.compiler, modules, [Command("print", n) for n in excused], answers)
-    problems = (_unanswered(asked, answers) + _sorries(names, asked, answers)
+    problems = (_unanswered(asked, answers) + _sorries(names, asked, answers) + _private(asked)
                 + _axioms(inp, names, asked, answers, bodies))
     changed_statements, notes = _statements(inp, names, asked, answers, bodies)
     problems += changed_statements
@@ -145,8 +148,8 @@ def requests(inp: GateInput, names: Names) -> Requests:
             target = out.private if "private" in d.modifiers else out.changed
             target.append(d.name)
             was = was or anywhere.get(d.key)
-            if was is not None and not d.holes and (was.holes or d.name in hidden_before) and target is out.changed:
-                out.closing.append(d.name)
+            if was is not None and not d.holes and (was.holes or d.name in hidden_before):
+                (out.closing if target is out.changed else out.private_closing).append(d.name)
     out.changed += [d.name for path, d in inp.after.decls() if path not in present and d.name in altered
                     and "private" not in d.modifiers]  # stating something else: a definition it names changed
     if inp.locked:
@@ -258,6 +261,14 @@ def suspects(names: Names, answers: Answers, asked: Iterable[str]) -> list[str]:
     """Of `asked`, those whose sorryAx Lean's verdicts alone would excuse: their own term must be printed."""
     return [n for n in asked if names.askable(n) and n not in hidden_sorries(names, answers, [n])
             and "sorryAx" in answers.axioms.get(canonical(n), ())]
+
+
+def _private(asked: Requests) -> list[str]:
+    """A private declaration's closed sorry: Lean cannot be asked about it by name from another file, and its
+    public users' axioms cover it only if one uses it, so nothing shows the closing is a proof."""
+    return [f"{name}: the change closes its sorry, but a `private` declaration cannot be named in Lean's probe, so "
+            "nothing shows it is proved; drop `private` (or close it through a public declaration that uses it, "
+            "whose axioms Lean is asked)" for name in asked.private_closing]
 
 
 def _sorries(names: Names, asked: Requests, answers: Answers) -> list[str]:

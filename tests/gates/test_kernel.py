@@ -305,3 +305,12 @@ def test_names_lean_prints_under_the_projects_namespaces_count_whatever_the_root
     # An anonymous instance and a matcher: names the source never spells, under the namespace it declares.
     assert names.printed("@Textbook.instLTNat (Textbook.step.match_1 n)") == {"Textbook.instLTNat",
                                                                               "Textbook.step.match_1"}
+
+
+def test_a_private_sorry_closed_where_lean_cannot_be_asked_is_rejected(project: Project) -> None:
+    write(project.root, {"Book/A.lean": A.replace("theorem hard", "private theorem hard")})
+    cheat = closing("theorem hard", "  stop\n  simp\n", "#guard_msgs (drop all) in\n").replace(
+        "theorem hard", "private theorem hard")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "Book.hard: the change closes its sorry, but a `private` declaration" in results["kernel"].detail
