@@ -370,7 +370,8 @@ def _statements(inp: GateInput, names: Names, asked: Requests, answers: Answers,
                                f"faithful; restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
                 continue
             if base.problem:
-                why = base.problem.splitlines()[0][:300]
+                lines = base.problem.strip().splitlines()
+                why = " … ".join(dict.fromkeys([lines[0][:300], lines[-1][:300]]))
                 out.append(f"{name}: the base's statements could not be fingerprinted, so a change to what this one "
                            f"states cannot be ruled out ({why}); make the base build and answer Lean's probe, then "
                            "close or touch it in a later change")
