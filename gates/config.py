@@ -22,7 +22,8 @@ class BuildConfig(BaseModel):
     max_check_files: int = Field(default=25, ge=1)
     """Above this many changed and importing files, the build gate runs `build_all` once instead."""
     replay: str = "lake env leanchecker {modules}"
-    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules."""
+    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules and the project
+    modules importing them."""
     replay_available: str = "lake env sh -c 'command -v leanchecker'"
     """Exits 0 when the toolchain has `leanchecker` (shipped with Lean since v4.28)."""
 
@@ -53,7 +54,8 @@ class GatesConfig(BaseModel):
     """Globs of files no Worker change may touch. The plan, the book's text (`[audit] blueprint` and `mappings`)
     and `restate_approvals` are protected whatever this list says."""
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
-    """Axioms a change may declare or rely on; any other new `axiom` is rejected."""
+    """Axioms a change may declare or rely on; any other new `axiom` is rejected. The project's own axioms at the base
+    are allowed too, each only while Lean elaborates its statement as at the base."""
     allow_build_time_code: bool = False
     """Let changes add `#eval`, `#guard`, `run_cmd`, `run_elab`, `run_meta`, `initialize` or `include_str`: code
     that runs while the file is built (in the sandbox). All but `include_str` can be meta code and need
@@ -98,12 +100,17 @@ class GatesConfig(BaseModel):
     first."""
 
     kernel_replay: Literal["auto", "on", "off"] = "auto"
-    """Replay the changed modules in Lean's kernel (`[build] replay`, leanchecker) once they build: `auto` when the
-    toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot, `off` never."""
+    """Replay the changed modules and their importers in Lean's kernel (`[build] replay`, leanchecker) once they
+    build: `auto` when the toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot,
+    `off` never."""
     fingerprint_depth: int = Field(default=8, ge=0)
-    """How many definitions deep a statement's fingerprint follows the project definitions it reaches."""
+    """How many definitions deep a statement's fingerprint follows the project definitions it reaches (one Lean
+    process per level at most). A closed or locked statement reaching a definition past it is rejected unless that
+    definition's file and every file it imports are unchanged (Lean then elaborates it as at the base)."""
     fingerprint_max_defs: int = Field(default=400, ge=0)
-    """At most this many project definitions are printed for the fingerprints of one probe."""
+    """At most this many project definitions are printed for the fingerprints of one probe. A closed or locked
+    statement reaching a definition left unprinted is rejected unless that definition's file and every file it
+    imports are unchanged."""
     kernel_census_batch: int = Field(default=200, ge=0)
     """Declarations of files not asked about yet whose axioms each cycle's baseline asks Lean, so that one relying
     on `sorryAx` without a `sorry` in its text counts as a hole (0: only what the gates ask)."""

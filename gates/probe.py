@@ -17,7 +17,11 @@ A statement's fingerprint is its `#check @N` under `pp.all` (instances, coercion
 names explicit) and the `#print` of every project definition it reaches, transitively: what Lean
 elaborates, not what the text says. Which definitions to print is first guessed from the text (names
 in the statement → project declarations → names in their text …, bounded); a project name that appears
-in Lean's answers but was not printed is printed in one more round (at most `ROUNDS` in all).
+in Lean's answers but was not printed is printed in one more round, so `depth + 1` rounds print every
+definition within `[gates] fingerprint_depth` levels. A definition reached but not printed (past that depth,
+or past `[gates] fingerprint_max_defs` printed in one probe) is a gap, written into the fingerprint as such
+(`gaps` reads them back): the text alone cannot say it is unchanged, so the kernel gate decides what a gap
+means.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import difflib
 import hashlib
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -40,10 +44,10 @@ if TYPE_CHECKING:
     from gates.base import Compiler
 
 MAX_HOOKS = 6
-ROUNDS = 3  # the first, and at most two more for names Lean printed that were not
+FORMAT = "2"  # of a fingerprint's text: a cached or locked fingerprint of another format is not compared
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 _PART = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
-_IDENT = re.compile(rf"{_PART}(?:\.{_PART})*")
+IDENT = re.compile(rf"{_PART}(?:\.{_PART})*")
 _LEAN = re.compile(r"^(?P<file>[^\n]+?):\d+:\d+(?:-\d+:\d+)?: (?P<sev>error|warning|info|information)"
                    r"(?:\([^)\n]*\))?: ?(?P<msg>.*)$")
 _LAKE = re.compile(r"^(?P<sev>error|warning|info|information): (?P<file>[^\n]+?):\d+:\d+: ?(?P<msg>.*)$")
@@ -96,7 +100,11 @@ class Names:
         for path, d in census.decls():
             if d.name:
                 self.decls.setdefault(canonical(d.name) if "«" in d.name else d.name, (path, d))
-        self.prefixes = {r.rsplit("/", 1)[-1] for r in self.roots} or {n.split(".")[0] for n in self.decls}
+        # The namespaces Lean's own names for the project's declarations fall under (anonymous instances, matchers):
+        # the root folders', and those the declarations use, which need not match them (root `Book`, `namespace
+        # Textbook`). A project extending an outside namespace (`Nat.foo`) makes Lean's names there count too:
+        # printed in fingerprints, never settled, so more of them reach the bounds.
+        self.prefixes = {r.rsplit("/", 1)[-1] for r in self.roots} | {n.split(".")[0] for n in self.decls if "." in n}
 
     @cached_property
     def by_last(self) -> dict[str, list[str]]:
@@ -125,7 +133,7 @@ class Names:
         so (one `open` away)."""
         out: set[str] = set()
         spaces = canonical(near).split(".")[:-1]
-        for token in set(_IDENT.findall(text)):
+        for token in set(IDENT.findall(text)):
             token = canonical(token)
             found = [n for n in self.by_last.get(token.rsplit(".", 1)[-1], ())
                      if n == token or n.endswith("." + token)]
@@ -138,7 +146,7 @@ class Names:
         """Project definitions an answer of Lean names (Lean prints full names): the project's own definitions,
         and names under its namespaces that the source never spells (anonymous instances, matchers)."""
         out = set()
-        for token in _IDENT.findall(answer):
+        for token in IDENT.findall(answer):
             name = canonical(token)
             found = self.decls.get(name)
             if found is not None:
@@ -368,7 +376,7 @@ def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms
                 + [Command("print", n) for n in printing])
     run_round(compiler, modules, commands, answers, names)
     printed = len(printing)
-    for _ in range(ROUNDS - 1):
+    for _ in range(rounds(depth) - 1):
         if answers.failure is not None:
             break
         missing = sorted(set().union(*(_unprinted(answers, names, c, c in bodies, depth) for c in checks)))
@@ -380,8 +388,14 @@ def ask(compiler: Compiler, names: Names, *, imports: Iterable[str] = (), axioms
     return answers
 
 
-def _reached(answers: Answers, names: Names, name: str, own_body: bool, depth: int) -> list[str]:
-    """The project definitions Lean's answers show `name`'s statement reaching, breadth first up to `depth`."""
+def rounds(depth: int) -> int:
+    """Lean processes one probe may run: the first, and one per level of definitions Lean printed that were not."""
+    return depth + 1
+
+
+def _reached(answers: Answers, names: Names, name: str, own_body: bool, depth: int) -> tuple[list[str], set[str]]:
+    """The project definitions Lean's answers show `name`'s statement reaching, breadth first up to `depth`; and
+    those the last level names, one past it."""
     key = canonical(name)
     frontier = names.printed(answers.checks.get(key, "")) - {key}
     if own_body:
@@ -393,30 +407,61 @@ def _reached(answers: Answers, names: Names, name: str, own_body: bool, depth: i
             seen.append(d)
             nxt |= names.printed(answers.prints.get(d, ""))
         frontier = nxt - {key} if not own_body else nxt
-    return seen
+    return seen, frontier - set(seen)
 
 
 def _unprinted(answers: Answers, names: Names, name: str, own_body: bool, depth: int) -> set[str]:
-    return {d for d in _reached(answers, names, name, own_body, depth)
+    return {d for d in _reached(answers, names, name, own_body, depth)[0]
             if d not in answers.prints and f"print {d}" not in answers.errors}
 
 
 def fingerprint(answers: Answers, names: Names, name: str, *, own_body: bool, depth: int) -> str | None:
     """`#check @N` and the `#print` of each project definition it reaches, as one text; None when Lean was not
-    asked. An error is part of the fingerprint (without positions, which differ between probes)."""
+    asked. An error is part of the fingerprint (without positions, which differ between probes). Lean's answers
+    are indented, so a line at the margin is always one this function wrote: a command, or a gap."""
     key = canonical(name)
     if key not in answers.checks:
         error = answers.errors.get(f"check {key}")
-        return None if error is None else f"#check @{key}: {_unpositioned(error)}"
-    blocks = [f"#check @{key}\n{answers.checks[key]}"]
-    for d in sorted(_reached(answers, names, name, own_body, depth)):
+        return None if error is None else f"#check @{key}\n{_indent('error: ' + _unpositioned(error))}"
+    blocks = [f"#check @{key}\n{_indent(answers.checks[key])}"]
+    reached, beyond = _reached(answers, names, name, own_body, depth)
+    for d in sorted(reached):
         if d in answers.prints:
-            blocks.append(f"#print {d}\n{answers.prints[d]}")
+            blocks.append(f"#print {d}\n{_indent(answers.prints[d])}")
         elif (error := answers.errors.get(f"print {d}")) is not None:
-            blocks.append(f"#print {d}: {_unpositioned(error)}")
+            blocks.append(f"#print {d}\n{_indent('error: ' + _unpositioned(error))}")
         else:
-            blocks.append(f"#print {d}: not printed (beyond the fingerprint's bounds)")
+            blocks.append(f"#unprinted {d} beyond [gates] fingerprint_max_defs")
+    blocks += [f"#unprinted {d} beyond [gates] fingerprint_depth" for d in sorted(beyond)]
     return "\n".join(blocks)
+
+
+_GAP = re.compile(r"^#unprinted (.+) beyond \[gates\] (\w+)$", re.M)
+
+
+def gaps(text: str) -> dict[str, str]:
+    """The definitions a fingerprint reaches but does not print → the `[gates]` key whose bound left them out."""
+    return {m.group(1): m.group(2) for m in _GAP.finditer(text)}
+
+
+def without(text: str, drop: Callable[[str], bool]) -> str:
+    """The fingerprint `text` without the blocks of the definitions `drop` names (their `#print` or their gap)."""
+    out: list[str] = []
+    keep = True
+    for line in text.splitlines():
+        if line.startswith("#print "):
+            keep = not drop(line.removeprefix("#print "))
+        elif (m := _GAP.match(line)) is not None:
+            keep = not drop(m.group(1))
+        elif not line.startswith(" "):
+            keep = True
+        if keep:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines()) or "  "
 
 
 def _unpositioned(error: str) -> str:
@@ -430,7 +475,7 @@ def difference(before: str, after: str) -> str:
     for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        heads = [line for line in [*old[:a1 + 1], *new[:b1 + 1]] if line.startswith(("#check @", "#print "))]
+        heads = [line for line in [*old[:a1 + 1], *new[:b1 + 1]] if line.startswith(("#check @", "#print ", "#unp"))]
         was = " / ".join(x.strip() for x in old[a1:a2])[:240] or "(nothing)"
         now = " / ".join(x.strip() for x in new[b1:b2])[:240] or "(nothing)"
         where = f"in `{heads[-1].split(chr(10))[0][:120]}`: " if heads else ""

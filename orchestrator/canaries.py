@@ -34,6 +34,12 @@ def _sorried(namespace: str, statement: str, before: str = "") -> str:
     return f"namespace @M@.{namespace}\n\n{before}theorem target {statement} := by\n  sorry\n\nend @M@.{namespace}\n"
 
 
+def _chain(first: str) -> str:
+    """`d0 n := first`, and each `dk` applying the one before: ten definitions deep."""
+    return f"def d0 (n : Nat) : Nat := {first}\n\n" + "".join(
+        f"def d{k} (n : Nat) : Nat := d{k - 1} n\n\n" for k in range(1, 10))
+
+
 CANARIES: tuple[Canary, ...] = (
     Canary(
         "guard_msgs", "`#guard_msgs (drop all)` swallows the sorry warning of a false theorem proved by `stop`",
@@ -97,6 +103,16 @@ CANARIES: tuple[Canary, ...] = (
         {"Deep.lean": "namespace @M@.Deep\n\ndef step (n : Nat) : Nat := n * 0\n\n"
                       "def quad (n : Nat) : Nat := step (step n)\n\ntheorem target : quad 0 = 0 := rfl\n\n"
                       "end @M@.Deep\n"}),
+    Canary(
+        "beyond_depth", "a definition ten levels below the statement changes, past `[gates] fingerprint_depth`'s 8",
+        {"Chain.lean": _sorried("Chain", ": d9 1 = 0", _chain("n"))},
+        {"Chain.lean": "namespace @M@.Chain\n\n" + _chain("0") + "theorem target : d9 1 = 0 := rfl\n\n"
+                       "end @M@.Chain\n"}),
+    Canary(
+        "changed_axiom", "a project axiom keeps its name and text; the definition it states becomes a falsehood",
+        {"Axiom.lean": _sorried("Axiom", ": 2 + 2 = 5", "def okProp : Prop := True\n\naxiom choice_ok : okProp\n\n")},
+        {"Axiom.lean": "namespace @M@.Axiom\n\ndef okProp : Prop := 2 + 2 = 5\n\naxiom choice_ok : okProp\n\n"
+                       "theorem target : 2 + 2 = 5 := choice_ok\n\nend @M@.Axiom\n"}),
     Canary(
         "native_decide", "`native_decide` trusts the compiler instead of the kernel",
         {"Native.lean": _sorried("Native", ": 10 < 20")},

@@ -31,7 +31,7 @@ from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.integrity import restated
 from gates.meaning import changed_meanings
-from gates.probe import ROUNDS
+from gates.probe import rounds
 from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
@@ -94,7 +94,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
                 break
             _checkpoint(c)
             if phase is work:  # the base's fingerprints, then the gates and their repair rounds (build, probes, replay)
-                limit += (ROUNDS + (config.gates.repair_rounds + 1) * (3 + ROUNDS)) * config.build.timeout_s
+                probes = rounds(config.gates.fingerprint_depth)
+                limit += (probes + (config.gates.repair_rounds + 1) * (3 + probes)) * config.build.timeout_s
             if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
                 limit *= 2 * max(1, len(c.altered))
             beat.phase(phase.__name__, limit, cycle=c.number)

@@ -35,7 +35,7 @@ from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
 from gates.imports import ImportGraph
 from gates.index import FileIndex
-from gates.probe import Answers, Baseline, Names, canonical, digest, fingerprint
+from gates.probe import FORMAT, Answers, Baseline, Names, canonical, digest, fingerprint
 from gates.registry import run_gates
 from gates.scope import matches
 from gates.tree import DirTree, MemTree
@@ -121,7 +121,7 @@ class Facts:
             if any(canonical(n) not in answers.axioms and f"axioms {canonical(n)}" not in answers.errors
                    for n in asked):
                 continue  # not asked, or the probe did not finish: an entry must cover the whole file
-            hidden = set(kernel.hidden_sorries(tree, names, answers, asked))
+            hidden = set(kernel.hidden_sorries(names, answers, asked))
             hidden |= set(tree.hidden.get(path, ())) & carried.get(path, set())
             self.files.pop(key, None)
             self.files[key] = sorted(hidden)
@@ -156,8 +156,9 @@ class Fingerprints:
 
 
 def toolchain(root: Path) -> str:
-    """A digest of what decides how Lean prints: the toolchain and the dependencies' versions."""
-    h = hashlib.sha256()
+    """A digest of what decides how Lean prints (the toolchain and the dependencies' versions) and of how a
+    fingerprint is written: fingerprints compare only under the same one."""
+    h = hashlib.sha256(f"fingerprint format {FORMAT}\0".encode())
     for name in ("lean-toolchain", "lake-manifest.json"):
         file = root / name
         h.update(name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b"") + b"\0")

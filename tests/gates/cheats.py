@@ -65,6 +65,11 @@ ATTACKS = {
     "a sorry behind #guard_msgs": ({"Book/A.lean": closing("theorem hard", "  stop\n  simp\n",
                                                            "#guard_msgs (drop all) in\n")},
                                    "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx"),
+    # `stop` leaves the proof to sorryAx; naming a sorried theorem must not excuse it: only Lean's term tells.
+    "a sorry excused by naming a sorried theorem": (
+        {"Book/A.lean": closing("theorem hard", "  stop\n  exact absurd (quad_pos n) (by simp)\n",
+                                "#guard_msgs (drop all) in\n")},
+        "Book.hard: its own proof term holds sorryAx"),
     "an error behind #guard_msgs": ({"Book/A.lean": closing("theorem hard", "  exact absurd_marker\n",
                                                             "#guard_msgs (drop all) in\n")},
                                     "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx"),

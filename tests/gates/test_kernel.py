@@ -73,7 +73,7 @@ def test_an_honest_proof_passes_every_gate(project: Project) -> None:
         ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
         ("kernel", True)]
     assert "1 closed or locked statement(s) elaborate as at the base" in results["kernel"].detail
-    assert "leanchecker replayed Book.A" in results["kernel"].detail
+    assert "leanchecker replayed Book, Book.A" in results["kernel"].detail  # Book.lean imports Book.A
     assert inp.kernel_answers[0].axioms["Book.hard"] == ("propext",)
     assert inp.kernel_answers[0].rounds == 1
     assert not (project.root / ".lake" / "autoformalize").exists() or not any(
@@ -125,7 +125,7 @@ def test_a_declaration_the_kernel_never_checked_fails_the_replay(project: Projec
     results, _ = project.gates({"Book/A.lean": A.replace("end Book", unchecked + "end Book")},
                                GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed
-    assert "the kernel's replay of the changed modules failed" in results["kernel"].detail
+    assert "the kernel's replay of the changed modules and their importers failed" in results["kernel"].detail
     assert "leanchecker found a problem in Book.A" in results["kernel"].detail
 
 
@@ -216,3 +216,106 @@ def test_a_sorry_only_lean_sees_counts_until_its_declaration_changes() -> None:
                                          "though their text has no sorry: Book.easy")
     assert sorry_gate(HONEST.replace("theorem easy : True := trivial", "theorem easy : True := by\n  trivial")
                       ) == "sorries+admits 5 → 3"  # `easy` was rewritten: what Lean said of it no longer holds
+
+
+DEEP = closing("theorem quad_pos", "  simp [quad, step]\n").replace("n + 1", "1")  # `step` changes under `quad`
+
+
+@pytest.mark.parametrize(("bound", "key"), [({"fingerprint_depth": 1}, "fingerprint_depth"),
+                                            ({"fingerprint_max_defs": 1}, "fingerprint_max_defs")])
+def test_a_definition_changed_beyond_the_fingerprints_bounds_is_rejected_naming_the_bound(
+        project: Project, bound: dict[str, int], key: str) -> None:
+    results, _ = project.gates({"Book/A.lean": DEEP}, GatesConfig(**KERNEL_ALONE, **bound))
+    assert not results["kernel"].passed
+    assert "Book.step" in results["kernel"].detail and f"[gates] {key}" in results["kernel"].detail, \
+        results["kernel"].detail
+
+
+def test_a_definition_beyond_the_bounds_whose_files_did_not_change_is_the_bases(project: Project) -> None:
+    # `step` and `quad` move to a file of their own at the base; the change closes quad_pos without touching it.
+    defs = "import Mathlib.Tactic\n\nnamespace Book\n\ndef step (n : ℕ) : ℕ := n + 1\n\n" \
+           "def quad (n : ℕ) : ℕ := step (step n)\n\nend Book\n"
+    a = A.replace("import Book.Cheat\n", "import Book.Cheat\nimport Book.Defs\n").replace(
+        "def step (n : ℕ) : ℕ := n + 1\n\ndef quad (n : ℕ) : ℕ := step (step n)\n\n", "")
+    write(project.root, {"Book/Defs.lean": defs, "Book/A.lean": a})
+    closed = a.replace("0 < quad n := by\n  sorry", "0 < quad n := by\n  simp [quad, step]")
+    results, _ = project.gates({"Book/A.lean": closed}, GatesConfig(fingerprint_depth=1))
+    assert results["kernel"].passed, results["kernel"].detail
+    changed, _ = project.gates({"Book/A.lean": closed, "Book/Defs.lean": defs.replace("n + 1", "1")},
+                               GatesConfig(**KERNEL_ALONE, fingerprint_depth=1))
+    assert not changed["kernel"].passed and "[gates] fingerprint_depth" in changed["kernel"].detail
+
+
+class BaseUnanswered(Silencing):
+    """The stand-in Lean, cut short on its first probe (the base's fingerprints) as a crash or timeout would."""
+
+    def __init__(self, inner: LakeCompiler) -> None:
+        super().__init__(inner, "")
+        self.probes = 0
+
+    def probe(self, text: str) -> CheckResult:
+        self.probes += 1
+        result = self.inner.probe(text)
+        if self.probes == 1:
+            result.output, result.exit_code = "error: out of memory", 137
+        return result
+
+
+def test_a_statement_closed_when_the_base_gave_no_fingerprints_is_rejected(project: Project) -> None:
+    results = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
+                          {"Book/A.lean": HONEST})[0]
+    kernel = results[-1]
+    assert kernel.name == "kernel" and not kernel.passed, kernel.detail
+    assert "Book.hard: the base's statements could not be fingerprinted" in kernel.detail
+    assert "make the base build and answer" in kernel.detail
+    untouched = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
+                            {"Book/A.lean": A.replace("end Book", "theorem extra : True := trivial\n\nend Book")})[0]
+    assert untouched[-1].passed, untouched[-1].detail  # nothing closed or locked: nothing to compare
+
+
+def test_a_project_axiom_whose_statement_changes_meaning_is_no_longer_allowed(project: Project) -> None:
+    axiom = "def okProp : Prop := True\n\naxiom choice_ok : okProp\n\n"
+    base = A.replace("def step", axiom + "def step")
+    write(project.root, {"Book/A.lean": base})
+    cheat = base.replace("def okProp : Prop := True", "def okProp : Prop := 5 < 3").replace(
+        "theorem lt_fact : 5 < 3 := by\n  sorry", "theorem lt_fact : 5 < 3 := by\n  exact choice_ok")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
+    earlier = {n: r.detail for n, r in results.items() if n != "kernel" and not r.passed}
+    assert not earlier, earlier  # the axiom's text is the base's, so it is not new to the source rules
+    assert not results["kernel"].passed
+    assert "Book.lt_fact depends on Book.choice_ok, a project axiom Lean elaborates differently than at the base" \
+        in results["kernel"].detail, results["kernel"].detail
+    uses = base.replace("end Book", "theorem uses : okProp := choice_ok\n\nend Book")
+    kept, _ = project.gates({"Book/A.lean": uses})  # the axiom's file changed, what it states did not
+    assert kept["kernel"].passed, kept["kernel"].detail
+
+
+def test_a_module_importing_the_changed_one_is_replayed_too(project: Project) -> None:
+    # The change redefines a command an unchanged importer runs: the declaration it adds lands in the importer.
+    write(project.root, {"Book/Trust.lean": 'elab "trust_me" : command => pure ()\n',
+                         "Book/User.lean": "import Book.Trust\n\ntrust_me\n",
+                         "Book.lean": "import Book.A\nimport Book.User\n"})
+    unchecked = AXIOM.removeprefix("run_cmd ").replace("addDecl", "addDeclWithoutChecking").replace(
+        "axiomDecl", "thmDecl")
+    results, _ = project.gates({"Book/Trust.lean": 'elab "trust_me" : command => Lean.Elab.Command.liftCoreM do\n  '
+                                                   + unchecked}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "leanchecker found a problem in Book.User" in results["kernel"].detail
+
+
+def test_names_lean_prints_under_the_projects_namespaces_count_whatever_the_root_folder() -> None:
+    from gates.probe import Names
+    text = "namespace Textbook\n\ndef step (n : ℕ) : ℕ := n + 1\n\nend Textbook\n"
+    names = Names(census(MemTree({"Book/A.lean": text.encode()}), ["Book"]), ["Book"])
+    # An anonymous instance and a matcher: names the source never spells, under the namespace it declares.
+    assert names.printed("@Textbook.instLTNat (Textbook.step.match_1 n)") == {"Textbook.instLTNat",
+                                                                              "Textbook.step.match_1"}
+
+
+def test_a_private_sorry_closed_where_lean_cannot_be_asked_is_rejected(project: Project) -> None:
+    write(project.root, {"Book/A.lean": A.replace("theorem hard", "private theorem hard")})
+    cheat = closing("theorem hard", "  stop\n  simp\n", "#guard_msgs (drop all) in\n").replace(
+        "theorem hard", "private theorem hard")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "Book.hard: the change closes its sorry, but a `private` declaration" in results["kernel"].detail

@@ -672,6 +672,7 @@ class File:
             return
         d = self.env.decls[full]
         head = f"{d.kind} {full}{' ' + d.binders if d.binders else ''} : {d.type}"
-        self.info(tok, head if d.kind == "axiom" or not d.body else f"{head} :=\n  {d.body}")
+        value = f"sorryAx ({d.type}) true" if "sorryAx" in d.axioms else d.body  # Lean's term, not the tactics
+        self.info(tok, head if d.kind == "axiom" or not value else f"{head} :=\n  {value}")
 
 
