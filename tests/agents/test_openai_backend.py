@@ -515,6 +515,14 @@ def test_the_key_appears_in_no_message_and_no_log(openai_server: OpenAIStandin, 
     assert "model.call" in out + err + caplog.text  # the log went somewhere we looked
 
 
+def test_a_server_enforcing_its_window_refuses_as_openai_does() -> None:
+    with OpenAIStandin(api_key=FAKE_KEY, window=50) as server:
+        with pytest.raises(ContextTooLong, match=r"maximum context length is 50 tokens. However, your messages "
+                                                 r"resulted in \d+ tokens"):
+            make_model(server).send(SYSTEM, [ASK] * 20, max_tokens=PLAIN)
+        assert len(server.requests) == 1 and server.pending == 0
+
+
 def test_the_window_is_what_the_server_reports() -> None:
     vllm = {"id": "qwen2.5-72b-instruct", "object": "model", "created": 1732000000, "owned_by": "vllm",
             "root": "Qwen/Qwen2.5-72B-Instruct", "parent": None, "max_model_len": 32768}

@@ -12,8 +12,8 @@ from orchestrator.commands.status import collect
 from orchestrator.report.site import build
 from orchestrator.wiring import served_window
 from state.history import cached_share
-from tests.orchestrator.harness import Project, evaluation, strategy
-from tests.standin.anthropic_server import error_reply, text_reply, tool_use_reply
+from tests.orchestrator.harness import Project, config_text, evaluation, strategy
+from tests.standin.anthropic_server import RecordedRequest, Reply, error_reply, text_reply, tool_use_reply
 from tests.standin.openai_server import OpenAIStandin
 
 TOO_LONG = error_reply(400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum")
@@ -69,3 +69,33 @@ def test_an_openai_compatible_worker_uses_the_window_its_server_reports(monkeypa
         worker = AgentConfig(backend="openai", model="local-model", base_url=server.base_url, api_key_env="LOCAL_KEY")
         assert served_window(worker) == 32768
         assert served_window(worker.model_copy(update={"model": "unlisted"})) is None
+
+
+def test_a_300_turn_session_many_times_its_window_lands_its_gated_change(project: Project) -> None:
+    # Every request goes through a 20,000-token window the stand-in enforces; the Worker reads a 50,000-character
+    # file 300 times (3.75 million tokens of results), then closes the sorry.
+    project.commit_files({"autoformalize.toml": config_text(agents={"worker": {
+        "context_tokens": 20_000, "tool_result_chars": 4_000, "keep_tool_results": 3, "max_turns": 400}}),
+        "Book/Big.lean": ("-- " + "x" * 96 + "\n") * 500}, "a big file")
+    project.server.window = 20_000
+    reads = [0]
+
+    def work(request: RecordedRequest) -> Reply:
+        reads[0] += 1
+        if reads[0] <= 300:
+            return tool_use_reply([("read_file", {"path": "Book/Big.lean"})])
+        return tool_use_reply([EDIT] if reads[0] == 301 else [("finish", {"report": "closed Book.hard"})])
+
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.add("worker", *[work] * 302)
+    project.agents.add("summarizer", *[text_reply("Goal: close Book.hard. Done: read Book/Big.lean.")] * 10)
+    project.agents.evaluate(evaluation(1))
+
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted" and record.worker_stop == "finished"
+    assert record.post_sorry_count == record.pre_sorry_count - 1
+    ctx = record.worker_context
+    assert ctx is not None and ctx.turns == 302 and ctx.trims == 300 and ctx.clears > 250 and ctx.compactions >= 1
+    assert ctx.peak_input <= 20_000
+    assert project.agents.calls["summarizer"] == ctx.compactions

@@ -153,13 +153,14 @@ class OpenAIStandin:
     """The server. Start it with `with` (or `start()` / `close()`); script it with the `enqueue*` methods."""
 
     def __init__(self, *, api_key: str | None = None, validate: bool = True,
-                 models: list[dict[str, Any]] | None = None) -> None:
+                 models: list[dict[str, Any]] | None = None, window: int | None = None) -> None:
         """`api_key`: when set, requests must carry it (`authorization: Bearer …`), else 401.
         `validate`: reject requests the real API would reject (see the module docstring).
         `models`: what `GET /v1/models` lists (vLLM's entries carry `max_model_len`); by default one entry per
         model OpenAI's way, without a window."""
         self.api_key = api_key
         self.validate = validate
+        self.window = window  # tokens (four characters of the messages and tools each); a longer request is refused
         self.models = models if models is not None else [
             {"id": "gpt-5-mini", "object": "model", "created": 1754425777, "owned_by": "system"}]
         self.requests: list[RecordedRequest] = []
@@ -401,6 +402,11 @@ def _model(reply: CompletionReply, request: RecordedRequest) -> str:
     return reply.model or (request.body.get("model") if isinstance(request.body, dict) else None) or "gpt-standin"
 
 
+def prompt_tokens(body: Mapping[str, Any]) -> int:
+    """The stand-in's token count of a request: four characters of its messages and tools a token."""
+    return len(json.dumps([body.get("messages"), body.get("tools")])) // 4
+
+
 def _usage_json(usage: Mapping[str, int]) -> dict[str, Any]:
     prompt, completion = usage["prompt_tokens"], usage["completion_tokens"]
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
@@ -515,6 +521,10 @@ class _Handler(BaseHTTPRequestHandler):
                                    "invalid_api_key"))
         elif problem:
             self._error(ErrorReply(400, "invalid_request_error", problem))
+        elif self.standin.window is not None and (tokens := prompt_tokens(request.body)) > self.standin.window:
+            self._error(ErrorReply(400, "invalid_request_error", f"This model's maximum context length is "
+                                   f"{self.standin.window} tokens. However, your messages resulted in {tokens} tokens. "
+                                   "Please reduce the length of the messages.", "context_length_exceeded"))
         else:
             self._scripted(request)
 
