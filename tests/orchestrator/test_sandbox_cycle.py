@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -72,11 +73,19 @@ def run_attack(project: Project, tmp_path: Path, mode: str, monkeypatch: pytest.
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     # The user allowed build-time code (an `#eval` is meta code too), so the build gate compiles the change as well:
     # both compiles are attacked.
+    # The attack reads every process's environment and waits on a connection: a loaded machine needs more than the
+    # harness's 30 seconds for it, and a compile cut short would show nothing.
     project.commit_files({"autoformalize.toml": config_text(gates={"repair_rounds": 0, "allow_build_time_code": True,
                                                                    "allow_meta_code": True},
+                                                            build={"timeout_s": 180},
                                                             sandbox={"mode": mode})}, "config")
     outside = tmp_path / "outside.txt"
-    with _listener() as (port, accepted):
+    # A process of the orchestrator's holding the key in its environment, as a git child does while it runs (this
+    # process's own /proc environ shows only what it started with): what the attack's /proc scan looks for.
+    holder = subprocess.Popen(["sleep", "600"], env=dict(os.environ))
+    with _listener() as (port, accepted), contextlib.ExitStack() as stack:
+        stack.callback(holder.wait)
+        stack.callback(holder.kill)
         project.agents.plan(strategy("Book/A.lean"))
         project.agents.work([("write_file", {"path": "Book/A.lean", "content": attack(project, outside, port)})],
                             [("lean_check", {"path": "Book/A.lean"})], [("finish", {"report": "closed Book.hard"})])
