@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from agents.model import Model
 from audit.entities import Entity
 from audit.judge import Score, judge_direct
-from audit.run import declarations, lean_text
+from audit.run import declarations, lean_text, repeated
 from gates.base import GateResult
 from gates.census import Census
 from gates.meaning import meanings
@@ -34,7 +34,7 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
     """The direct judge on every entity of the book one of whose declarations is `changed`."""
     if not changed:
         return []
-    decls = declarations(after)
+    decls, twice = declarations(after), repeated(after)
     meant = meanings(after)
     out: list[Judged] = []
     for entity in entities:
@@ -43,8 +43,12 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
         text, missing = lean_text(decls, entity.lean)
         present = [n for n in entity.lean if n in decls]
         if missing:
-            verdict = Faithfulness(entity=entity.id, declarations=present, score=None,
-                                   error=f"not declared in the project: {', '.join(missing)}", book=entity.source)
+            why = [f"{n} is declared in more than one file ({', '.join(twice[n])}), so which one formalizes it "
+                   "cannot be told" for n in missing if n in twice]
+            rest = [n for n in missing if n not in twice]
+            why += [f"not declared in the project: {', '.join(rest)}"] if rest else []
+            verdict = Faithfulness(entity=entity.id, declarations=present, score=None, error="; ".join(why),
+                                   book=entity.source)
         else:
             v = judge_direct(model, entity, text, context_chars=context_chars)
             verdict = Faithfulness(entity=entity.id, declarations=present, score=v.score, reason=v.reason,
@@ -55,14 +59,20 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
 
 def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict[str, str]) -> GateResult:
     """The judge's verdict as a gate: each restated statement (`restated`: declaration → what happened) lands only
-    when the judge, against the book's trusted text, finds its entity (`entity_of`) faithful or stronger."""
+    when the judge, against the book's trusted text, read it and found its entity (`entity_of`) faithful or
+    stronger — never on a verdict about other declarations the entity pairs with now."""
     verdicts = {j.entity.id: j.verdict for j in judged}
     problems = []
     for name, what in sorted(restated.items()):
         entity = entity_of.get(name, "?")
         v = verdicts.get(entity)
         if v is None:
-            problems.append(f"{name} {what}, and the book's {entity} has no declaration left to judge")
+            problems.append(f"{name} {what}, and the judge did not read it: the book's {entity} pairs with no "
+                            "declaration this change touched")
+        elif name not in v.declarations:
+            problems.append(f"{name} {what}, and the judge did not read it: the book's {entity} now pairs with "
+                            f"{', '.join(v.declarations) or 'no declaration of the project'}"
+                            + (f" ({v.error})" if v.error else ""))
         elif v.score is None:
             problems.append(f"{name} {what}, and the judge could not judge {entity} ({v.error}); a restatement "
                             "lands only when judged faithful or stronger")

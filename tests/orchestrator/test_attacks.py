@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from structlog.testing import capture_logs
 
 from orchestrator import workcopy
@@ -260,3 +261,32 @@ def test_a_scope_asked_for_by_an_issue_falls_back_then_alerts_and_backs_off(proj
                       "Cycles work on within the last valid Scope; look at the issues and the plan."]
     assert [e["failures"] for e in logs if e["event"] == "daemon.backoff"] == [1]  # after cycle 3, not cycle 2
 
+
+
+PAIRED = "theorem zero_add' (n : ℕ) : 0 + n = n := by\n  simp\n\nend Book"
+WEAKER = [("edit_file", {"path": "Book/B.lean", "old_string": "theorem zero_add' (n : ℕ) : 0 + n",
+                         "new_string": "theorem zero_add' (n : ℕ) (h : 0 < n) : 0 + n"})]
+DECOY = "theorem zero_add' (n : ℕ) : 0 + n = n := by\n  simp\n"
+# The book's short name now also ends a root declaration; or a file no module imports repeats the full name.
+DECOYS = {"short": ("edit_file", {"path": "Book/B.lean", "old_string": "end Book\n",
+                                  "new_string": f"end Book\n\n{DECOY}"}),
+          "repeated": ("write_file", {"path": "Book/C.lean", "content": f"namespace Book\n\n{DECOY}\nend Book\n"})}
+
+
+@pytest.mark.parametrize("decoy", sorted(DECOYS))
+def test_a_decoy_of_the_same_name_does_not_stand_in_for_the_paired_statement(project: Project, decoy: str) -> None:
+    book = {"thm:2.1": {"lean_symbol": "zero_add'", "lean_file": "Book/B.lean",
+                        "statement": "For every natural number $n$, $0 + n = n$."}}
+    write(project.repo, {"extraction/lean_status.json": json.dumps(book),
+                         "Book/B.lean": project.show("HEAD", "Book/B.lean").replace("end Book", PAIRED)})
+    configure(project)
+    project.agents.plan(strategy("Book/*.lean", target="RESTATE: Book.zero_add' — erratum: the book means positive n"))
+    project.agents.work([*WEAKER, DECOYS[decoy]], "restated")
+    project.agents.add("judge", obedient.judge)
+    project.agents.evaluate(evaluation(2))
+    record, _ = project.cycle()
+
+    assert record.outcome == "rejected" and "(h : 0 < n)" not in project.show("HEAD", "Book/B.lean")
+    gate = record.gates[-1]
+    assert gate.name == "restatement" and not gate.passed
+    assert gate.detail.startswith("Book.zero_add' changed, and the judge did not read it: the book's thm:2.1 pairs")
