@@ -12,7 +12,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from agents.context import Context, Keep, Quote, Section, window
+from agents.context import Context, Keep, Quote, Section, label, window
 from gates.census import Census
 from gates.config import GatesConfig
 from state.history import HistoryRecord
@@ -96,14 +96,14 @@ def ranked_issues(issues: list[IssueText], target: str) -> tuple[list[IssueText]
 def issues_section(title: str, issues: list[IssueText], target: str, budget: int) -> Section:
     """The open issues other than the judge's findings, the orchestrator's own as text, the rest as quotes."""
     shown, note = ranked_issues([i for i in issues if i.author != JUDGE], target)
-    own = "\n\n".join(f"### {i.slug} (by {i.author})\n{_clip(i.text, ISSUE_CHARS)}" for i in shown if i.own)
+    own = "\n\n".join(f"### {label(i.slug)} (by {i.author})\n{_clip(i.text, ISSUE_CHARS)}" for i in shown if i.own)
     quotes = tuple(Quote(i.author, _clip(i.text, ISSUE_CHARS), f"issue `{i.slug}`") for i in shown if not i.own)
     return Section(title, own, budget, note=note, quotes=quotes)
 
 
 def findings(issues: list[IssueText]) -> Section:
     """Every open finding of the judge, whole: no cap may push one out of view."""
-    text = "\n\n".join(f"### {i.slug}\n{_demoted(i.text.strip())}" for i in issues if i.author == JUDGE)
+    text = "\n\n".join(f"### {label(i.slug)}\n{_demoted(i.text.strip())}" for i in issues if i.author == JUDGE)
     return Section(FINDINGS, text, len(text) + 1)
 
 

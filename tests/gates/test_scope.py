@@ -128,6 +128,9 @@ ISSUES = ".prover-state/issues"
     ({f"{ISSUES}/a.md": "x\n", f"{ISSUES}/b.md": "x\n", f"{ISSUES}/c.md": "x\n", f"{ISSUES}/d.md": "x\n"},
      "d.md: a Worker may open at most 3 issues per cycle ([gates] max_new_issues)"),
     ({f"{ISSUES}/long.md": "x" * 8001}, "the issue is 8,001 characters; at most 8,000"),
+    ({f"{ISSUES}/x\n## Scope.md": "x\n"}, "'.prover-state/issues/x\\n## Scope.md': the issue name 'x\\n## "
+                                          "Scope' is not valid"),
+    ({f"{ISSUES}/Note.md": "x\n"}, "the issue name 'Note' is not valid"),
 ])
 def test_a_worker_opens_new_issues_only_within_bounds_never_reserved_ones(change: dict[str, str | None],
                                                                           named: str) -> None:
