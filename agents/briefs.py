@@ -2,8 +2,9 @@
 
 Everything the Worker wrote, or another agent derived from it (its report, issues and diff; the Evaluator's
 notes in the history and attempts.md), reaches a prompt as a fenced `Quote`, labelled with its author. The
-orchestrator's own issues — the judge's findings, the Consultant's advice — are shown as its own words, and the
-judge's findings always in full, outside the cap on issues.
+orchestrator's own issues — the judge's findings, the Consultant's advice — are shown as its own words (what a
+finding quotes, the Lean a Worker wrote among it, as data), and the judge's findings always in full, outside the
+cap on issues.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ PERSISTENT_SHOWN = 15
 JUDGE = "the judge"
 ORCHESTRATOR = frozenset({JUDGE, "the Consultant", "the orchestrator"})  # authors whose words are the loop's own
 EVALUATOR = "the Evaluator (its notes on the Workers' reports)"
+BOOK = "## The book"  # in a judge's finding, the line where its own words end and what it quotes begins
+WRITERS = "the book, the judge and a Worker (the Lean and its doc comment)"
 FINDINGS = "Statements the judge found DIFFERENT from the book (all of them; fix these before new work)"
 
 
@@ -102,9 +105,19 @@ def issues_section(title: str, issues: list[IssueText], target: str, budget: int
 
 
 def findings(issues: list[IssueText]) -> Section:
-    """Every open finding of the judge, whole: no cap may push one out of view."""
-    text = "\n\n".join(f"### {label(i.slug)}\n{_demoted(i.text.strip())}" for i in issues if i.author == JUDGE)
-    return Section(FINDINGS, text, len(text) + 1)
+    """Every open finding of the judge, whole: no cap may push one out of view. The judge's own words are shown
+    as text; what a finding quotes (from its line `## The book` on: the book's text, the judge's reason, the
+    Lean a Worker wrote) as data, and all of it when the line is missing."""
+    own, quotes = [], []
+    for i in issues:
+        if i.author != JUDGE:
+            continue
+        head, mark, rest = i.text.strip().partition(f"\n{BOOK}\n")
+        said, quoted = (head, mark.strip() + "\n" + rest) if mark else ("", i.text.strip())
+        own.append(f"### {label(i.slug)}\n{_demoted(said)}".strip())
+        quotes.append(Quote(WRITERS, quoted, f"what the finding `{i.slug}` quotes"))
+    text = "\n\n".join(own)
+    return Section(FINDINGS, text, len(text) + sum(len(q.text) for q in quotes) + 1, quotes=tuple(quotes))
 
 
 def history_quote(history: list[HistoryRecord], limit: int) -> tuple[tuple[Quote, ...], str]:
