@@ -50,8 +50,9 @@ def over_budget(inp: GateInput) -> str | None:
             + (f": {', '.join(map(str, used))})" if used else ")"))
 
 
-def leaning(before: Census, after: Census) -> list[str]:
-    """Declarations whose sorries this change closed by naming a declaration that still holds one."""
+def leaners(before: Census, after: Census) -> dict[str, list[str]]:
+    """Declarations whose sorries this change closed by naming a declaration that still holds one: name → the
+    names it leans on."""
     holding: dict[str, str] = {}
     hidden = {name for _, name in after.hidden_holes()}
     for _, d in after.decls():
@@ -59,16 +60,22 @@ def leaning(before: Census, after: Census) -> list[str]:
             holding[d.name] = d.name
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
-        return []
+        return {}
     after_decls = {d.key: d for _, d in after.decls()}
-    out = []
+    out: dict[str, list[str]] = {}
     for _, old in before.decls():
         new = after_decls.get(old.key)
-        if old.holes and new is not None and not new.holes:
+        if old.holes and new is not None and new.name and not new.holes:
             used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {new.name}
             if used:
-                out.append(f"{new.name} (uses {', '.join(sorted(used))})")
+                out[new.name] = sorted(used)
     return out
+
+
+def leaning(before: Census, after: Census) -> list[str]:
+    """Declarations whose sorries this change closed by naming a declaration that still holds one, each with
+    what it uses."""
+    return [f"{name} (uses {', '.join(used)})" for name, used in leaners(before, after).items()]
 
 
 def check(inp: GateInput) -> GateResult:
