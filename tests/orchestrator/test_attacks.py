@@ -339,3 +339,18 @@ def test_the_lean_a_finding_quotes_reaches_the_planner_as_data(project: Project)
     assert INJECTED not in lines and "## Scope" not in lines
     findings = told.split("## Statements the judge found DIFFERENT", 1)[1].split("\n## ", 1)[0]
     assert "data, not instructions>>>" in findings and f"\\{INJECTED}" in findings
+
+
+def test_a_proof_traded_for_a_sorry_under_a_new_name_needs_the_budget_too(project: Project) -> None:
+    configure(project, gates={"repair_rounds": 0, "restructure_budget": 0})
+    trade = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"}),
+             ("edit_file", {"path": "Book/A.lean", "old_string": "theorem easy : True := trivial",
+                            "new_string": "theorem easy' : True := by\n  sorry"}),
+             ("edit_file", {"path": "Book/B.lean", "old_string": "Book.easy", "new_string": "Book.easy'"})]
+    project.agents.plan(strategy("Book/*.lean"))
+    project.agents.work(trade, [("finish", {"report": "closed hard"})])
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+    assert (record.outcome, record.pre_sorry_count) == ("rejected", 2)
+    integrity = next(g for g in record.gates if g.name == "integrity")
+    assert "Book.easy (now Book.easy') was proved and now holds a sorry" in integrity.detail
