@@ -23,7 +23,8 @@ ISSUES_SHOWN = 8
 ISSUE_CHARS = 2000
 PERSISTENT_SHOWN = 15
 JUDGE = "the judge"
-ORCHESTRATOR = frozenset({JUDGE, "the Consultant", "the orchestrator"})  # authors whose words are the loop's own
+CONSULTANT = "the Consultant"
+ORCHESTRATOR = frozenset({JUDGE, CONSULTANT, "the orchestrator"})  # authors whose words are the loop's own
 EVALUATOR = "the Evaluator (its notes on the Workers' reports)"
 BOOK = "## The book"  # in a judge's finding, the line where its own words end and what it quotes begins
 WRITERS = "the book, the judge and a Worker (the Lean and its doc comment)"
@@ -154,7 +155,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
         Section("Latest task result", "" if last_result else "(none yet)", 6_000, quotes=(
             Quote("the Worker", last_result, "the last cycle's task result (its report; the gate verdicts at "
                                              "its end are the orchestrator's)"),) if last_result else ()),
-        issues_section("Open issues", issues, target, 12_000),
+        issues_section("Open issues", [i for i in issues if not _is_advice(i, advice)], target, 12_000),
         Section("Latest Consultant advice", advice or "", 5_000),
         Section("Statements locked as faithful to the book (change one only with `RESTATE: <name> — <why>`)",
                 ", ".join(locked or []), 4_000),
@@ -209,6 +210,11 @@ def consultant(*, blocker: str, history: list[HistoryRecord], attempts: str | No
         issues_section("Open issues", issues, blocker, 10_000),
         Section("Sorries by declaration", sorry_table(census), 6_000),
     ])
+
+
+def _is_advice(issue: IssueText, advice: str | None) -> bool:
+    """The Consultant's issue that is the latest advice, which has a section of its own."""
+    return advice is not None and issue.author == CONSULTANT and issue.text.strip() == advice.strip()
 
 
 def _demoted(markdown: str) -> str:
