@@ -61,13 +61,16 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
 
 def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict[str, str]) -> GateResult:
     """The judge's verdict as a gate: each restated statement (`restated`: declaration → what happened) lands only
-    when the judge, against the book's trusted text, read it and found its entity (`entity_of`) faithful or
-    stronger — never on a verdict about other declarations the entity pairs with now."""
+    when the judge, against the book's trusted text, read it and found its entity (`entity_of`, the book's
+    pairing and the lock at the base) faithful or stronger — never on a verdict about other declarations the
+    entity pairs with now, nor on one that also read a declaration joining the entity in the same change (a
+    faithful newcomer beside a weakened statement can pass for a case split)."""
     verdicts = {j.entity.id: j.verdict for j in judged}
     problems = []
     for name, what in sorted(restated.items()):
         entity = entity_of.get(name, "?")
         v = verdicts.get(entity)
+        joined = [n for n in v.declarations if entity_of.get(n) != entity] if v is not None else []
         if v is None:
             problems.append(f"{name} {what}, and the judge did not read it: the book's {entity} pairs with no "
                             "declaration this change touched")
@@ -75,6 +78,10 @@ def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict
             problems.append(f"{name} {what}, and the judge did not read it: the book's {entity} now pairs with "
                             f"{', '.join(v.declarations) or 'no declaration of the project'}"
                             + (f" ({v.error})" if v.error else ""))
+        elif joined:
+            problems.append(f"{name} {what}, and the book's {entity} now also pairs with {', '.join(joined)}, not "
+                            "paired with it at the base: a restatement is judged on the declarations paired at the "
+                            "base; pair new ones in another cycle")
         elif v.score is None:
             problems.append(f"{name} {what}, and the judge could not judge {entity} ({v.error}); a restatement "
                             "lands only when judged faithful or stronger")

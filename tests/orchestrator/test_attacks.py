@@ -354,3 +354,20 @@ def test_a_proof_traded_for_a_sorry_under_a_new_name_needs_the_budget_too(projec
     assert (record.outcome, record.pre_sorry_count) == ("rejected", 2)
     integrity = next(g for g in record.gates if g.name == "integrity")
     assert "Book.easy (now Book.easy') was proved and now holds a sorry" in integrity.detail
+
+
+def test_a_declaration_joining_the_books_entity_does_not_carry_a_restatement(project: Project) -> None:
+    configure(project)
+    state_theorem_2_1(project)
+    joined = f"{DOC}\ntheorem zero_add_all (n : ℕ) : 0 + n = n := by\n  simp\n\nend Book"
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — erratum: the book means positive n"))
+    project.agents.work([*WEAKER, ("edit_file", {"path": "Book/B.lean", "old_string": "end Book",
+                                                 "new_string": joined})], "restated, and stated it in full")
+    project.agents.judge(True, True, 3, "a case split: together they state the book's claim")  # a judge misled
+    project.agents.evaluate(evaluation(2))
+    record, _ = project.cycle()
+
+    assert record.outcome == "rejected" and "(h : 0 < n)" not in project.show("HEAD", "Book/B.lean")
+    gate = record.gates[-1]
+    assert gate.name == "restatement" and not gate.passed
+    assert "the book's thm:2.1 now also pairs with Book.zero_add_all, not paired with it at the base" in gate.detail
