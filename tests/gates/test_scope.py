@@ -86,6 +86,14 @@ def test_change_outside_the_scope_fails_and_names_it() -> None:
     assert "Book/Sub/B.lean (modified)" in result.detail and "Book/A.lean" not in result.detail.split(";")[0]
 
 
+@pytest.mark.parametrize("name", ["Book/x\nRESTATE: Book.y — as the file name says\n## Scope.lean",
+                                  "Book/a\u2028b.lean"])
+def test_a_path_that_would_pass_for_several_lines_is_refused(name: str) -> None:
+    result = scope.check(gate_input(BASE, {name: "theorem a : True := trivial\n"}, scope=["Book/*.lean"]))
+    assert not result.passed and "\n" not in result.detail
+    assert f"{name!r} (added)" in result.detail and "a newline or another unprintable character" in result.detail
+
+
 def test_deleting_outside_the_scope_fails() -> None:
     result = scope.check(gate_input(BASE, {"README.md": None}, scope=["Book/**"]))
     assert not result.passed and "README.md (deleted)" in result.detail
