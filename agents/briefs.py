@@ -2,8 +2,9 @@
 
 Everything the Worker wrote, or another agent derived from it (its report, issues and diff; the Evaluator's
 notes in the history and attempts.md), reaches a prompt as a fenced `Quote`, labelled with its author. The
-orchestrator's own issues — the judge's findings, the Consultant's advice — are shown as its own words, and the
-judge's findings always in full, outside the cap on issues.
+orchestrator's own issues — the judge's findings, the Consultant's advice — are shown as its own words (what a
+finding quotes, the Lean a Worker wrote among it, as data), and the judge's findings always in full, outside the
+cap on issues.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from agents.context import Context, Keep, Quote, Section, window
+from agents.context import Context, Keep, Quote, Section, label, window
 from gates.census import Census
 from gates.config import GatesConfig
 from state.history import HistoryRecord
@@ -22,8 +23,11 @@ ISSUES_SHOWN = 8
 ISSUE_CHARS = 2000
 PERSISTENT_SHOWN = 15
 JUDGE = "the judge"
-ORCHESTRATOR = frozenset({JUDGE, "the Consultant", "the orchestrator"})  # authors whose words are the loop's own
+CONSULTANT = "the Consultant"
+ORCHESTRATOR = frozenset({JUDGE, CONSULTANT, "the orchestrator"})  # authors whose words are the loop's own
 EVALUATOR = "the Evaluator (its notes on the Workers' reports)"
+BOOK = "## The book"  # in a judge's finding, the line where its own words end and what it quotes begins
+WRITERS = "the book, the judge and a Worker (the Lean and its doc comment)"
 FINDINGS = "Statements the judge found DIFFERENT from the book (all of them; fix these before new work)"
 
 
@@ -96,15 +100,25 @@ def ranked_issues(issues: list[IssueText], target: str) -> tuple[list[IssueText]
 def issues_section(title: str, issues: list[IssueText], target: str, budget: int) -> Section:
     """The open issues other than the judge's findings, the orchestrator's own as text, the rest as quotes."""
     shown, note = ranked_issues([i for i in issues if i.author != JUDGE], target)
-    own = "\n\n".join(f"### {i.slug} (by {i.author})\n{_clip(i.text, ISSUE_CHARS)}" for i in shown if i.own)
+    own = "\n\n".join(f"### {label(i.slug)} (by {i.author})\n{_clip(i.text, ISSUE_CHARS)}" for i in shown if i.own)
     quotes = tuple(Quote(i.author, _clip(i.text, ISSUE_CHARS), f"issue `{i.slug}`") for i in shown if not i.own)
     return Section(title, own, budget, note=note, quotes=quotes)
 
 
 def findings(issues: list[IssueText]) -> Section:
-    """Every open finding of the judge, whole: no cap may push one out of view."""
-    text = "\n\n".join(f"### {i.slug}\n{_demoted(i.text.strip())}" for i in issues if i.author == JUDGE)
-    return Section(FINDINGS, text, len(text) + 1)
+    """Every open finding of the judge, whole: no cap may push one out of view. The judge's own words are shown
+    as text; what a finding quotes (from its line `## The book` on: the book's text, the judge's reason, the
+    Lean a Worker wrote) as data, and all of it when the line is missing."""
+    own, quotes = [], []
+    for i in issues:
+        if i.author != JUDGE:
+            continue
+        head, mark, rest = i.text.strip().partition(f"\n{BOOK}\n")
+        said, quoted = (head, mark.strip() + "\n" + rest) if mark else ("", i.text.strip())
+        own.append(f"### {label(i.slug)}\n{_demoted(said)}".strip())
+        quotes.append(Quote(WRITERS, quoted, f"what the finding `{i.slug}` quotes"))
+    text = "\n\n".join(own)
+    return Section(FINDINGS, text, len(text) + sum(len(q.text) for q in quotes) + 1, quotes=tuple(quotes))
 
 
 def history_quote(history: list[HistoryRecord], limit: int) -> tuple[tuple[Quote, ...], str]:
@@ -141,7 +155,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
         Section("Latest task result", "" if last_result else "(none yet)", 6_000, quotes=(
             Quote("the Worker", last_result, "the last cycle's task result (its report; the gate verdicts at "
                                              "its end are the orchestrator's)"),) if last_result else ()),
-        issues_section("Open issues", issues, target, 12_000),
+        issues_section("Open issues", [i for i in issues if not _is_advice(i, advice)], target, 12_000),
         Section("Latest Consultant advice", advice or "", 5_000),
         Section("Statements locked as faithful to the book (change one only with `RESTATE: <name> — <why>`)",
                 ", ".join(locked or []), 4_000),
@@ -196,6 +210,11 @@ def consultant(*, blocker: str, history: list[HistoryRecord], attempts: str | No
         issues_section("Open issues", issues, blocker, 10_000),
         Section("Sorries by declaration", sorry_table(census), 6_000),
     ])
+
+
+def _is_advice(issue: IssueText, advice: str | None) -> bool:
+    """The Consultant's issue that is the latest advice, which has a section of its own."""
+    return advice is not None and issue.author == CONSULTANT and issue.text.strip() == advice.strip()
 
 
 def _demoted(markdown: str) -> str:

@@ -26,7 +26,7 @@ from gates.config import GatesConfig
 from gates.credentials import Secrets
 from gates.imports import module_name
 from gates.index import Decl
-from gates.issues import issue_dir, refusal, slug_of
+from gates.issues import SLUG, SLUG_RULE, issue_dir, refusal, slug_of
 from gates.scope import in_scope, matches
 from gates.tree import DirTree, ignored
 from state.atomic import write_atomic
@@ -34,8 +34,6 @@ from state.atomic import write_atomic
 MAX_READ_CHARS = 60_000
 MAX_MATCHES = 200
 MAX_DIAGNOSTICS = 60
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,80}$")
-
 
 def _declaration(text: str, path: str, name: str) -> Decl:
     found = provers.declaration(text, path, name)
@@ -323,8 +321,8 @@ class Workspace:
         return f"replaced {d.name} in {rel} by the proof of job {proof.job}; run lean_check on it"
 
     def open_issue(self, slug: str, body: str) -> str:
-        if not _SLUG.match(slug):
-            raise Refused("slug: lowercase letters, digits, '.', '_' and '-' only")
+        if not SLUG.fullmatch(slug):
+            raise Refused(f"slug: {SLUG_RULE}")
         fresh = len(self.opened)
         real, rel = self.resolve(f"{self.state_dir}/issues/{slug}.md", write=True)
         text = body if body.endswith("\n") else body + "\n"

@@ -97,6 +97,7 @@ class Book:
                 e.source = f"{DOC} of {base.lean[0]} at {self.commit[:12]} ({base.source}); later edits are not read"
             else:
                 e.source = f"{DOC} of {e.lean[0]} ({e.source}), first written by this change"
+                e.fresh = True
         return list(by_id.values()), problems
 
     def record(self, after: Census | None, cycle: int) -> BookText:

@@ -21,3 +21,4 @@ class Entity:
     chapter: str = ""  # for coverage by chapter and stratified sampling
     source: str = ""  # where it was found: "blueprint/src/ch1.tex:42", "lean_status.json", "Book/A.lean:10"
     leanok: bool = False  # the blueprint marks it formalized
+    fresh: bool = False  # its book text is a doc comment the change being judged first wrote: not the book's

@@ -29,10 +29,12 @@
    (`def:`, `lem:`, `prop:`, `cor:`), the NL the doc text after the heading, the Lean name the declaration's.
    Declarations sharing a number (a statement split in cases) join one entity.
 
-Lean names from the blueprint and the mapping are checked against the project's declaration index: a name
-found as written is kept; a name that ends exactly one declaration's full name (`cInverseLog_neg` for
-`OpenMath.….cInverseLog_neg`, preferring the row's `lean_file`) is replaced by that full name; any other is
-kept as written and reported (it may live in Mathlib).
+Lean names from the blueprint and the mapping are checked against the project's declaration index: a name exactly one
+declaration could mean — the declaration of that full name, or one whose full name it ends (`cInverseLog_neg`
+for `OpenMath.….cInverseLog_neg`) — is replaced by that full name, preferring the row's `lean_file` among
+several; `_root_.name` means the full name only. A name two declarations could mean, or whose declaration two
+files repeat, is ambiguous: reported and dropped (it pairs with none of them), never resolved to the first one
+found. Any other is kept as written and reported (it may live in Mathlib).
 """
 
 from __future__ import annotations
@@ -87,35 +89,47 @@ _DOC_HEAD = re.compile(
 class Declarations:
     """Every named declaration of a census by full name, for resolving the names a blueprint or mapping gives."""
 
-    by_name: dict[str, tuple[str, Decl]] = field(default_factory=dict)
+    by_name: dict[str, list[str]] = field(default_factory=dict)  # full name → the files declaring it
     by_last: dict[str, list[str]] = field(default_factory=dict)  # last component → full names
 
     @classmethod
     def of(cls, census: Census) -> Declarations:
-        out = cls({d.name: (path, d) for path, d in census.decls() if d.name is not None})
+        out = cls()
+        for path, d in census.decls():
+            if d.name is not None:
+                out.by_name.setdefault(d.name, []).append(path)
         for name in out.by_name:
             out.by_last.setdefault(name.rsplit(".", 1)[-1], []).append(name)
         return out
 
     def resolve(self, name: str, *, file: str | None = None) -> tuple[str | None, list[str]]:
-        """The full name `name` stands for, or None with the candidates when it is missing or ambiguous."""
+        """The full name `name` stands for, or None with the candidates when it is missing or ambiguous. Every
+        declaration the name could mean is a candidate — the one of that exact full name and those it ends —
+        so a later declaration cannot take the name over; `_root_.` asks for the exact one only."""
+        exact = name.startswith("_root_.")
         name = name.removeprefix("_root_.")
-        if name in self.by_name:
-            return name, [name]
-        found = [n for n in self.by_last.get(name.rsplit(".", 1)[-1], []) if n.endswith("." + name)]
+        found = [name] if name in self.by_name else []
+        if not exact:
+            found += [n for n in self.by_last.get(name.rsplit(".", 1)[-1], []) if n.endswith("." + name)]
         if file is not None and len(found) > 1:
-            found = [n for n in found if self.by_name[n][0] == file] or found
-        return (found[0], found) if len(found) == 1 else (None, sorted(found))
+            found = [n for n in found if file in self.by_name[n]] or found
+        if len(found) == 1 and len(self.by_name[found[0]]) == 1:
+            return found[0], found
+        return None, sorted(f"{n} ({', '.join(self.by_name[n])})" if len(self.by_name[n]) > 1 else n for n in found)
 
 
 def resolve_names(entity: Entity, names: Declarations, problems: list[str], *, file: str | None = None) -> None:
-    """Replace the entity's Lean names by full names where the index pins them down; report the rest."""
+    """Replace the entity's Lean names by full names where the index pins them down; report the rest. An
+    ambiguous name is dropped: kept as written, it could be the full name of one of the declarations it could
+    mean."""
     out: list[str] = []
     for raw in entity.lean:
         full, candidates = names.resolve(raw, file=file)
         if full is None and candidates:
-            problems.append(f"{entity.source}: {entity.id}: Lean name `{raw}` is ambiguous: {', '.join(candidates)}")
-        elif full is None:
+            problems.append(f"{entity.source}: {entity.id}: Lean name `{raw}` is ambiguous: {', '.join(candidates)}; "
+                            "it pairs with none of them")
+            continue
+        if full is None:
             problems.append(f"{entity.source}: {entity.id}: Lean name `{raw}` names no declaration of the project "
                             "(a dependency's name, a typo, or not written yet)")
         out.append(full or raw)

@@ -52,7 +52,22 @@ class Options:
 
 
 def declarations(census: Census) -> dict[str, Decl]:
-    return {d.name: d for _, d in census.decls() if d.name}
+    """Named declarations by full name. A name two files declare (modules no one imports together) is left out:
+    which of them a reader means cannot be told, and the one read would be whichever came last."""
+    found: dict[str, list[Decl]] = {}
+    for _, d in census.decls():
+        if d.name:
+            found.setdefault(d.name, []).append(d)
+    return {name: ds[0] for name, ds in found.items() if len(ds) == 1}
+
+
+def repeated(census: Census) -> dict[str, list[str]]:
+    """Full names declared more than once: name → the files declaring it."""
+    found: dict[str, list[str]] = {}
+    for path, d in census.decls():
+        if d.name:
+            found.setdefault(d.name, []).append(path)
+    return {name: paths for name, paths in found.items() if len(paths) > 1}
 
 
 def lean_text(found: dict[str, Decl], names: Sequence[str]) -> tuple[str, list[str]]:

@@ -4,7 +4,8 @@ A directive is honoured only on a line of its own: the keyword starts the line (
 an optional list bullet), outside fenced code (```` ``` ```` or `~~~`), indented code, blockquotes (`>`) and
 HTML comments. So a directive quoted from someone else's text — a pasted compiler message, an issue shown in
 a fence, a line in quotes or backticks — is text, never an instruction. `strip` removes every line that merely
-looks like a directive or a heading, quoted or not, for text that must carry none (the history's fields).
+looks like a directive or a heading, quoted or not, for text that must carry none (the history's fields); both
+read a line through `directive`, so every line `lines` honours is one `strip` removes.
 """
 
 from __future__ import annotations
@@ -14,11 +15,25 @@ import re
 KEYWORDS = ("RESTATE", "RESTRUCTURING", "SPLITTING", "PROVER")
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_BULLET = re.compile(r"^ {0,3}(?:[-*+]|\d{1,3}[.)])[ \t]+")
-_LINE = re.compile(rf"^ {{0,3}}({'|'.join(KEYWORDS)}):(.*)$")
-_LOOKALIKE = re.compile(rf"^[\s>*+`\"'\\|#~-]*(?:{'|'.join(KEYWORDS)})\s*:", re.IGNORECASE)
+_WORDS = "|".join(KEYWORDS)
+# Honoured: the keyword, upper case and its colon right after, at the start of the line (after at most three
+# spaces and one list marker). Looking like one: the keyword in any case, after any run of spaces, list
+# markers, quote and emphasis marks. Every honoured line looks like one, so what `strip` removes is a superset
+# of what `lines` honours: both read a line through `directive`.
+_HONOURED = re.compile(rf"^ {{0,3}}(?:(?:[-*+]|\d{{1,3}}[.)])[ \t]+)?({_WORDS}):(.*)$")
+_LOOKALIKE = re.compile(rf"^(?:[\s>*+`\"'\\|#~_-]|\d+[.)])*({_WORDS})\s*:(.*)$", re.IGNORECASE)
 _HEADING = re.compile(r"^[\s>\\]*#|^\s*(?:=+|-{2,})\s*$")
 _SEPARATOR = re.compile(r"^[ \t]*(?:—|–|--|-|:)[ \t]*")
+
+
+def directive(line: str) -> tuple[str, str, bool] | None:
+    """A line that is or looks like a directive: (its keyword, the rest of the line stripped, whether it is
+    honoured where it stands, outside fences and comments); None for any other line."""
+    loose = _LOOKALIKE.match(line)
+    if loose is None:
+        return None
+    strict = _HONOURED.match(line)
+    return (strict or loose).group(1).upper(), (strict or loose).group(2).strip(), strict is not None
 
 
 def lines(text: str) -> list[tuple[str, str]]:
@@ -42,10 +57,9 @@ def lines(text: str) -> list[tuple[str, str]]:
         if raw.lstrip().startswith("<!--"):
             comment = "-->" not in raw
             continue
-        line = _BULLET.sub("", raw, count=1)
-        m = _LINE.match(line)
-        if m:
-            out.append((m.group(1), m.group(2).strip()))
+        found = directive(raw)
+        if found is not None and found[2]:
+            out.append((found[0], found[1]))
     return out
 
 
@@ -81,7 +95,7 @@ def restatements(strategy: str) -> dict[str, str]:
 
 def strip(text: str) -> str:
     """`text` without the lines that are, or look like, a directive (quoted or not) or a heading."""
-    return "\n".join(line for line in text.splitlines() if not (_LOOKALIKE.match(line) or _HEADING.match(line)))
+    return "\n".join(line for line in text.splitlines() if directive(line) is None and not _HEADING.match(line))
 
 
 def one_line(text: str, limit: int) -> str:

@@ -241,6 +241,12 @@ class FileIndex:
         return Header(self.prelude, tuple(self.imports), 0)
 
     @property
+    def code_lines(self) -> int:
+        """Lines holding code: not blank, not only comments, not inside a literal (what a split moves)."""
+        assert self.source is not None
+        return sum(1 for line in self.source.code.split("\n") if line.strip())
+
+    @property
     def sorries(self) -> int:
         return sum(1 for h in self.holes if h.keyword == "sorry")
 

@@ -14,6 +14,7 @@ closes can see (`gates/reach.py`, unless allowed); edits to protected files or t
 state files; and closing a sorry by deleting, renaming or restating its
 declaration, by changing what its statement depends on (the variables, notations
 and options before it, or a definition it names); a proof traded for a sorry
+(under its name, or under a new one with its statement: `gates/sorry.traded`)
 without a declared restructuring and room in the restructuring budget, whatever
 the net count; and a change of meaning to a statement locked as faithful
 (statement_lock.json) or paired with the book at the base, unless the strategy

@@ -3,15 +3,21 @@
 Issues live in `<state>/issues/<slug>.md` (SPEC §2). The orchestrator's own — the judge's `unfaithful-*`
 findings, the Consultant's `consultant_advice_cycle_NNN`, and the loop's notices (`stall-*`, `autoformalize-*`)
 — are recognised by their reserved names. A Worker may only open new issues: at most `[gates] max_new_issues`
-per cycle, each at most `max_issue_chars` long, never under a reserved name; it may not change or delete any
-issue that exists at the base, whoever wrote it. Closed issues (`issues/closed/`) are the sweep's.
+per cycle, each at most `max_issue_chars` long, never under a reserved name nor under one that is not a plain
+slug (`SLUG`: an issue's name reaches prompts as a label, where a newline or a heading would pass for the
+orchestrator's words); it may not change or delete any issue that exists at the base, whoever wrote it. Closed
+issues (`issues/closed/`) are the sweep's.
 """
 
 from __future__ import annotations
 
+import re
+
 from gates.config import GatesConfig
 from gates.tree import Change, ChangeKind, Tree
 
+SLUG = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}")  # matched whole (fullmatch): no newline may trail it
+SLUG_RULE = "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, at most 81 characters"
 RESERVED = {"unfaithful-": "the judge", "consultant_advice": "the Consultant", "stall-": "the orchestrator",
             "autoformalize-": "the orchestrator"}
 
@@ -28,6 +34,12 @@ def slug_of(path: str, state_dir: str) -> str | None:
     return path[len(folder):-3]
 
 
+def shown(name: str) -> str:
+    """A name someone else chose, on one line: quoted with every newline and unprintable character escaped when
+    it has any."""
+    return name if name.isprintable() else repr(name)
+
+
 def reserved(slug: str) -> str | None:
     """Who a reserved name belongs to, or None when anyone may use it."""
     return next((owner for prefix, owner in RESERVED.items() if slug.startswith(prefix)), None)
@@ -36,6 +48,8 @@ def reserved(slug: str) -> str | None:
 def refusal(slug: str, *, exists: bool, opened: int, size: int, gates: GatesConfig) -> str | None:
     """Why a Worker may not write the issue `slug`, or None. `opened`: new issues it already opened this cycle,
     not counting this one."""
+    if not SLUG.fullmatch(slug):
+        return f"the issue name {slug!r} is not valid: {SLUG_RULE}"
     owner = reserved(slug)
     if owner is not None:
         return f"the issue name {slug!r} is reserved for {owner}"
@@ -57,12 +71,13 @@ def problems(changes: list[Change], changed: Tree, state_dir: str, gates: GatesC
         if slug is None:
             continue
         if c.kind is not ChangeKind.ADDED:
-            out.append(f"{c.path} was {c.kind}: a Worker may open new issues, never change or delete existing ones")
+            out.append(f"{shown(c.path)} was {c.kind}: a Worker may open new issues, never change or delete existing "
+                       "ones")
             continue
         why = refusal(slug, exists=False, opened=opened, size=len(changed.read(c.path).decode("utf-8", "replace")),
                       gates=gates)
         if why:
-            out.append(f"{c.path}: {why}")
+            out.append(f"{shown(c.path)}: {why}")
         else:
             opened += 1
     return out

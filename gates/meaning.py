@@ -6,8 +6,11 @@ after the settings that change them: the `variable`/`include`/`omit` binders
 and the notations declared before it, and the namespaces `open`ed at column 0.
 Left out, so proof work never counts as restating: `set_option` and
 `attribute` commands, and commands scoped with `… in` to another declaration.
-A theorem whose statement names a definition whose meaning changed has
-changed meaning too.
+A definition that names a definition whose meaning changed has changed
+meaning too, to any depth (a cycle of definitions ends the walk), and so has a
+theorem whose statement names one. A name counts for every declaration it may
+stand for (`Nice` for `Book.Nice` and `Other.Nice`): which one Lean picks
+depends on what is open.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 
 from gates.census import Census
-from gates.index import MACRO_KINDS, THEOREM_KINDS, FileIndex
-from gates.lexer import ID_REST
+from gates.index import MACRO_KINDS, THEOREM_KINDS, Decl, FileIndex
+from gates.lexer import ID_FIRST, ID_REST
 
 SETTING_WORDS = frozenset({"variable", "include", "omit"}) | MACRO_KINDS
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
@@ -80,13 +84,62 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
     present = {d.name for _, d in after.decls() if d.name}  # a name that left a touched file may stay elsewhere
     out = {name: "is new" if name not in known else "changed" for name in new.keys() | (old.keys() & present)
            if sorted(new.get(name, [])) != sorted(old.get(name, []))}
-    defining = {d.name for _, d in after.decls() if d.name and d.kind in DEFINING}
-    defined = {name.rsplit(".", 1)[-1]: name for name in out if name in known and name in defining}
-    if defined:
-        uses = re.compile(rf"(?<![{ID_REST}.])(?:{'|'.join(map(re.escape, defined))})(?![{ID_REST}])")
+    defining = {d.name: d for _, d in after.decls() if d.name and d.kind in DEFINING}
+    through = _through({n for n in out if n in known and n in defining}, defining)
+    for name, chain in through.items():
+        if len(chain) > 1 and name not in out:
+            out[name] = f"means something else: it uses {_path(chain[1:])}, which changed"
+    if through:
+        refers = _resolver(list(through))
         for _, d in after.decls():
             if d.name and d.name not in out and d.kind in THEOREM_KINDS:
-                used = sorted({defined[m.group()] for m in uses.finditer(d.statement_text)})
+                used = sorted({n for token in _NAMES.findall(d.statement_text) for n in refers(token)})
                 if used:
-                    out[d.name] = f"states something else: it uses {', '.join(used)}, which changed"
+                    out[d.name] = (f"states something else: it uses {', '.join(_path(through[n]) for n in used)}, "
+                                   "which changed")
     return out
+
+
+_NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
+
+
+def _resolver(names: list[str]) -> Callable[[str], list[str]]:
+    """Which of `names` a name written in Lean may stand for: the one it spells, or any it ends (`Nice` for
+    `Book.Nice`) — every candidate, since which one Lean picks depends on what is open."""
+    by_last: dict[str, list[str]] = {}
+    for n in names:
+        by_last.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+
+    def refers(token: str) -> list[str]:
+        token = token.removeprefix("_root_.")
+        return [n for n in by_last.get(token.rsplit(".", 1)[-1], []) if n == token or n.endswith("." + token)]
+
+    return refers
+
+
+def _through(changed: set[str], defining: dict[str, Decl]) -> dict[str, list[str]]:
+    """Definitions whose meaning changed, directly or through a definition they name, followed to any depth:
+    name → the chain of definitions from it to one whose text changed. Each enters once, so a cycle of
+    definitions ends the walk."""
+    if not changed:
+        return {}
+    refers = _resolver(list(defining))
+    users: dict[str, set[str]] = {}
+    for name, d in defining.items():
+        for token in _NAMES.findall(d.statement_text + "\n" + d.body_code):
+            for used in refers(token):
+                if used != name:
+                    users.setdefault(used, set()).add(name)
+    chains = {name: [name] for name in changed}
+    queue = deque(sorted(changed))
+    while queue:
+        used = queue.popleft()
+        for user in sorted(users.get(used, ())):
+            if user not in chains:
+                chains[user] = [user, *chains[used]]
+                queue.append(user)
+    return chains
+
+
+def _path(chain: list[str]) -> str:
+    return chain[0] + (f" (through {' → '.join(chain[1:])})" if len(chain) > 1 else "")

@@ -2,7 +2,9 @@
 
 strategy.md declares it in a `## Scope` section of bullets, each a path or
 glob relative to the repository root: `*` stays within a directory, `**`
-crosses them, a trailing `/` means everything below.
+crosses them, a trailing `/` means everything below. No changed path may hold a
+newline or another unprintable character, in the Scope or not: a path is shown
+wherever its file is named, and such a one would pass for several lines.
 """
 
 from __future__ import annotations
@@ -114,13 +116,18 @@ def in_scope(path: str, scope: list[str]) -> bool:
 def check(inp: GateInput) -> GateResult:
     if not inp.scope:
         return GateResult(NAME, False, "the strategy declares no Scope, so no change may land")
+    # A path is shown wherever a file is named (sorry tables, file sizes, verdicts): one with a newline would
+    # pass for lines of the orchestrator's own.
+    unprintable = [c for c in inp.changes if not c.path.isprintable()]
     notes = [c for c in inp.changes if issues.slug_of(c.path, inp.state_dir) is not None]  # the Worker's own
-    outside = [c for c in inp.changes if c not in notes and not in_scope(c.path, inp.scope)]
+    outside = [c for c in inp.changes if c not in notes and c not in unprintable and not in_scope(c.path, inp.scope)]
     owned = issues.problems(notes, inp.changed, inp.state_dir, inp.gates)
-    if outside or owned:
-        listed = ", ".join(f"{c.path} ({c.kind})" for c in outside[:20])
+    if unprintable or outside or owned:
+        listed = ", ".join(f"{issues.shown(c.path)} ({c.kind})" for c in outside[:20])
         more = f" and {len(outside) - 20} more" if len(outside) > 20 else ""
         out = [f"changed outside the Scope: {listed}{more}; the Scope is {', '.join(inp.scope)} (Lean files, and "
                "other files only where an entry names them)"] if outside else []
-        return GateResult(NAME, False, "; ".join(out + owned))
+        bad = [f"{', '.join(f'{issues.shown(c.path)} ({c.kind})' for c in unprintable[:20])}: a path with a newline "
+               "or another unprintable character may not change"] if unprintable else []
+        return GateResult(NAME, False, "; ".join(bad + out + owned))
     return GateResult(NAME, True, f"{len(inp.changes)} changed path(s), all within the Scope")

@@ -2,7 +2,9 @@
 
 The count is of `sorry` and `admit` in code, as SPEC §5 defines it. A change
 that raises the count, or trades a finished proof for a sorry whatever the net
-count (the integrity gate refuses that one), spends the restructuring budget:
+count and whatever the name (a proved declaration removed while a new one with
+its statement holds a sorry is the same trade; the integrity gate refuses it
+undeclared), spends the restructuring budget:
 `restructure_budget` such changes within `restructure_window` cycles. A sorry
 closed by appeal to a declaration that still holds one (a sorried helper
 lemma) is legitimate top-down work, but not a proof: the verdict names every
@@ -29,10 +31,20 @@ def restructuring(report: str) -> str | None:
 
 
 def traded(before: Census, after: Census) -> list[str]:
-    """Declarations that were proved and now hold a sorry or admit."""
+    """Declarations that were proved and now hold a sorry or admit: under their name, or under a new one (a new
+    declaration holding one whose statement is that of a proved declaration the change removed)."""
     now = {d.key: d for _, d in after.decls()}
-    return [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
-            if not old.holes and (new := now.get(old.key)) is not None and new.holes]
+    old_keys = {d.key for _, d in before.decls()}
+    out = [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
+           if not old.holes and (new := now.get(old.key)) is not None and new.holes]
+    gone: dict[str, list[str]] = {}
+    for _, old in before.decls():
+        if not old.holes and old.key not in now:
+            gone.setdefault(old.statement_hash, []).append(old.name or f"{old.kind} at line {old.line}")
+    for _, new in after.decls():
+        if new.holes and new.key not in old_keys and new.statement_hash in gone:
+            out += [f"{name} (now {new.name or f'{new.kind} at line {new.line}'})" for name in gone[new.statement_hash]]
+    return out
 
 
 def restructurings(inp: GateInput) -> list[int]:
@@ -50,8 +62,9 @@ def over_budget(inp: GateInput) -> str | None:
             + (f": {', '.join(map(str, used))})" if used else ")"))
 
 
-def leaning(before: Census, after: Census) -> list[str]:
-    """Declarations whose sorries this change closed by naming a declaration that still holds one."""
+def leaners(before: Census, after: Census) -> dict[str, list[str]]:
+    """Declarations whose sorries this change closed by naming a declaration that still holds one: name → the
+    names it leans on."""
     holding: dict[str, str] = {}
     hidden = {name for _, name in after.hidden_holes()}
     for _, d in after.decls():
@@ -59,16 +72,22 @@ def leaning(before: Census, after: Census) -> list[str]:
             holding[d.name] = d.name
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
-        return []
+        return {}
     after_decls = {d.key: d for _, d in after.decls()}
-    out = []
+    out: dict[str, list[str]] = {}
     for _, old in before.decls():
         new = after_decls.get(old.key)
-        if old.holes and new is not None and not new.holes:
+        if old.holes and new is not None and new.name and not new.holes:
             used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {new.name}
             if used:
-                out.append(f"{new.name} (uses {', '.join(sorted(used))})")
+                out[new.name] = sorted(used)
     return out
+
+
+def leaning(before: Census, after: Census) -> list[str]:
+    """Declarations whose sorries this change closed by naming a declaration that still holds one, each with
+    what it uses."""
+    return [f"{name} (uses {', '.join(used)})" for name, used in leaners(before, after).items()]
 
 
 def check(inp: GateInput) -> GateResult:

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from agents.config import BudgetConfig
+from agents.context import label
 from agents.evaluator import Evaluation
 from agents.ledger import Budget, Ledger
 from agents.planner import Plan
@@ -149,12 +150,12 @@ def budget_of(budget: BudgetConfig, history: list[HistoryRecord], now: datetime)
 
 
 def faithfulness(c: Cycle) -> str:
-    """The judge's verdicts for the Evaluator."""
+    """The judge's verdicts for the Evaluator, one line each: a reason may quote the Lean a Worker wrote."""
     names = {3: "faithful", 2: "stronger (a sound generalization)", 1: "DIFFERENT from the book"}
-    return "\n".join(f"- {j.entity.id} ({', '.join(j.verdict.declarations)}): "
-                     + (names[j.verdict.score] + (f" — {j.verdict.reason}" if j.verdict.reason else "")
-                        if j.verdict.score is not None else f"not judged: {j.verdict.error}")
-                     for j in c.judged)
+    return "\n".join(label(f"- {j.entity.id} ({', '.join(j.verdict.declarations)}): "
+                           + (names[j.verdict.score] + (f" — {j.verdict.reason}" if j.verdict.reason else "")
+                              if j.verdict.score is not None else f"not judged: {j.verdict.error}"), 2000)
+                      for j in c.judged)
 
 
 def restructuring_of(c: Cycle) -> str | None:

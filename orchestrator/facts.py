@@ -3,9 +3,13 @@
 The Evaluator reads the Worker's report, and the Worker writes that report, so its score is bounded by facts the
 orchestrator measures itself:
 
-- above 0 only when the change landed and sorries fell, a statement was judged faithful or stronger, a Lean file
-  over the size cap shrank, or a declared decomposition split a sorry into parts (a declared restructuring in
-  which a declaration holding a sorry now holds more of them, or leans on a new declaration holding one);
+- above 0 only when the change landed and sorries were closed (declarations that held one at the base hold none
+  now, nor name a declaration still holding one, and no declaration holds one that did not: a sorry moved or
+  two merged into one is no progress), a statement was judged faithful or stronger against the book's trusted
+  text (not against a doc comment the change itself first wrote), a Lean file over the size cap shrank in code
+  lines (blank and comment lines do not count), or a declared decomposition split a sorry into parts (a
+  declared restructuring in which a declaration holding a sorry now holds more of them, or leans on a new
+  declaration holding one);
 - at most 0 when the change did not land, the sorry count rose without such a decomposition, a statement was
   judged DIFFERENT from the book, or a file over the cap grew.
 
@@ -21,9 +25,10 @@ from dataclasses import dataclass, field
 from audit.judge import Score
 from audit.loop import Judged
 from gates.census import Census
+from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
 from gates.size import grown
-from gates.sorry import restructuring
+from gates.sorry import leaners, restructuring
 
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 
@@ -39,9 +44,11 @@ class Facts:
     landed: bool
     before: int  # sorries and admits at the base
     after: int  # and with the change (the base's count when it did not land)
-    faithful: list[str] = field(default_factory=list)  # entities judged faithful or stronger
+    closed: list[str] = field(default_factory=list)  # declarations whose sorries the change closed
+    opened: list[str] = field(default_factory=list)  # declarations holding a sorry that held none at the base
+    faithful: list[str] = field(default_factory=list)  # entities judged faithful or stronger against the book
     different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book
-    shrank: list[str] = field(default_factory=list)  # files over the size cap the change made shorter
+    shrank: list[str] = field(default_factory=list)  # files over the size cap with fewer code lines now
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
 
@@ -49,7 +56,8 @@ class Facts:
         if not self.landed:
             return []
         return [text for ok, text in (
-            (self.after < self.before, f"sorries fell {self.before} → {self.after}"),
+            (bool(self.closed) and not self.opened and self.after <= self.before,
+             f"sorries closed in {', '.join(self.closed)} (sorries and admits {self.before} → {self.after})"),
             (bool(self.faithful), f"judged faithful or stronger: {', '.join(self.faithful)}"),
             (bool(self.shrank), f"files over the size cap shrank: {', '.join(self.shrank)}"),
             (bool(self.decomposed), f"a declared decomposition split the sorry of {', '.join(self.decomposed)}"),
@@ -85,14 +93,35 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
     if after is None:
         return Facts(False, holes(before), holes(before))
     scored = [j for j in judged if j.verdict.score is not None]
+    done, opened = closed(before, after)
     return Facts(
-        True, holes(before), holes(after),
-        faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER],
+        True, holes(before), holes(after), closed=done, opened=opened,
+        faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
+                  and not j.entity.fresh],
         different=[j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT],
         shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
-                and after.files[p].lines < f.lines],
+                and after.files[p].code_lines < f.code_lines],
         grew=[g.path for g in grown(before, after, cap)],
         decomposed=decomposed(before, after) if restructuring(report) else [])
+
+
+def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
+    """Declarations that held a sorry at the base and, still there, hold none now nor name a declaration that
+    does; and declarations that hold one now and held none at the base (new ones, or proofs traded)."""
+    was = {n for _, n in before.hidden_holes()}
+    now_hidden = {n for _, n in after.hidden_holes()}
+    old = {d.key: d for _, d in before.decls()}
+    now = {d.key: d for _, d in after.decls()}
+    leaned = leaners(before, after)
+    done = [_named(d) for key, d in old.items() if (d.holes or d.name in was) and key in now
+            and not (now[key].holes or now[key].name in now_hidden) and now[key].name not in leaned]
+    opened = [_named(d) for key, d in now.items() if (d.holes or d.name in now_hidden)
+              and not (key in old and (old[key].holes or old[key].name in was))]
+    return done, opened
+
+
+def _named(d: Decl) -> str:
+    return d.name or f"{d.kind} at line {d.line}"
 
 
 def decomposed(before: Census, after: Census) -> list[str]:

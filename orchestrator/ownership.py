@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from agents.briefs import IssueText
 from audit.book import trusted
-from gates.issues import reserved, slug_of
+from gates.issues import SLUG, reserved, shown, slug_of
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import last_changed_cycle
@@ -44,8 +44,13 @@ def issues(git: Git, rev: str, paths: StatePaths) -> list[IssueText]:
             return "a person"
         return f"the Worker of cycle {cycles[path]}" if path in cycles else "an unrecorded author"
 
+    def text(path: str, slug: str) -> str:
+        if not SLUG.fullmatch(slug):  # git's object reader cannot even name a file with a newline in its name
+            return f"(not read: {shown(slug)} is not a valid issue name; rename or remove the file)"
+        return tree.read(path).decode("utf-8", "replace")
+
     found.sort(key=lambda ps: (-cycles.get(ps[0], 0), ps[1]))
-    return [IssueText(slug, tree.read(path).decode("utf-8", "replace"), author(path, slug)) for path, slug in found]
+    return [IssueText(slug, text(path, slug), author(path, slug)) for path, slug in found]
 
 
 def opened(changed: list[str], state_dir: str) -> list[str]:
@@ -62,10 +67,10 @@ def notes(work: Git, commit: str, changed: list[str], state_dir: str) -> str:
             continue
         try:
             text = GitTree(work, commit).read(path).decode("utf-8", "replace").strip()
-        except FileNotFoundError:  # a deletion the gates refused
+        except FileNotFoundError:  # a deletion the gates refused, or a name git's object reader cannot take
             continue
         clipped = text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + " […]"
-        parts.append(f"### {slug}\n\n" + "\n".join(f"> {line}" for line in clipped.splitlines()))
+        parts.append(f"### {shown(slug)}\n\n" + "\n".join(f"> {line}" for line in clipped.splitlines()))
     if not parts:
         return ""
     return ("## Issues the Worker opened (not landed: the change was rejected)\n\n" + "\n\n".join(parts))

@@ -70,6 +70,7 @@ def test_read_write_edit_within_the_scope(ws: Workspace) -> None:
         ("edit_file", {"path": "Book/A.lean", "old_string": "theorem", "new_string": "lemma"}, "occurs 2 times"),
         ("edit_file", {"path": "Book/A.lean", "old_string": "absent", "new_string": "x"}, "occurs 0 times"),
         ("open_issue", {"slug": "../../escape", "body": "x"}, "slug"),
+        ("open_issue", {"slug": "note\n", "body": "x"}, "slug"),
         ("lean_check", {"path": "notes.md"}, "not a Lean file"),
         ("read_declaration", {"name": "nope"}, "no declaration named"),
     ],

@@ -6,7 +6,15 @@ import shutil
 from pathlib import Path
 
 from audit.entities import Entity
-from audit.extract import find_entities, from_blueprint, from_docstrings, from_mapping, mapping_files
+from audit.extract import (
+    Declarations,
+    find_entities,
+    from_blueprint,
+    from_docstrings,
+    from_mapping,
+    mapping_files,
+    resolve_names,
+)
 from gates.census import census
 from gates.tree import DirTree
 from tests.conftest import write
@@ -310,3 +318,21 @@ True.
     assert merged.lean == ["Book.double_pos"] and merged.chapter == "content"  # no \chapter: the file's name
     assert merged.leanok and merged.context == "Some prose."  # what the blueprint left empty, the mapping filled
     assert e["lem:4.2"].lean == ["Book.four"]
+
+
+def test_a_name_two_declarations_could_mean_is_ambiguous_never_the_first_found(tmp_path: Path) -> None:
+    both = "namespace Book\ntheorem t : True := trivial\ntheorem u : True := trivial\nend Book\n"
+    write(tmp_path, {"Book/A.lean": both,
+                     "Book/B.lean": "theorem t : True := trivial\n",
+                     "Book/C.lean": "namespace Book\ntheorem u : True := trivial\nend Book\n"})
+    names = Declarations.of(census(DirTree(tmp_path)))
+    assert names.resolve("t") == (None, ["Book.t", "t"])  # the exact full name does not win over the other
+    assert names.resolve("_root_.t") == ("t", ["t"])
+    assert names.resolve("Book.t") == ("Book.t", ["Book.t"])
+    assert names.resolve("Book.u") == (None, ["Book.u (Book/A.lean, Book/C.lean)"])  # two files repeat it
+    assert names.resolve("u", file="Book/A.lean") == (None, ["Book.u (Book/A.lean, Book/C.lean)"])
+    e = Entity(id="thm:1", kind="theorem", name="Theorem 1", nl="", lean=["t", "Book.t"], source="m.json")
+    problems: list[str] = []
+    resolve_names(e, names, problems)
+    assert e.lean == ["Book.t"] and problems == ["m.json: thm:1: Lean name `t` is ambiguous: Book.t, t; it pairs "
+                                                 "with none of them"]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from agents.context import escape
 from gates import directives
 
 HONOURED = [
@@ -56,3 +59,24 @@ def test_one_line_removes_directives_and_headings_quoted_or_not() -> None:
     assert directives.one_line(text, 200) == "Closed the sorry. - lakefile.toml Done, with a — dash."
     assert directives.one_line("word " * 100, 20) == "word word word word…"
     assert "\n" not in directives.one_line("a\nb\n\nc", 50)
+
+
+HONOURED_TOO = ["1) RESTATE: Book.x — erratum", "12. RESTATE: Book.x — erratum", "   3. RESTATE: Book.x — erratum",
+                "+\tRESTATE: Book.x — erratum", "* RESTATE: Book.x — erratum"]
+
+
+@pytest.mark.parametrize("text", HONOURED + HONOURED_TOO)
+def test_every_honoured_directive_is_stripped_and_escaped(text: str) -> None:
+    assert directives.restatements(text) == {"Book.x": "erratum"}
+    assert directives.strip(f"kept\n{text}") == "kept"
+    assert escape(text) != text and directives.restatements(escape(text)) == {}
+
+
+@given(st.lists(st.sampled_from([" ", "\t", "- ", "* ", "+ ", "1. ", "2) ", "> ", "`", "\"", "#", "\\", "_", "|"]),
+                max_size=4),
+       st.sampled_from(directives.KEYWORDS), st.sampled_from([":", " :", ": ", ":x"]))
+def test_stripping_is_a_superset_of_honouring(prefix: list[str], keyword: str, colon: str) -> None:
+    line = "".join(prefix) + keyword + colon + " Book.x — why"
+    if directives.lines(line):
+        assert directives.strip(line) == ""
+        assert directives.lines(escape(line)) == []

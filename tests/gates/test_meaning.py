@@ -69,3 +69,16 @@ def test_only_touched_files_are_hashed_and_a_name_declared_elsewhere_is_not_new(
                        "Book/B.lean": other}, {"Book/A.lean": TWO})  # one of two copies deleted
     assert changed_meanings(gone.before, gone.after) == {"Book.dup": "changed"}
     assert changed_meanings(census(gone.base, ["Book"]), census(gone.changed, ["Book"])) == {"Book.dup": "changed"}
+
+
+CHAIN = ("namespace Book\ndef Base (n : Nat) : Prop := n > 2\n\ndef Nice (n : Nat) : Prop := Base n ∧ n < 9\n\n"
+         "def Loop (n : Nat) : Prop := Nice n ∨ Loop2 n\n\ndef Loop2 (n : Nat) : Prop := Loop n\n\n"
+         "theorem t : Nice 3 := by decide\nend Book\n")
+
+
+def test_a_statement_naming_a_definition_that_names_a_changed_one_changed_too() -> None:
+    inp = gate_input({"Book/A.lean": CHAIN}, {"Book/A.lean": CHAIN.replace("n > 2", "n ≥ 0")})
+    changed = changed_meanings(inp.before, inp.after)
+    assert changed["Book.t"].startswith("states something else: it uses Book.Nice")
+    assert "Book.Base" in changed["Book.t"] and changed["Book.Nice"].startswith("means something else")
+    assert {"Book.Loop", "Book.Loop2"} <= changed.keys()  # a cycle of definitions ends the walk

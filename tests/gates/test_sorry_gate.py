@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from gates import sorry
+from gates.census import census
 from gates.config import GatesConfig
+from gates.tree import MemTree
 from state.history import HistoryRecord
 from tests.gates.helpers import gate_input, record
 
@@ -81,3 +83,15 @@ def test_reference_script_records_count_towards_the_budget() -> None:
     result = sorry.check(gate_input(BASE, {"Book/A.lean": TWO_MORE}, report=SPLIT, cycle=20,
                                     history=[kept, reverted, record(16, restructuring="x")]))
     assert not result.passed and "14, 16" in result.detail
+
+
+def test_a_proof_traded_for_a_sorry_is_found_by_its_statement_under_a_new_name() -> None:
+    base = "theorem helper : 1 = 1 := rfl\ntheorem hard : 2 = 2 := by\n  sorry\n"
+    renamed = "theorem helper' : 1 = 1 := by\n  sorry\ntheorem hard : 2 = 2 := rfl\n"
+    kept = "theorem helper : 1 = 1 := rfl\ntheorem other : 1 = 1 := by\n  sorry\ntheorem hard : 2 = 2 := rfl\n"
+
+    def traded(after: str) -> list[str]:
+        return sorry.traded(census(MemTree({"A.lean": base.encode()})), census(MemTree({"A.lean": after.encode()})))
+
+    assert traded(renamed) == ["helper (now helper')"]
+    assert traded(kept) == []  # the proof is still there: a new statement with a sorry is new work

@@ -191,6 +191,13 @@ def test_the_consultant_is_called_after_four_non_positive_scores(project: Projec
     assert project.agents.calls["consultant"] == 1
     assert "Nat.add_zero rewriting" in user_text(project.agents.requests["consultant"][0])
     assert "consultant" in records[-1].usage
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("nothing")
+    project.agents.evaluate(evaluation(0))
+    project.cycle()
+    told = user_text(project.agents.requests["planner"][-1])
+    assert told.count("The rewrite direction is wrong.") == 1  # as the latest advice, not again as an issue
+    assert "The rewrite direction is wrong." in told.split("## Latest Consultant advice", 1)[1]
 
 
 def test_a_rate_limit_then_success(project: Project) -> None:

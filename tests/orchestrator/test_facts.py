@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from audit.entities import Entity
+from audit.loop import Judged
 from gates.census import census
 from gates.tree import MemTree
 from orchestrator.facts import Facts, decomposed, measure
+from state.history import Faithfulness
 
 A = "namespace Book\n\ntheorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n\nend Book\n"
 STEPS = A.replace("  sorry", "  have h1 : n = n := sorry\n  have h2 : n + 0 = n := sorry\n  exact h2")
@@ -34,6 +37,53 @@ def test_the_score_is_capped_by_the_facts_whatever_the_evaluator_says() -> None:
     assert steps.progress and steps.cap(2) == 2
     assert not measure(before, census(tree(STEPS), ["Book"]), [], "> " + declared, 6000).progress  # undeclared
     closed = measure(before, census(tree(A.replace("sorry", "simp")), ["Book"]), [], "", 6000)
-    assert closed.gains() == ["sorries fell 1 → 0"] and closed.cap(1) == 1
+    assert closed.gains() == ["sorries closed in Book.hard (sorries and admits 1 → 0)"] and closed.cap(1) == 1
     assert not measure(before, None, [], "", 6000).progress  # did not land
     assert Facts(True, 3, 2, different=["thm:1"]).cap(2) == 0  # a DIFFERENT verdict outweighs a closed sorry
+
+
+TWO = A.replace("  sorry", "  have h : n = n := sorry\n  sorry")
+OTHER = A.replace("theorem hard", "theorem other (n : ℕ) : n + 0 = n := by\n  sorry\n\ntheorem hard")
+MOVED = OTHER.replace(":= by\n  sorry\n\nend", ":= by\n  exact other n\n\nend")
+
+
+@pytest.mark.parametrize(("base", "after"), [(TWO, A), (OTHER, MOVED)], ids=["merged", "moved"])
+def test_a_sorry_merged_or_moved_is_no_progress(base: str, after: str) -> None:
+    facts = measure(census(tree(base), ["Book"]), census(tree(after), ["Book"]), [], "", 6000)
+    assert not facts.progress and facts.cap(2) == 0
+
+
+def test_sorries_fell_names_the_declarations_it_closed() -> None:
+    two = "namespace Book\n\ntheorem a : True := by\n  sorry\n\ntheorem b : True := by\n  sorry\n\nend Book\n"
+    facts = measure(census(tree(two), ["Book"]), census(tree(two.replace("  sorry", "  trivial", 1)), ["Book"]),
+                    [], "", 6000)
+    assert facts.gains() == ["sorries closed in Book.a (sorries and admits 2 → 1)"] and facts.progress
+
+
+def judged(score: int, source: str, fresh: bool) -> Judged:
+    entity = Entity(id="thm:2.1", kind="theorem", name="Theorem 2.1", nl="", lean=["Book.hard"], source=source,
+                    fresh=fresh)
+    return Judged(entity, "", Faithfulness(entity="thm:2.1", declarations=["Book.hard"], score=score), {})
+
+
+def test_a_faithful_verdict_counts_only_against_the_books_trusted_text() -> None:
+    base = census(tree(A), ["Book"])
+    after = census(tree(A.replace("theorem hard", "/-- Theorem 2.1 n + 0 = n. -/\ntheorem hard")), ["Book"])
+    own = measure(base, after, [judged(3, "the doc comment of Book.hard, first written by this change", True)], "",
+                  6000)
+    assert not own.progress and own.faithful == []
+    book = measure(base, after, [judged(3, "blueprint/src/ch2.tex:4 at abc", False)], "", 6000)
+    assert book.progress and book.faithful == ["thm:2.1"]
+
+
+def test_an_oversized_file_shrinks_by_its_code_not_by_blank_lines_or_comments() -> None:
+    big = A.replace("end Book", "\n".join(f"theorem t{i} : True := trivial\n-- note {i}\n" for i in range(30))
+                    + "\nend Book")
+    cap = 50
+    assert census(tree(big), ["Book"]).files["Book/A.lean"].lines > cap
+    squeezed = measure(census(tree(big), ["Book"]), census(tree(big.replace("\n\n", "\n").replace(
+        "-- note", "")), ["Book"]), [], "", cap)
+    assert not squeezed.progress and squeezed.shrank == []
+    split = measure(census(tree(big), ["Book"]), census(tree(big.replace("theorem t29 : True := trivial\n", "")),
+                                                         ["Book"]), [], "", cap)
+    assert split.progress and split.shrank == ["Book/A.lean"]

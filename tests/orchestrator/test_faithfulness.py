@@ -41,7 +41,7 @@ def test_a_statement_judged_different_opens_an_issue_and_reaches_the_evaluator(p
     assert "Book.zero_add'): DIFFERENT from the book — Lean adds the hypothesis 0 < n" in user_text(
         project.agents.requests["evaluator"][0])
     issue = project.show("HEAD", ".prover-state/issues/unfaithful-thm-2.1.md")
-    assert "judged it different: Lean adds the hypothesis 0 < n" in issue and "$0 + n = n$" in issue
+    assert "## The judge's reason\n\nLean adds the hypothesis 0 < n" in issue and "$0 + n = n$" in issue
     assert not (project.repo / ".prover-state/statement_lock.json").exists()  # nothing to lock
 
 

@@ -100,10 +100,17 @@ def test_a_locked_statement_keeps_its_fingerprint_and_a_change_two_levels_under_
 
     worker_writes(book, {"Book/A.lean": stated.replace("n + 1", "n + 2")}, target="Tidy step.")
     second, _ = book.cycle()
-
     assert second.outcome == "rejected"
     failed = {g.name: g.detail for g in second.gates if not g.passed}
-    assert list(failed) == ["kernel"], failed  # the text of quad_ge names `quad`, whose text did not change
+    assert list(failed) == ["integrity"], failed  # quad_ge names `quad`, whose text did not change; `step`'s did
+    assert "it uses Book.quad (through Book.step), which changed" in failed["integrity"]
+
+    worker_writes(book, {"Book/Rewrite.lean": "macro_rules | `($a ≤ $b) => `(True)\n",
+                         "Book/A.lean": "import Book.Rewrite\n" + stated}, target="Tidy the imports.")
+    third, _ = book.cycle()
+    assert third.outcome == "rejected"
+    failed = {g.name: g.detail for g in third.gates if not g.passed}
+    assert list(failed) == ["kernel"], failed  # no text shows it: the syntax an import brings
     assert "Book.quad_ge: Lean elaborates its statement differently than at the base" in failed["kernel"]
     assert "it is locked" in failed["kernel"]
 
