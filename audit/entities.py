@@ -19,6 +19,7 @@ class Entity:
     uses: list[str] = field(default_factory=list)  # ids this entity cites explicitly (\uses, \ref, "Theorem 1.2")
     terms: list[str] = field(default_factory=list)  # terms it introduces (\emph{…}, its title's name)
     chapter: str = ""  # for coverage by chapter and stratified sampling
+    book: str = ""  # in a project holding several books, the one it belongs to (its folder); else empty
     source: str = ""  # where it was found: "blueprint/src/ch1.tex:42", "lean_status.json", "Book/A.lean:10"
     leanok: bool = False  # the blueprint marks it formalized
     fresh: bool = False  # its book text is a doc comment the change being judged first wrote: not the book's

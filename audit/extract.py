@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import posixpath
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -599,13 +600,17 @@ def _strip_env(latex: str) -> str:
 
 
 def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
-    """An entity per numbered doc comment (`/-- Theorem 2.3 … -/`) directly before a declaration."""
+    """An entity per numbered doc comment (`/-- Theorem 2.3 … -/`) directly before a declaration. In a project
+    holding several books (the numbered doc comments spread over several folders below the deepest one holding
+    them all, as `Books/Rockafellar/…` and `Books/Tao/…`), each entity is keyed by its book: `Tao/thm:1.1`."""
     found: dict[str, Entity] = {}
     problems: list[str] = []
-    for path, decl in census.decls():
-        doc = _doc_comment(decl)
-        if doc is None or decl.name is None or (m := _DOC_HEAD.match(doc)) is None:
-            continue
+    numbered = [(path, decl, doc, m) for path, decl in census.decls()
+                if (doc := _doc_comment(decl)) is not None and decl.name is not None
+                and (m := _DOC_HEAD.match(doc)) is not None]
+    book = _books([(path, f"{ID_PREFIX[m.group('kind').lower()]}:{m.group('num')}") for path, _, _, m in numbered])
+    for path, decl, doc, m in numbered:
+        assert decl.name is not None
         kind = m.group("kind").lower()
         number = m.group("num")
         assert decl.source is not None
@@ -613,16 +618,33 @@ def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
         nl = doc[m.end():].strip()
         if not nl:
             problems.append(f"{source}: the doc comment of `{decl.name}` has a heading but no statement")
-        key = f"{ID_PREFIX[kind]}:{number}"
+        key = f"{book[path]}/{ID_PREFIX[kind]}:{number}" if book[path] else f"{ID_PREFIX[kind]}:{number}"
         if key in found:
             found[key].lean = _unique([*found[key].lean, decl.name])
             found[key].leanok = found[key].leanok and decl.holes == 0
             continue
         title = (m.group("title") or "").strip()
         found[key] = Entity(id=key, kind=kind, name=f"{kind.capitalize()} {number}", nl=nl, lean=[decl.name],
-                            terms=[title] if title else [], source=source, leanok=decl.holes == 0,
+                            terms=[title] if title else [], source=source, leanok=decl.holes == 0, book=book[path],
                             chapter=number.split(".")[0] if "." in number else path.rpartition("/")[0])
     return list(found.values()), problems
+
+
+def _books(keyed: list[tuple[str, str]]) -> dict[str, str]:
+    """Each path's book, when the same number names entities in several books: its first folder below the deepest
+    one holding them all (`Books/Tao/Chapters/…` → `Tao`). Where no number repeats across those folders (one
+    book in chapter folders) there is no book to tell apart."""
+    paths = [p for p, _ in keyed]
+    folders = {p.rpartition("/")[0] for p in paths}
+    if len(folders) < 2:
+        return dict.fromkeys(paths, "")
+    common = posixpath.commonpath(sorted(folders))
+    first = {p: rest.partition("/")[0] if "/" in (rest := p[len(common):].lstrip("/")) else "" for p in paths}
+    seen: dict[str, str] = {}
+    for path, key in keyed:
+        if seen.setdefault(key, first[path]) != first[path]:
+            return first
+    return dict.fromkeys(paths, "")
 
 
 def _doc_comment(decl: Decl) -> str | None:
@@ -652,9 +674,13 @@ def find_entities(root: Path, census: Census, *, blueprint: str = BLUEPRINT, map
     found, found_problems = from_blueprint(root, census, src_dir=blueprint)
     problems += found_problems
     _merge(out, found, problems)
-    for path in mapping_files(root, mappings):
-        found, found_problems = from_mapping(path, root, census)
+    mapped = {_relative(path, root): from_mapping(path, root, census) for path in mapping_files(root, mappings)}
+    book = _books([(rel, e.id) for rel, (found, _) in mapped.items() for e in found])
+    for rel, (found, found_problems) in mapped.items():
         problems += found_problems
+        if book.get(rel):  # several books' mapping files number alike: each entity keyed by its book
+            for e in found:
+                e.book, e.id, e.uses = book[rel], f"{book[rel]}/{e.id}", [f"{book[rel]}/{u}" for u in e.uses]
         _merge(out, found, problems)
     claimed = {n for e in out.values() for n in e.lean}
     found, found_problems = docstrings if docstrings is not None else from_docstrings(census)

@@ -123,7 +123,8 @@ def _row(e: Entity, decls: dict[str, Decl], support: rests.Support) -> dict[str,
     present = [n for n in e.lean if n in decls]
     formalized = bool(e.lean) and len(present) == len(e.lean)
     rests_on = list(dict.fromkeys(r for n in present for r in support.rests_on(n)))
-    return {"id": e.id, "kind": e.kind, "name": e.name, "chapter": e.chapter, "source": e.source, "lean": e.lean,
+    return {"id": e.id, "kind": e.kind, "name": e.name, "book": e.book, "chapter": e.chapter, "source": e.source,
+            "lean": e.lean,
             "leanok": e.leanok, "formalized": formalized, "proved": formalized and not rests_on,
             "rests_on": rests_on, "faithful": None, "direct": None, "round_trip": None}
 
@@ -272,6 +273,13 @@ def markdown(doc: dict[str, Any]) -> str:
             d, t = r["direct"] or {}, r["round_trip"] or {}
             out.append(f"| {r['id']} | {', '.join(r['lean'])} | {d.get('label', '—')} | {t.get('label', '—')} | "
                        f"{_cell(d.get('reason') or t.get('reason') or '')} |")
+    books: dict[str, list[dict[str, Any]]] = {}
+    for r in doc["entities"]:
+        books.setdefault(r.get("book") or "", []).append(r)
+    if len(books) > 1:
+        out += ["", "## By book", "", "| book | entities | formalized | proved |", "| --- | ---: | ---: | ---: |"]
+        out += [f"| {name or '(no book)'} | {len(rows)} | {sum(r['formalized'] for r in rows)} | "
+                f"{sum(r['proved'] for r in rows)} |" for name, rows in books.items()]
     unproved = [r for r in doc["entities"] if r["formalized"] and not r["proved"]]
     if unproved:
         out += ["", "## Formalized, not proved", "", f"Proved means no sorry and no axiom of the project in what a "

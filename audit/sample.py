@@ -39,7 +39,8 @@ class Sample:
 
 
 def stratum(entity: Entity) -> tuple[str, str]:
-    return entity.chapter or NO_CHAPTER, entity.kind or NO_KIND
+    chapter = entity.chapter or NO_CHAPTER
+    return f"{entity.book}/{chapter}" if entity.book else chapter, entity.kind or NO_KIND
 
 
 def stratified_sample(entities: Sequence[Entity], size: int, seed: int) -> Sample:

@@ -267,6 +267,7 @@ class _Entity(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     id: str = ""
+    book: str | None = None
     chapter: str | None = None
     lean: list[str] = []
     formalized: bool = False
@@ -310,7 +311,8 @@ def coverage(entities: Sequence[_Entity]) -> list[ChapterCoverage]:
     """Per chapter, in first-seen order: entities formalized, proved, and as the faithfulness judge found them."""
     chapters: dict[str, list[_Entity]] = {}
     for e in entities:
-        chapters.setdefault((e.chapter or "").strip() or NO_CHAPTER, []).append(e)
+        chapter = (e.chapter or "").strip() or NO_CHAPTER
+        chapters.setdefault(f"{e.book} · {chapter}" if e.book else chapter, []).append(e)
     out = []
     for name, group in chapters.items():
         verdicts = Counter("faithful" if e.faithful is True else "different" if e.faithful is False else e.faithful

@@ -336,3 +336,23 @@ def test_a_name_two_declarations_could_mean_is_ambiguous_never_the_first_found(t
     resolve_names(e, names, problems)
     assert e.lean == ["Book.t"] and problems == ["m.json: thm:1: Lean name `t` is ambiguous: Book.t, t; it pairs "
                                                  "with none of them"]
+
+
+def test_books_that_number_alike_are_told_apart_one_book_in_chapter_folders_is_not(tmp_path: Path) -> None:
+    # Two books' mapping files and doc comments both have a Theorem 1.1: one entity per book.
+    write(tmp_path, {
+        "Books/Tao/lean_status.json": '[{"id": "thm:1.1", "lean": ["Tao.a"], "statement": "A.", "uses": ["def:1"]}]',
+        "Books/Rudin/lean_status.json": '[{"id": "thm:1.1", "lean": ["Rudin.a"], "statement": "B."}]',
+        "Books/Tao/Ch1.lean": "/-- Theorem 2.1 Tao's. -/\ntheorem Tao.b : True := trivial\n",
+        "Books/Rudin/Ch1.lean": "/-- Theorem 2.1 Rudin's. -/\ntheorem Rudin.b : True := trivial\n"})
+    entities, _ = find_entities(tmp_path, census(DirTree(tmp_path)))
+    e = by_id(entities)
+    assert sorted(e) == ["Rudin/thm:1.1", "Rudin/thm:2.1", "Tao/thm:1.1", "Tao/thm:2.1"]
+    assert e["Tao/thm:1.1"].lean == ["Tao.a"] and e["Tao/thm:1.1"].uses == ["Tao/def:1"]
+    assert (e["Rudin/thm:2.1"].book, e["Rudin/thm:2.1"].lean) == ("Rudin", ["Rudin.b"])
+    # One book whose chapters are folders numbers each result once: no book to tell apart.
+    one = tmp_path / "one"
+    write(one, {"Book/Ch1/A.lean": "/-- Theorem 1.1 First. -/\ntheorem a : True := trivial\n",
+                "Book/Ch2/B.lean": "/-- Theorem 2.1 Second. -/\ntheorem b : True := trivial\n"})
+    entities, _ = find_entities(one, census(DirTree(one)))
+    assert sorted(x.id for x in entities) == ["thm:1.1", "thm:2.1"] and {x.book for x in entities} == {""}

@@ -68,7 +68,11 @@ def test_a_blueprints_prose_reaches_the_judge_up_to_the_configured_cut(tmp_path:
 
 # Two books in ReasBook's layout (`ReasBook/Books/<book>/Chapters/…`): Rockafellar's Theorem 20.0.1 has no sorry
 # of its own but uses a sorried helper; Tao's Theorem 1.1 rests on an axiom of the project; Theorem 1.2 is proved.
+# Both books have a Theorem 1.1: two entities, one per book.
 ROCKAFELLAR = """namespace Rockafellar
+
+/-- Theorem 1.1 Zero first. -/
+theorem thm11 (n : Nat) : 0 + n = n := Nat.zero_add n
 
 theorem helper (n : Nat) : n + 0 = n := by
   sorry
@@ -100,12 +104,17 @@ def test_proved_means_nothing_sorried_and_no_axiom_in_what_a_result_uses(tmp_pat
     (books / "Tao" / "Chapters" / "Chap01.lean").write_text(TAO, encoding="utf-8")
     doc = audit(tmp_path, census(DirTree(tmp_path)), Models(), Options(), datetime.now(UTC))
     rows = {tuple(r["lean"]): r for r in doc["entities"]}
+    assert sorted(r["id"] for r in doc["entities"]) == ["Rockafellar/thm:1.1", "Rockafellar/thm:20.0.1",
+                                                       "Tao/thm:1.1", "Tao/thm:1.2"]
+    assert rows[("Tao.thm11",)]["book"] == "Tao" and rows[("Rockafellar.thm11",)]["lean"] == ["Rockafellar.thm11"]
     assert rows[("Rockafellar.thm20",)]["formalized"] and not rows[("Rockafellar.thm20",)]["proved"]
     assert rows[("Rockafellar.thm20",)]["rests_on"] == ["Rockafellar.helper"]
     assert rows[("Tao.thm11",)]["rests_on"] == ["Tao.choice_like"] and not rows[("Tao.thm11",)]["proved"]
     assert rows[("Tao.thm12",)]["proved"] and rows[("Tao.thm12",)]["rests_on"] == []
-    assert "3 textbook entities: 3 formalized, 1 proved" in doc["summary"]
+    assert "4 textbook entities: 4 formalized, 2 proved" in doc["summary"]
     report = markdown(doc)
     assert "## Formalized, not proved" in report
-    assert ("| thm:20.0.1 | Rockafellar.thm20 | Rockafellar.helper |\n"
-            "| thm:1.1 | Tao.thm11 | Tao.choice_like |") in report
+    assert ("| Rockafellar/thm:20.0.1 | Rockafellar.thm20 | Rockafellar.helper |\n"
+            "| Tao/thm:1.1 | Tao.thm11 | Tao.choice_like |") in report
+    assert "## By book\n\n| book | entities | formalized | proved |\n| --- | ---: | ---: | ---: |\n" \
+           "| Rockafellar | 2 | 2 | 1 |\n| Tao | 2 | 2 | 1 |" in report

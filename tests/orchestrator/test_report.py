@@ -22,7 +22,7 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.report import build
-from orchestrator.report.site import plan_chapters
+from orchestrator.report.site import _Entity, coverage, plan_chapters
 from orchestrator.report.svg import Axis, Chart, Series, downsample, line_chart, nice_step, scale
 from state.atomic import append_line
 from state.history import GateVerdict, HistoryRecord, Outcome, Usage, append_record
@@ -629,3 +629,11 @@ def read_png(data: bytes) -> tuple[int, int, Callable[[int, int], tuple[int, int
         return row[x * bpp], row[x * bpp + 1], row[x * bpp + 2]
 
     return width, height, pixel
+
+
+def test_coverage_rows_of_several_books_are_per_book() -> None:
+    rows = coverage([_Entity(id="Tao/thm:1.1", book="Tao", chapter="1", formalized=True),
+                     _Entity(id="Rudin/thm:1.1", book="Rudin", chapter="1"),
+                     _Entity(id="Tao/thm:1.2", book="Tao", chapter="1", formalized=True, proved=True)])
+    assert [(c.chapter, c.entities, c.formalized, c.proved) for c in rows] == [("Tao · 1", 2, 2, 1),
+                                                                               ("Rudin · 1", 1, 0, 0)]
