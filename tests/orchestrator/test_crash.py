@@ -45,8 +45,8 @@ def script_a_good_cycle(project: Project) -> None:
     project.agents.evaluate(evaluation(1))
 
 
-def test_killed_during_the_worker_then_a_clean_next_cycle(project: Project) -> None:
-    base = project.head()
+def kill_in_the_worker(project: Project) -> None:
+    """A cycle killed (SIGKILL) while its Worker waits on the model."""
     inside, release = threading.Event(), threading.Event()
     project.agents.plan(strategy("Book/A.lean"))
     project.agents.add("worker", blocking(inside, release))
@@ -55,6 +55,11 @@ def test_killed_during_the_worker_then_a_clean_next_cycle(project: Project) -> N
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     release.set()
+
+
+def test_killed_during_the_worker_then_a_clean_next_cycle(project: Project) -> None:
+    base = project.head()
+    kill_in_the_worker(project)
     assert project.head() == base and project.remote_head() == base
     assert inspect_lock(project.repo / ".prover-state/run.lock").status is LockStatus.STALE
 
@@ -241,14 +246,7 @@ def test_a_missing_lake_leaves_no_interrupted_cycle_and_the_dry_run_numbers_as_t
 
     # Two cycles killed in the Worker: both are recorded as interrupted, and the dry run counts past them.
     for _ in range(2):
-        inside, release = threading.Event(), threading.Event()
-        project.agents.plan(strategy("Book/A.lean"))
-        project.agents.add("worker", blocking(inside, release))
-        child = start_cycle(project)
-        wait_for(inside)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
-        release.set()
+        kill_in_the_worker(project)
     assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
     out = capsys.readouterr().out
     assert "sync: cycle 1, 2 were interrupted" in out and "baseline: cycle 3;" in out
