@@ -186,7 +186,9 @@ def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list
     return Context([
         Section("Outcome", outcome, 1_000),
         Section("Facts (measured by the orchestrator; the score is capped by them)", facts, 3_000),
-        Section("Gate verdicts", gates, 6_000),
+        # The gates' words quote Lean's messages, which quote the Worker's code: data like the rest.
+        Section("Gate verdicts", "", 6_000, quotes=(Quote("the gates, quoting Lean on the Worker's change", gates,
+                                                          "verdicts"),) if gates.strip() else ()),
         Section("Lean files over the size cap that this change made longer", oversized, 2_000),
         Section("Faithfulness of the statements this change added or changed (the judge, against the book)",
                 faithfulness, 4_000),
