@@ -127,7 +127,9 @@ def project(root: Path, lines: int) -> tuple[Path, str]:
     run = f"{sys.executable} {STANDIN}"
     (repo / "autoformalize.toml").write_text(
         f'[project]\nlean_roots = ["Book"]\n[build]\ncheck_file = "{run} check {{file}}"\nbuild_all = "true"\n'
-        f'replay = "{run} replay {{modules}}"\nreplay_available = "{run} has-replay"\n')
+        f'replay = "{run} replay {{modules}}"\nreplay_available = "{run} has-replay"\n'
+        # The compiles run in the real sandbox, which must show the stand-in's own modules.
+        f'[sandbox]\nread_only = ["{STANDIN.parent}"]\n')
     target = next(p for p in sorted((repo / "Book").rglob("*.lean")) if "  sorry\n" in p.read_text())
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")

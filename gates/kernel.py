@@ -33,10 +33,11 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
 - the changed modules, or a project module importing one, failing a kernel replay (leanchecker, `[gates]
   kernel_replay`).
 
-`private` declarations cannot be named from another file: Lean's verdict on them reaches the gate through
-the declarations that use them, and a change that closes a private declaration's sorry is rejected (nothing
-would show the closing is a proof). An unused private declaration with a hidden sorry or axiom passes: it
-supports no public statement, and the sorry gate still counts its text.
+`private` declarations cannot be named from another file: the change's are asked about in a copy of their own
+file, the questions after its last line (`probe.ask_home`). Where Lean cannot be asked so (the file runs code at
+build time, or it or its imports hold code that could answer in Lean's place), a change that closes a private
+declaration's sorry is rejected, and another changed private declaration is noted, not asked: it supports no
+public statement but through its users, whose axioms Lean is asked, and the sorry gate still counts its text.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ from gates.probe import (
     Baseline,
     Command,
     Names,
+    Unreadable,
     ask,
+    ask_home,
     canonical,
     difference,
     digest,
@@ -108,16 +111,16 @@ def check(inp: GateInput) -> GateResult:
     if answers.failure is None and (excused := suspects(names, answers, dict.fromkeys(asked.changed + asked.closing))):
         modules = {*asked.modules, *(m for n in excused if (m := names.module(n)))}
         run_round(inp.compiler, modules, [Command("print", n) for n in excused], answers, names)
-    problems = (_unanswered(asked, answers) + _sorries(names, asked, answers) + _private(asked)
+    private, private_notes = _home(inp, names, asked)
+    problems = (_unanswered(asked, answers) + _sorries(names, asked, answers) + private
                 + _axioms(inp, names, asked, answers, bodies))
     changed_statements, notes = _statements(inp, names, asked, answers, bodies)
     problems += changed_statements
+    notes += private_notes
     if not problems:
         failed, note = _replay(inp, replayed(inp))
         problems += failed
         notes += note
-    if asked.private:
-        notes.append(f"not asked by name (private): {', '.join(asked.private[:MAX_REPORTED])}")
     if problems:
         shown = problems[:MAX_REPORTED] + ([f"… and {len(problems) - MAX_REPORTED} more"]
                                            if len(problems) > MAX_REPORTED else [])
@@ -263,12 +266,37 @@ def suspects(names: Names, answers: Answers, asked: Iterable[str]) -> list[str]:
             and "sorryAx" in answers.axioms.get(canonical(n), ())]
 
 
-def _private(asked: Requests) -> list[str]:
-    """A private declaration's closed sorry: Lean cannot be asked about it by name from another file, and its
-    public users' axioms cover it only if one uses it, so nothing shows the closing is a proof."""
-    return [f"{name}: the change closes its sorry, but a `private` declaration cannot be named in Lean's probe, so "
-            "nothing shows it is proved; drop `private` (or close it through a public declaration that uses it, "
-            "whose axioms Lean is asked)" for name in asked.private_closing]
+def _home(inp: GateInput, names: Names, asked: Requests) -> tuple[list[str], list[str]]:
+    """The change's private declarations, which no other file can name, asked about in a copy of their own file:
+    the problems (a hidden sorry, an axiom not allowed, a closed sorry Lean could not be asked about) and notes."""
+    assert inp.compiler is not None
+    by_file: dict[str, list[str]] = {}
+    for name in asked.private:
+        by_file.setdefault(names.decls[canonical(name)][0], []).append(name)
+    allowed = set(inp.gates.allowed_axioms) | {canonical(d.name) for _, d in inp.before.axioms() if d.name}
+    out: list[str] = []
+    notes: list[str] = []
+    for path, targets in by_file.items():
+        try:
+            found = ask_home(inp.compiler, names, path, inp.changed.read(path).decode("utf-8", "replace"), targets)
+        except Unreadable as e:
+            out += [f"{n}: the change closes its sorry, but Lean could not be asked about this private declaration "
+                    f"in its own file ({e}), so nothing shows it is proved"
+                    for n in targets if n in asked.private_closing]
+            notes += [f"not asked (private, {e}): {n}" for n in targets if n not in asked.private_closing]
+            continue
+        for name in targets:
+            used = found[canonical(name)]
+            d = names.decl(name)
+            assert d is not None
+            if "sorryAx" in used and not d.holes:
+                out.append(f"{path}:{d.line}: {name} has no sorry in its text, yet Lean says it depends on sorryAx; it "
+                           "is not proved (a private declaration is not excused by the sorried ones it names)")
+            if bad := [a for a in used if a != "sorryAx" and canonical(a) not in allowed]:
+                out.append(f"{name} depends on {', '.join(bad)}, not among the allowed axioms "
+                           f"({', '.join(sorted(allowed)) or 'none'})")
+        notes.append(f"asked in its own file (private): {', '.join(targets[:MAX_REPORTED])}")
+    return out, notes
 
 
 def _sorries(names: Names, asked: Requests, answers: Answers) -> list[str]:

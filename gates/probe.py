@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from gates import hooks
 from gates.census import Census
-from gates.index import Decl
+from gates.index import BUILD_TIME_CODE, Decl
 from gates.lexer import ID_FIRST, ID_REST
 
 if TYPE_CHECKING:
@@ -314,6 +314,40 @@ def verdict(text: str, name: str) -> tuple[str, ...]:
         if pos == len(listed.group(1)):
             return tuple(axioms)
     raise Unreadable(f"not what Lean prints for `#print axioms {name}`: {text[:300]!r}")
+
+
+def ask_home(compiler: Compiler, names: Names, path: str, text: str, targets: list[str]) -> dict[str, tuple[str, ...]]:
+    """The axioms of `targets`, private declarations of the file `path` whose text is `text`: asked in a copy of
+    that file, where a private name resolves, with the questions after its last line. Raises `Unreadable` when
+    Lean was not asked (code of the file or its imports could answer in Lean's place, or run while the copy is
+    elaborated) or did not answer as it does."""
+    module = module_of(path, names.roots)
+    found = hooks.refused(names.census, [module])
+    running = [m for m in names.census.files[path].markers if m.kind in BUILD_TIME_CODE]
+    if found or running:
+        what = found or [f"{path}:{m.line}: {m.kind}" for m in running]
+        raise Unreadable("not asked in its own file, beside code that runs while it is elaborated and could answer "
+                         f"in Lean's place ({'; '.join(what[:MAX_HOOKS])})")
+    nonce = secrets.token_hex(8)
+    lines = [text.rstrip("\n"), "", "set_option pp.all true", ""]
+    for i, name in enumerate(targets):
+        lines += [f'#check "{nonce}:{i}"', f"#print axioms {name}"]
+    lines.append(f'#check "{nonce}:{len(targets)}"')
+    result = compiler.probe("\n".join(lines) + "\n")
+    parts = split(result.output, nonce, len(targets))
+    out = {}
+    for name, answer in zip(targets, parts, strict=True):
+        if answer.error is not None:
+            raise Unreadable(f"#print axioms {name}: {answer.error[:300]}")
+        out[canonical(name)] = verdict(_unmangled(answer.text, name), name)
+    return out
+
+
+def _unmangled(text: str, name: str) -> str:
+    """Lean's answer about a private declaration, its name as written: Lean may print the private form it keeps,
+    `_private.<module>.0.<name>`."""
+    m = re.match(r"'_private\.(?:[^'\n]*?)\.0\.", text)
+    return f"'{text[m.end():]}" if m is not None and text[m.end():].startswith(f"{printed_name(name)}' ") else text
 
 
 def run_round(compiler: Compiler, imports: Iterable[str], commands: list[Command], answers: Answers,

@@ -319,10 +319,25 @@ def test_names_lean_prints_under_the_projects_namespaces_count_whatever_the_root
                                                                               "Textbook.step.match_1"}
 
 
-def test_a_private_sorry_closed_where_lean_cannot_be_asked_is_rejected(project: Project) -> None:
+def test_a_private_declaration_is_asked_about_in_its_own_file(project: Project) -> None:
+    # No other file can name it, so Lean is asked in a copy of its own file: a cheat is seen, a proof passes.
     write(project.root, {"Book/A.lean": A.replace("theorem hard", "private theorem hard")})
     cheat = closing("theorem hard", "  stop\n  simp\n", "#guard_msgs (drop all) in\n").replace(
         "theorem hard", "private theorem hard")
     results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed, results["kernel"].detail
-    assert "Book.hard: the change closes its sorry, but a `private` declaration" in results["kernel"].detail
+    assert "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx" in results["kernel"].detail
+    honest = HONEST.replace("theorem hard", "private theorem hard")
+    results, _ = project.gates({"Book/A.lean": honest})
+    assert results["kernel"].passed, results["kernel"].detail
+    assert "asked in its own file (private): Book.hard" in results["kernel"].detail
+
+
+def test_a_private_declaration_beside_code_run_at_build_time_is_not_asked_and_its_closing_rejected(
+        project: Project) -> None:
+    write(project.root, {"Book/A.lean": A.replace("theorem hard", "private theorem hard")})
+    honest = HONEST.replace("theorem hard", "private theorem hard") + '\n#eval IO.println "hello"\n'
+    results, _ = project.gates({"Book/A.lean": honest}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed
+    assert "Lean could not be asked about this private declaration in its own file" in results["kernel"].detail
+    assert "Book/A.lean:" in results["kernel"].detail and "#eval" in results["kernel"].detail

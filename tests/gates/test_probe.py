@@ -147,3 +147,12 @@ def test_tactic_macros_and_notation_in_the_imports_are_not_refused(project: Proj
               "Book/A.lean": "import Book.Hook\n" + closing("theorem hard", "  simp\n")}
     results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE))
     assert results["kernel"].passed, results["kernel"].detail
+
+
+def test_a_private_name_lean_prints_in_its_kept_form_is_read_as_written() -> None:
+    from gates.probe import _unmangled, verdict
+    said = "'_private.Book.A.0.Book.hard' depends on axioms: [propext]"
+    assert verdict(_unmangled(said, "Book.hard"), "Book.hard") == ("propext",)
+    other = "'_private.Book.A.0.Book.other' does not depend on any axioms"
+    with pytest.raises(Unreadable):
+        verdict(_unmangled(other, "Book.hard"), "Book.hard")
