@@ -30,7 +30,7 @@ TOKEN = "ghp_fakeGitHubToken0123456789abcdef"
 SLEEPER = "4343"
 
 
-def attack(project: Project, outside: Path, port: int) -> str:
+def attack(project: Project, outside: Path, port: int, holder: int) -> str:
     repo = project.repo
     connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5)"
     return f"""\
@@ -50,6 +50,8 @@ end Book
 #eval IO.getEnv "GITHUB_TOKEN"
 
 #eval IO.FS.readFile "/proc/{os.getpid()}/environ"
+
+#eval IO.FS.readFile "/proc/{holder}/environ"
 
 #eval do
   for entry in ← System.FilePath.readDir "/proc" do
@@ -82,13 +84,15 @@ def run_attack(project: Project, tmp_path: Path, mode: str, monkeypatch: pytest.
                                                             sandbox={"mode": mode})}, "config")
     outside = tmp_path / "outside.txt"
     # A process of the orchestrator's holding the key in its environment, as a git child does while it runs (this
-    # process's own /proc environ shows only what it started with): what the attack's /proc scan looks for.
+    # process's own /proc environ shows only what it started with): the attack reads it by its pid first, since
+    # the scan of every process's environment runs past the tool result's cut on a busy machine.
     holder = subprocess.Popen(["sleep", "600"], env=dict(os.environ))
     with _listener() as (port, accepted), contextlib.ExitStack() as stack:
         stack.callback(holder.wait)
         stack.callback(holder.kill)
         project.agents.plan(strategy("Book/A.lean"))
-        project.agents.work([("write_file", {"path": "Book/A.lean", "content": attack(project, outside, port)})],
+        code = attack(project, outside, port, holder.pid)
+        project.agents.work([("write_file", {"path": "Book/A.lean", "content": code})],
                             [("lean_check", {"path": "Book/A.lean"})], [("finish", {"report": "closed Book.hard"})])
         project.agents.evaluate(evaluation(0))
         try:
