@@ -138,7 +138,8 @@ def test_unsandboxed_the_same_attacks_succeed_but_the_key_is_redacted_and_the_ho
     # Read from the orchestrator's /proc/<pid>/environ, and stopped only by the last line of defence: redaction.
     at = sent.find(FAKE_KEY)
     assert at < 0, f"the key reached a model: …{sent[max(0, at - 600):at + 100]}…"
-    assert "[redacted: ANTHROPIC_API_KEY]" in sent
+    checked = user_text(project.agents.requests["worker"][2])  # the lean_check result the model read
+    assert "[redacted: ANTHROPIC_API_KEY]" in sent, checked[-3000:]
     assert outside.read_text() == "planted" and len(accepted) >= 1
     assert (project.repo / ".prover-state/statement_lock.json").read_text() == "{}"  # the user's checkout
     assert "uncommitted changes (.prover-state/statement_lock.json)" in str(error)
