@@ -139,7 +139,7 @@ def test_unsandboxed_the_same_attacks_succeed_but_the_key_is_redacted_and_the_ho
     at = sent.find(FAKE_KEY)
     assert at < 0, f"the key reached a model: …{sent[max(0, at - 600):at + 100]}…"
     checked = user_text(project.agents.requests["worker"][2])  # the lean_check result the model read
-    assert "[redacted: ANTHROPIC_API_KEY]" in sent, checked[-3000:]
+    assert "[redacted: ANTHROPIC_API_KEY]" in sent, checked[:6000]
     assert outside.read_text() == "planted" and len(accepted) >= 1
     assert (project.repo / ".prover-state/statement_lock.json").read_text() == "{}"  # the user's checkout
     assert "uncommitted changes (.prover-state/statement_lock.json)" in str(error)
