@@ -215,9 +215,11 @@ class Command:
         return f"{self.kind} {canonical(self.name)}"
 
 
-def render(imports: Iterable[str], commands: list[Command], nonce: str) -> str:
-    """The probe file: each command after a marker, and a last marker so the last answer ends too."""
-    lines = [f"import {m}" for m in sorted(set(imports))] + ["", "set_option pp.all true", ""]
+def render(imports: Iterable[str], commands: list[Command], nonce: str, head: str | None = None) -> str:
+    """The probe file: `head` (else imports of `imports`), then each command after a marker, and a last marker so
+    the last answer ends too."""
+    first = [head.rstrip("\n")] if head is not None else [f"import {m}" for m in sorted(set(imports))]
+    lines = [*first, "", "set_option pp.all true", ""]
     for i, command in enumerate(commands):
         lines += [f'#check "{nonce}:{i}"', command.text]
     lines.append(f'#check "{nonce}:{len(commands)}"')
@@ -329,11 +331,7 @@ def ask_home(compiler: Compiler, names: Names, path: str, text: str, targets: li
         raise Unreadable("not asked in its own file, beside code that runs while it is elaborated and could answer "
                          f"in Lean's place ({'; '.join(what[:MAX_HOOKS])})")
     nonce = secrets.token_hex(8)
-    lines = [text.rstrip("\n"), "", "set_option pp.all true", ""]
-    for i, name in enumerate(targets):
-        lines += [f'#check "{nonce}:{i}"', f"#print axioms {name}"]
-    lines.append(f'#check "{nonce}:{len(targets)}"')
-    result = compiler.probe("\n".join(lines) + "\n")
+    result = compiler.probe(render((), [Command("axioms", n) for n in targets], nonce, head=text))
     parts = split(result.output, nonce, len(targets))
     out = {}
     for name, answer in zip(targets, parts, strict=True):
