@@ -24,9 +24,9 @@ from gates.base import Compiler
 from gates.census import census
 from gates.config import GatesConfig
 from gates.credentials import Secrets
-from gates.imports import module_name
 from gates.index import Decl
 from gates.issues import SLUG, SLUG_RULE, issue_dir, refusal, slug_of
+from gates.probe import module_of
 from gates.scope import in_scope, matches
 from gates.tree import DirTree, ignored
 from state.atomic import write_atomic
@@ -255,7 +255,7 @@ class Workspace:
         _, rel = self.resolve(path)
         if not rel.endswith(".lean"):
             raise Refused(f"{rel} is not a Lean file")
-        result = self.compiler.check(rel, module_name(rel))
+        result = self.compiler.check(rel, module_of(rel, self.lean_roots))
         if result.exit_code is None:
             return f"timed out after {result.seconds:.0f}s"
         shown = [str(d) for d in result.diagnostics[:MAX_DIAGNOSTICS]]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import difflib
 import json
+import posixpath
 import textwrap
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.config import AgentsConfig, BudgetConfig
 from agents.prices import Price
@@ -26,12 +27,31 @@ CONFIG_FILE = "autoformalize.toml"
 class ProjectConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+    lake_dir: str = "."
+    """The folder holding the Lake project (its lakefile, lean-toolchain and `.lake`), relative to the repository
+    root: `lake` runs there. Every other path here (the Lean roots, the state directory, the plan) stays relative
+    to the repository root."""
     lean_roots: list[str] = Field(default_factory=list)
-    """Directories holding the formalization sources; empty means every Lean file of the repository."""
+    """Directories holding the formalization sources; empty means every Lean file of the repository (of the Lake
+    project, when `lake_dir` names a folder)."""
     state_dir: str = ".prover-state"
     """Where the state files live, relative to the repository root."""
     plan: str = "plan.md"
     """The textbook plan the Planner reads."""
+
+    @model_validator(mode="after")
+    def _project_wide(self) -> ProjectConfig:
+        if self.lake_dir != "." and not self.lean_roots:  # the whole Lake project, not the whole repository
+            self.lean_roots = [self.lake_dir]
+        return self
+
+    @field_validator("lake_dir")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        path = posixpath.normpath(value.replace("\\", "/"))
+        if posixpath.isabs(path) or path == ".." or path.startswith("../"):
+            raise ValueError(f"{value!r} must be a folder inside the repository, relative to its root")
+        return path
 
 
 class LoopConfig(BaseModel):
@@ -129,10 +149,29 @@ def load_config(repo: Path) -> Config:
     except ValidationError as e:
         problems = "; ".join(_problem(err["loc"], err["msg"], err["type"]) for err in e.errors())
         raise UsageError(f"{CONFIG_FILE}: {problems}") from None
+    if problem := lake_problem(repo, config.project.lake_dir, config.project.lean_roots):
+        raise UsageError(f"{CONFIG_FILE}: [project] {problem}")
     missing = missing_roots(repo, config.project.lean_roots)
     if missing:
         raise UsageError(f"{CONFIG_FILE}: [project] lean_roots: {'; '.join(missing)}")
     return config
+
+
+def lake_problem(repo: Path, lake_dir: str, roots: list[str]) -> str | None:
+    """What is wrong with a Lake project folder other than the root: missing, or Lean roots outside it (Lake
+    would not compile them)."""
+    if lake_dir == ".":
+        return None
+    if not (repo / lake_dir).is_dir():
+        return f"lake_dir: {lake_dir!r} is not a directory of {repo}"
+    outside = [r for r in roots if not _inside(r.strip("/"), lake_dir)]
+    if outside:
+        return f"lean_roots: {', '.join(map(repr, outside))} lie outside lake_dir {lake_dir!r}, where Lake runs"
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(f"{folder}/")
 
 
 def missing_roots(repo: Path, roots: list[str]) -> list[str]:

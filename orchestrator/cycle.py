@@ -114,7 +114,8 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         beat.phase("land", PUSH_ATTEMPTS * (2 * git_s + 2 * config.build.timeout_s), cycle=c.number)
         land(c)
         if c.work is not None:  # the outputs the gates built for a change that landed stay; others go
-            buildoutputs.settle(c.work.root, keep=c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE))
+            keep = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE)
+            buildoutputs.settle(c.work.root, keep, config.project.lake_dir)
         assert c.record is not None
         return c.record, c
 
@@ -226,7 +227,7 @@ def baseline(c: Cycle) -> None:
 
 def _prepare(c: Cycle) -> None:
     """The working copy, the census, the book's text, the build and Lean's baseline, at the base."""
-    c.work = workcopy.prepare(c.git, c.base)
+    c.work = workcopy.prepare(c.git, c.base, c.config.project.lake_dir)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
     if c.config.audit.judge_in_loop:  # the book's text as the base has it, never as a Worker may edit it
@@ -330,7 +331,8 @@ def work(c: Cycle) -> None:
                     result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
     c.session = c.deps.session(workspace, cs.rules(c.repo), limits, c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
-    buildoutputs.take(c.work.root)  # what the session's compiles write there is undone before any gate runs
+    # What the session's compiles write there is undone before any gate runs.
+    buildoutputs.take(c.work.root, cfg.project.lake_dir)
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c))
     try:
@@ -362,7 +364,7 @@ def gate(c: Cycle) -> bool:
     workcopy.unflag(c.work)  # what the gates read, the build compiles and git commits: one and the same
     cfg = c.config
     gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
-    buildoutputs.restore(c.work.root)
+    buildoutputs.restore(c.work.root, cfg.project.lake_dir)
     inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=gates, build=cfg.build,
                     lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,

@@ -73,7 +73,8 @@ def sandbox_for(config: Config, repo: Path) -> Sandbox:
     """The sandbox of this repository's working copies: the checkout and its git directory never shown, the
     checkout's `.lake/packages` shared read-only."""
     hidden = (repo.resolve(), workcopy.common_dir(Git(repo)))
-    return Sandbox(config.sandbox, hidden=hidden, packages=repo / ".lake" / "packages")
+    lake_dir = config.project.lake_dir
+    return Sandbox(config.sandbox, hidden=hidden, packages=repo / lake_dir / ".lake" / "packages", lake_dir=lake_dir)
 
 
 def secrets_for(config: Config) -> Secrets:

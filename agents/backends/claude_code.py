@@ -142,7 +142,7 @@ CLAUDE_CODE_NOTE = """
 ## Working in Claude Code
 
 This session runs in Claude Code: the tools named above are replaced by Claude Code's own. Your tools, in
-Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`. Record a blocker by
+Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`.$lake Record a blocker by
 writing a new file `$state_dir/issues/<slug>.md` (never an existing one). Do not commit; the loop commits for
 you. There is no `finish` tool: when you are done, end your turn with the report (the headings above, the
 `RESTRUCTURING:` line if you raised the number of sorries or traded a proof for a sorry, and the `SPLITTING:` line
@@ -194,7 +194,7 @@ class ClaudeCodeSession:
         prover = workspace.desk is not None and workspace.desk.off is None
         if prover:
             self.mcp_servers[PROVER_SERVER] = prover_server(workspace)
-        note = render_note(self.allowed_tools, workspace.state_dir, prover=prover)
+        note = render_note(self.allowed_tools, workspace.state_dir, prover=prover, lake_dir=sandbox.lake_dir)
         self.system_prompt = render("worker", rules=rules) + note
         self._cli = _Cli("the Worker's session", cli_path)
         self._finalizer = weakref.finalize(self, self._cli.close)
@@ -538,13 +538,17 @@ class _Cli:
 # --- options, permissions, messages --------------------------------------------------------------------------------
 
 
-def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False) -> str:
-    """The note on Claude Code; `prover`: the session has the external prover's MCP tools."""
+def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False, lake_dir: str = ".") -> str:
+    """The note on Claude Code; `prover`: the session has the external prover's MCP tools; `lake_dir`: the folder
+    holding the Lake project, where commands run."""
     from string import Template
 
     tools = [*allowed_tools, *(f"mcp__{PROVER_SERVER}__{name}" for name in PROVER_TOOLS if prover)]
     how = Template(PROVER_BY_TOOLS if prover else PROVER_BY_REPORT).substitute(state_dir=state_dir)
-    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", state_dir=state_dir, prover=how)
+    lake = "" if lake_dir == "." else (f" Commands run in `{lake_dir}/`, the Lake project's folder: name files "
+                                       "relative to it there.")
+    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", state_dir=state_dir, prover=how,
+                                                 lake=lake)
 
 
 def prover_server(workspace: Workspace) -> McpSdkServerConfig:
