@@ -15,7 +15,7 @@ so the Lean server stays warm between calls.
 Every call is bounded: `timeout_s` (then the caller stops waiting, whatever
 the loop does) and `output_chars`; whatever goes wrong comes back as the
 tool's error, never as an exception. A server that dies (a call fails and it
-no longer answers a ping) is restarted once; when it dies again, or cannot be
+no longer answers a listing of its tools) is restarted once; when it dies again, or cannot be
 restarted, it is dropped and the session goes on with the builtin tools.
 """
 
@@ -51,7 +51,7 @@ DEFAULT_TOOLS = ("lean_goal", "lean_term_goal", "lean_diagnostic_messages", "lea
                  "lean_multi_attempt", "lean_code_actions", "lean_verify", "lean_run_code")
 """The tools offered unless configured otherwise: those that need only the project and its toolchain
 (`lean_build` writes the build outputs, which the server may not)."""
-PING_S = 10.0
+ALIVE_S = 10.0
 GRACE_S = 5.0  # beyond a bound, for the loop to deliver its own timeout before the caller stops waiting
 STDERR_TAIL = 1500
 
@@ -252,7 +252,8 @@ class LeanServer:
         if self._task is None or self._task.done():
             return False
         try:
-            self._run(self._client.send_ping(), PING_S)
+            # Listing the tools, not a ping: the 2026 protocol removed ping, and a listing is as cheap.
+            self._run(self._client.list_tools(cache_mode="bypass"), ALIVE_S)
         except Exception:
             return False
         return True
