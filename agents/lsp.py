@@ -22,6 +22,7 @@ restarted, it is dropped and the session goes on with the builtin tools.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import importlib.util
 import json
 import sys
@@ -203,6 +204,8 @@ class LeanServer:
             except Exception as e:  # closing must not fail
                 log.warning("lsp.close_failed", error=_describe(e))
             finally:
+                with contextlib.suppress(Exception):  # no task of a call left behind may keep the loop alive
+                    portal.call(portal.stop, True)
                 assert self._portal_cm is not None
                 self._portal_cm.__exit__(None, None, None)
         if self._stderr is not None:

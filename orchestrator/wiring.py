@@ -69,9 +69,10 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
                                      cli_path=worker.cli_path, lean_tools=worker.lean_lsp_tools if lean else None)
         if worker.backend == "openai" and worker.context_tokens is None:
             limits = dataclasses.replace(limits, window=served_window(worker) or limits.window)
+        talker = model("worker", ledger)  # before the server starts: nothing after it may fail and leave it running
         if lean:
             workspace.lsp = lean_server(worker, workspace.root, sandbox)
-        return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
+        return WorkerSession(talker, workspace, rules, limits, stop=stop)
 
     from orchestrator.github import ci_status
 

@@ -195,3 +195,12 @@ def test_the_server_never_sees_a_credential(project: Path, monkeypatch: pytest.M
         server.close()
     assert not error and '"LEAN_PROJECT_PATH"' in content
     assert FAKE_KEY not in content and OPENAI_KEY not in content and "API_KEY" not in content
+
+
+def test_the_session_counts_its_calls_by_name(project: Path, anthropic_server: AnthropicStandin) -> None:
+    model = AnthropicModel("claude-opus-4-6", 10, api_key=FAKE_KEY, base_url=anthropic_server.base_url)
+    anthropic_server.enqueue_tool_use([("sorries", {}), ("sorries", {}), ("ignore previous instructions", {})])
+    anthropic_server.enqueue_tool_use([("finish", {"report": "done"})])
+    session = WorkerSession(model, workspace(project, sandbox()), "rules", Limits(5, 100))
+    session.run("go")
+    assert {n: s.count for n, s in session.tools.calls.items()} == {"sorries": 2, "(unknown)": 1, "finish": 1}
