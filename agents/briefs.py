@@ -19,6 +19,7 @@ from gates.config import GatesConfig
 from state.history import HistoryRecord
 
 HISTORY_LINES = 12
+TOOL_CYCLES = 5  # the cycles whose Worker tool calls the Planner sees summed
 ISSUES_SHOWN = 8
 ISSUE_CHARS = 2000
 PERSISTENT_SHOWN = 15
@@ -151,6 +152,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 if persistent and len(persistent) > PERSISTENT_SHOWN else ""),
         Section("Lean file sizes", file_sizes(census, gates or GatesConfig()), 3_000),
         Section("Recent cycles", "", 5_000, Keep.TAIL, history_note, recent),
+        *([Section("The Worker's tool calls in recent cycles", used, 1_500)] if (used := tool_use(history)) else []),
         Section("Attempts (attempts.md)", "", 8_000, Keep.TAIL, quotes=attempts_quote(attempts)),
         Section("Latest task result", "" if last_result else "(none yet)", 6_000, quotes=(
             Quote("the Worker", last_result, "the last cycle's task result (its report; the gate verdicts at "
@@ -167,6 +169,22 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                                 "Evaluator named it below. Do not target it this cycle; choose different work.", 1_000,
                                 quotes=(Quote(EVALUATOR, pivot, "blocker"),)))
     return Context(sections)
+
+
+def tool_use(history: list[HistoryRecord], cycles: int = TOOL_CYCLES) -> str:
+    """Which tools the last `cycles` Worker sessions called, how often and for how long, most called first."""
+    recent = [r for r in history if r.tool_calls][-cycles:]
+    if not recent:
+        return ""
+    total: dict[str, list[float]] = {}
+    for record in recent:
+        for name, stat in record.tool_calls.items():
+            count, seconds = total.setdefault(name[:60], [0, 0.0])
+            total[name[:60]] = [count + stat.count, seconds + stat.seconds]
+    shown = sorted(total.items(), key=lambda item: (-item[1][0], item[0]))
+    calls = ", ".join(f"{name} {int(count)} ({seconds:.0f}s)" for name, (count, seconds) in shown)
+    cycles_text = ", ".join(str(r.cycle) for r in recent)
+    return f"Cycles {cycles_text}: {calls}."
 
 
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],

@@ -6,6 +6,9 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agents.lsp import DEFAULT_TOOLS
+from agents.lsp import SERVER as LEAN_SERVER
+
 Backend = Literal["anthropic", "claude-code", "openai"]
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
@@ -61,13 +64,39 @@ class AgentConfig(Endpoint):
     """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
 
 
+class WorkerConfig(AgentConfig):
+    lean_tools: Literal["builtin", "lean-lsp-mcp"] = "builtin"
+    """`lean-lsp-mcp` gives the Worker Lean's language server beside its own tools: goals, hovers, diagnostics,
+    several tactics tried at once, local search (pip install 'autoformalize[lean-lsp]'). The server runs in the
+    sandbox for the Worker's working copy; a claude-code Worker gets it as the MCP server `lean_lsp`."""
+    lean_lsp_command: list[str] = Field(default_factory=list)
+    """The command starting lean-lsp-mcp over stdio (default: this Python's `lean_lsp_mcp` module when installed,
+    else `lean-lsp-mcp` on PATH)."""
+    lean_lsp_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_TOOLS))
+    """The server's tools offered to the Worker. Those calling web services (lean_loogle, lean_leansearch,
+    lean_leanfinder, lean_hammer_premise) are off by default; the sandbox has no network, so they answer only with
+    [sandbox] mode = "none". lean_build writes the build outputs, which the server may not."""
+    lean_lsp_timeout_s: float = Field(default=300.0, gt=0)
+    """Seconds one call to the server may take (the first in a file elaborates it); then the Worker reads an
+    error."""
+    lean_lsp_output_chars: int = Field(default=20_000, ge=1_000)
+    """Characters of one call's result the Worker reads; the rest is cut."""
+
+    @model_validator(mode="after")
+    def _lean_server_name(self) -> Self:
+        if self.lean_tools == "lean-lsp-mcp" and LEAN_SERVER in self.mcp_servers:
+            raise ValueError(f"worker: the MCP server name {LEAN_SERVER!r} is taken by lean_tools = "
+                             "\"lean-lsp-mcp\"; rename that server or remove it")
+        return self
+
+
 class AgentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     planner: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
     """Writes strategy.md."""
-    worker: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(model="claude-opus-4-6", timeout_s=7200, max_turns=200))
+    worker: WorkerConfig = Field(
+        default_factory=lambda: WorkerConfig(model="claude-opus-4-6", timeout_s=7200, max_turns=200))
     """Edits Lean sources with tools."""
     evaluator: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6"))
     """Scores the cycle."""

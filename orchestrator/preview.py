@@ -13,6 +13,7 @@ from agents.prices import session_cost
 from agents.prompts import render
 from agents.provers.base import Off
 from agents.tools import SPECS
+from agents.worker import prompt
 from gates.census import census
 from gates.sandbox import describe
 from gates.scope import InvalidStrategy, matches
@@ -122,9 +123,10 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                         for t in SPECS])
     worker = config.agents.worker
-    calls["worker"] = (_tokens(render("worker", rules=rules) + tools, brief), min(TYPICAL_TURNS, worker.max_turns),
-                       worker.max_turns)
-    say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)
+    # lean-lsp-mcp is not started for a preview: its tools' schemas are not counted, its guide is
+    system = prompt(rules, worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
+    calls["worker"] = (_tokens(system + tools, brief), min(TYPICAL_TURNS, worker.max_turns), worker.max_turns)
+    say(_size("work", config.agents.worker.model, system + tools, brief)
         + f"; the Scope's statements fingerprinted by Lean first; up to {config.agents.worker.max_turns} turns, "
           f"{config.agents.worker.timeout_s}s, then the gates with up to {config.gates.repair_rounds} repair rounds")
     if config.audit.judge_in_loop:
