@@ -4,10 +4,15 @@ finds it, Lake runs there, every path stays relative to the repository root."""
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 
+from agents.ledger import Ledger
+from agents.tools import Workspace
+from agents.worker import Limits
 from orchestrator import ownership
 from orchestrator.cli import main
 from orchestrator.commands.init import workflow
@@ -21,6 +26,8 @@ from tests.standin.anthropic_server import AnthropicStandin
 DATA = Path(__file__).parent.parent / "data" / "reasbook"
 LAKE = Path(__file__).parent.parent / "standin" / "bin"
 PART = "ReasBook/Books/ConvexAnalysis_Rockafellar_1970/Chapters/Chap01/section05_part1.lean"
+LSP = Path(__file__).resolve().parent.parent / "standin" / "lean_lsp_server.py"
+LSP_DATA = Path(__file__).resolve().parent.parent / "data" / "lean_lsp"
 ROOTS = ["ReasBook/ReasBook", "ReasBook/Books/ConvexAnalysis_Rockafellar_1970"]
 
 
@@ -166,3 +173,32 @@ def test_the_doctor_checks_and_proves_the_gates_in_the_project_folder(
     assert "every cheat was rejected and the honest proof accepted" in out
     assert reasbook.clean()
 
+
+
+def test_the_lean_server_runs_in_the_project_folder_and_reads_the_workers_paths(reasbook: Project) -> None:
+    server = [sys.executable, str(LSP), str(LSP_DATA)]
+    reasbook.commit_files({"autoformalize.toml": config_text(
+        project={"lake_dir": "ReasBook", "lean_roots": ROOTS},
+        agents={"worker": {"lean_tools": "lean-lsp-mcp", "lean_lsp_command": server}})}, "lean tools")
+    reasbook.agents.plan(strategy(PART))
+    reasbook.agents.work([("lean_goal", {"file_path": PART, "line": 7})], "## Approach\nlooked at the goal.\n")
+    reasbook.agents.evaluate(evaluation(0))
+    record, _ = reasbook.cycle()
+    assert record.tool_calls["lean_goal"].count == 1
+    seen = user_text(reasbook.agents.requests["worker"][1])
+    assert (LSP_DATA / "lean_goal.txt").read_text().strip() in seen and "not found" not in seen
+
+
+def test_a_claude_code_workers_lean_server_is_pointed_at_the_project_folder(reasbook: Project) -> None:
+    reasbook.commit_files({"autoformalize.toml": config_text(
+        project={"lake_dir": "ReasBook", "lean_roots": ROOTS},
+        agents={"worker": {"backend": "claude-code", "model": "claude-opus-4-6", "lean_tools": "lean-lsp-mcp"}})},
+        "claude-code with lean tools")
+    workspace = Workspace(reasbook.repo, [PART], [], ".prover-state", ROOTS, reasbook.deps().compiler(reasbook.repo))
+    session = reasbook.deps().session(workspace, "rules", Limits(5, 60), Ledger(), threading.Event())
+    try:
+        args = session.mcp_servers["lean_lsp"]["args"]  # type: ignore[attr-defined]
+        assert f"LEAN_PROJECT_PATH={reasbook.repo.resolve() / 'ReasBook'}" in args
+        assert "Commands run in `ReasBook/`" in session.system_prompt  # type: ignore[attr-defined]
+    finally:
+        session.close()
