@@ -61,6 +61,14 @@ class AgentConfig(Endpoint):
     """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
 
 
+class EvaluatorConfig(AgentConfig):
+    diff_chars: int = Field(default=200_000, ge=1_000)
+    """Characters of the cycle's diff the Evaluator reads, lowered when needed so the diff takes at most half
+    the model's context window beside the rest of its prompt (the default fits a 200,000-token window). A
+    larger diff is shown as every changed file with its lines added and removed, then the first files' diffs up
+    to this budget."""
+
+
 class AgentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -69,7 +77,7 @@ class AgentsConfig(BaseModel):
     worker: AgentConfig = Field(
         default_factory=lambda: AgentConfig(model="claude-opus-4-6", timeout_s=7200, max_turns=200))
     """Edits Lean sources with tools."""
-    evaluator: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6"))
+    evaluator: EvaluatorConfig = Field(default_factory=lambda: EvaluatorConfig(model="claude-sonnet-4-6"))
     """Scores the cycle."""
     consultant: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
     """Advises after repeated stalls."""
