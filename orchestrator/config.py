@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import textwrap
 import tomllib
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents.config import AgentsConfig, BudgetConfig
+from agents.config import AgentsConfig, BudgetConfig, Endpoint, judge_for
 from agents.prices import Price
 from agents.provers.config import ProverConfig
 from audit.config import AuditConfig
@@ -21,6 +22,7 @@ from state.errors import UsageError
 from state.paths import StatePaths
 
 CONFIG_FILE = "autoformalize.toml"
+ENDPOINT_KEYS = frozenset(Endpoint.model_fields)  # a judge table naming one of these chooses its own endpoint
 
 
 class ProjectConfig(BaseModel):
@@ -129,6 +131,11 @@ def load_config(repo: Path) -> Config:
     except ValidationError as e:
         problems = "; ".join(_problem(err["loc"], err["msg"], err["type"]) for err in e.errors())
         raise UsageError(f"{CONFIG_FILE}: {problems}") from None
+    judge = raw.get("agents", {}).get("judge", {}) if isinstance(raw.get("agents"), dict) else {}
+    if not (isinstance(judge, dict) and ENDPOINT_KEYS & set(judge)):
+        a = config.agents
+        config = config.model_copy(update={"agents": a.model_copy(
+            update={"judge": judge_for(a.worker, a.judge, os.environ)})})
     missing = missing_roots(repo, config.project.lean_roots)
     if missing:
         raise UsageError(f"{CONFIG_FILE}: [project] lean_roots: {'; '.join(missing)}")
