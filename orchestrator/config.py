@@ -200,7 +200,9 @@ def render_config(config: Config) -> str:
     for section, model in config:
         if isinstance(model, AgentsConfig):
             for role, agent in model:
-                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
+                # The judge's endpoint left commented out: named, it would no longer follow the Worker's family.
+                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description,
+                                  ENDPOINT_KEYS if role == "judge" else frozenset()))
         elif isinstance(model, BaseModel):
             out.append(_table(section, model, model.__doc__ if section in ("budget", "prover") else None))
     out.append(_PRICES_EXAMPLE)
@@ -217,13 +219,15 @@ _PRICES_EXAMPLE = """\
 """
 
 
-def _table(name: str, model: BaseModel, doc: str | None) -> str:
+def _table(name: str, model: BaseModel, doc: str | None, commented: frozenset[str] = frozenset()) -> str:
+    """The table with each key's doc; the keys in `commented`, and unset ones, as comments."""
     lines = [f"[{name}]" + (f"  # {' '.join(doc.split())}" if doc else "")]
     for key, value in model:
         description = type(model).model_fields[key].description
         if description:
             lines += [f"# {line}" for line in textwrap.wrap(" ".join(description.split()), 98)]
-        lines.append(f"# {key} = (unset)" if value is None else f"{key} = {_toml_value(value)}")
+        lines.append(f"# {key} = (unset)" if value is None else
+                     f"# {key} = {_toml_value(value)}" if key in commented else f"{key} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.config import AgentConfig, Endpoint, judge_for
-from orchestrator.config import CONFIG_FILE, load_config
+from orchestrator.config import CONFIG_FILE, Config, load_config, render_config
 from tests.orchestrator.harness import Project, evaluation, strategy
 from tests.orchestrator.test_faithfulness import EDIT
 from tests.standin.openai_server import OpenAIStandin
@@ -58,6 +58,16 @@ def test_the_configured_judge_follows_the_environment_unless_named(tmp_path: Pat
     assert (other.backend, other.model, other.timeout_s) == ("openai", "gpt-5-mini", 120)
     named = load_config(write_config(tmp_path, '[agents.judge]\nmodel = "claude-opus-4-6"\n')).agents.judge
     assert (named.backend, named.model) == ("anthropic", "claude-opus-4-6")  # named: kept whatever the keys
+
+
+def test_a_new_configuration_leaves_the_judge_to_follow_the_workers_family(tmp_path: Path,
+                                                                         clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("OPENAI_API_KEY", "k")
+    (tmp_path / "Book.lean").write_text("theorem t : True := trivial\n")
+    root = write_config(tmp_path, render_config(Config()))
+    judge = load_config(root).agents.judge
+    assert (judge.backend, judge.model, judge.timeout_s) == ("openai", "gpt-5-mini", 300)
+    assert load_config(root).agents.evaluator.model == "claude-sonnet-4-6"  # the other roles as written
 
 
 @pytest.fixture
