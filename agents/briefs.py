@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from agents import diffs
 from agents.context import Context, Keep, Quote, Section, label, window
 from gates.census import Census
 from gates.config import GatesConfig
@@ -199,9 +200,13 @@ def worker(*, strategy: str, census: Census, scope_files: list[str], issues: lis
 
 
 def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list[HistoryRecord],
-              attempts: str | None, faithfulness: str = "", oversized: str = "", facts: str = "") -> Context:
+              attempts: str | None, faithfulness: str = "", oversized: str = "", facts: str = "",
+              diff_chars: int) -> Context:
+    """The Evaluator's context; the diff within `diff_chars` (`agents.diffs.view`: summarized by file when
+    larger)."""
     recent, note = history_quote(history, 8)
-    return Context([
+    shown = diffs.view(diff, diff_chars)
+    sections = [
         Section("Outcome", outcome, 1_000),
         Section("Facts (measured by the orchestrator; the score is capped by them)", facts, 3_000),
         # The gates' words quote Lean's messages, which quote the Worker's code: data like the rest.
@@ -212,10 +217,17 @@ def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list
                 faithfulness, 4_000),
         Section("Worker report (its claims: check them against the diff and the facts)", "", 8_000,
                 quotes=(Quote("the Worker", report, "report"),) if report.strip() else ()),
-        Section("Diff", "", 30_000, quotes=(Quote("the Worker", diff, "change, as a diff"),)),
+        Section("Diff", "", max(diff_chars, len(shown)), quotes=(Quote("the Worker", shown, "change, as a diff"),)),
         Section("Recent cycles", "", 4_000, Keep.TAIL, note, recent),
         Section("Attempts (attempts.md)", "", 4_000, Keep.TAIL, quotes=attempts_quote(attempts)),
-    ])
+    ]
+    return Context(sections)
+
+
+def evaluator_rest() -> int:
+    """Characters the Evaluator's sections other than the diff may take together (their budgets' sum)."""
+    empty = evaluator(diff="", report="", gates="", outcome="", history=[], attempts=None, diff_chars=0)
+    return sum(s.budget for s in empty.sections if s.title != "Diff")
 
 
 def consultant(*, blocker: str, history: list[HistoryRecord], attempts: str | None, issues: list[IssueText],

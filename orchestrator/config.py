@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import posixpath
 import textwrap
 import tomllib
@@ -12,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agents.config import AgentsConfig, BudgetConfig
+from agents.config import AgentsConfig, BudgetConfig, Endpoint, judge_for
 from agents.prices import Price
 from agents.provers.config import ProverConfig
 from audit.config import AuditConfig
@@ -22,6 +23,7 @@ from state.errors import UsageError
 from state.paths import StatePaths
 
 CONFIG_FILE = "autoformalize.toml"
+ENDPOINT_KEYS = frozenset(Endpoint.model_fields)  # a judge table naming one of these chooses its own endpoint
 
 
 class ProjectConfig(BaseModel):
@@ -151,6 +153,11 @@ def load_config(repo: Path) -> Config:
         raise UsageError(f"{CONFIG_FILE}: {problems}") from None
     if problem := lake_problem(repo, config.project.lake_dir, config.project.lean_roots):
         raise UsageError(f"{CONFIG_FILE}: [project] {problem}")
+    judge = raw.get("agents", {}).get("judge", {}) if isinstance(raw.get("agents"), dict) else {}
+    if not (isinstance(judge, dict) and ENDPOINT_KEYS & set(judge)):
+        a = config.agents
+        config = config.model_copy(update={"agents": a.model_copy(
+            update={"judge": judge_for(a.worker, a.judge, os.environ)})})
     missing = missing_roots(repo, config.project.lean_roots)
     if missing:
         raise UsageError(f"{CONFIG_FILE}: [project] lean_roots: {'; '.join(missing)}")
@@ -232,7 +239,9 @@ def render_config(config: Config) -> str:
     for section, model in config:
         if isinstance(model, AgentsConfig):
             for role, agent in model:
-                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
+                # The judge's endpoint left commented out: named, it would no longer follow the Worker's family.
+                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description,
+                                  ENDPOINT_KEYS if role == "judge" else frozenset()))
         elif isinstance(model, BaseModel):
             out.append(_table(section, model, model.__doc__ if section in ("budget", "prover") else None))
     out.append(_PRICES_EXAMPLE)
@@ -249,13 +258,15 @@ _PRICES_EXAMPLE = """\
 """
 
 
-def _table(name: str, model: BaseModel, doc: str | None) -> str:
+def _table(name: str, model: BaseModel, doc: str | None, commented: frozenset[str] = frozenset()) -> str:
+    """The table with each key's doc; the keys in `commented`, and unset ones, as comments."""
     lines = [f"[{name}]" + (f"  # {' '.join(doc.split())}" if doc else "")]
     for key, value in model:
         description = type(model).model_fields[key].description
         if description:
             lines += [f"# {line}" for line in textwrap.wrap(" ".join(description.split()), 98)]
-        lines.append(f"# {key} = (unset)" if value is None else f"{key} = {_toml_value(value)}")
+        lines.append(f"# {key} = (unset)" if value is None else
+                     f"# {key} = {_toml_value(value)}" if key in commented else f"{key} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

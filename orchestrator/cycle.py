@@ -36,7 +36,7 @@ from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, buildoutputs, fallback, housekeeping, ignores, kernelcheck, ownership, workcopy
+from orchestrator import blame, buildoutputs, facts, fallback, housekeeping, ignores, kernelcheck, ownership, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -421,12 +421,14 @@ def evaluate(c: Cycle) -> None:
     assert c.session is not None and c.work is not None
     diff = c.work.run("diff", c.base, c.worker_commit) if c.worker_commit else "(no change)"
     oversized, cap = cs.oversized(c), c.config.gates.file_cap_lines
+    caps = facts.caps()
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
                                attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
                                oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized),
-                               facts=cs.facts(c).render())
-    verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render())
+                               facts=cs.facts(c).render(),
+                               diff_chars=evaluator.diff_budget(c.config.agents.evaluator, caps))
+    verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render(), caps)
     c.evaluation = cs.capped(c, verdict.evaluation)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 
 from agents import lsp
-from agents.config import LOOP_ROLES, AgentConfig, Endpoint, WorkerConfig
+from agents.config import KEY_VARIABLES, LOOP_ROLES, AgentConfig, Endpoint, WorkerConfig
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
@@ -36,8 +36,6 @@ log = structlog.get_logger()
 
 # A single request never waits longer than this, whatever the role's session allows.
 REQUEST_TIMEOUT_S = 900.0
-# Any one of these satisfies a backend when the endpoint names no `api_key_env`.
-KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
 
 
 def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
