@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents import briefs
+from agents.planner import prompt as planner_prompt
 from agents.planner import validate
 from agents.prices import session_cost
 from agents.prompts import render
@@ -107,7 +108,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
             persistent=[a.describe() for a in old])
         text = context.render()
-        system = render("planner", rules=rules, lean_roots=", ".join(roots) or "the repository")
+        system = planner_prompt(rules, roots, config.project.plan)
         calls["planner"] = (_tokens(system, text), 1, 1)
         say(_size("plan", config.agents.planner.model, system, text) + (f"; pivot away from: {pivot}" if pivot
                                                                            else ""))
