@@ -148,3 +148,18 @@ def test_the_planner_is_told_to_attack_a_smaller_prerequisite_seam(project: Proj
     assert [r.pivot for r in records] == [None, None, "missing order lemma; the successor case"]
     told = user_text(project.agents.requests["planner"][2])
     assert "attack a smaller prerequisite seam" in told.split("## Pivot required", 1)[1]
+
+
+def test_a_consultant_at_its_limit_leaves_no_advice_and_the_record_says_so(project: Project) -> None:
+    configure(project, loop={"escalate_after": 1, "heartbeat_s": 1}, agents={"consultant": {"max_turns": 1}})
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work("stuck")
+    project.agents.evaluate(evaluation(0, stuck_on="the successor case"))
+    project.agents.add("consultant", tool_use_reply([("find_declaration", {"name": "Nat.succ_le_iff"})]))
+
+    record, _ = project.cycle()
+
+    assert project.agents.calls["consultant"] == 1 and record.consultant is None
+    assert record.error == ("escalate: the Consultant's session ended at its turns limit before answering (1 model "
+                            "calls); no advice this cycle")
+    assert record.outcome == "no_change"
