@@ -28,6 +28,7 @@ JUDGE = "the judge"
 CONSULTANT = "the Consultant"
 ORCHESTRATOR = frozenset({JUDGE, CONSULTANT, "the orchestrator"})  # authors whose words are the loop's own
 EVALUATOR = "the Evaluator (its notes on the Workers' reports)"
+COMMITTERS = "the committers (a cycle's subject carries the Evaluator's summary)"
 BOOK = "## The book"  # in a judge's finding, the line where its own words end and what it quotes begins
 WRITERS = "the book, the judge and a Worker (the Lean and its doc comment)"
 FINDINGS = "Statements the judge found DIFFERENT from the book (all of them; fix these before new work)"
@@ -73,10 +74,11 @@ def sorry_table(census: Census, only: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def file_sizes(census: Census, gates: GatesConfig) -> str:
-    """Lean files by length, those over the warning or the cap marked, and what a file over the cap demands."""
+def file_sizes(census: Census, gates: GatesConfig, only: list[str] | None = None) -> str:
+    """Lean files by length (those of `only`, when given), those over the warning or the cap marked, and what a file
+    over the cap demands."""
     warn, cap = gates.file_warn_lines, gates.file_cap_lines
-    ranked = sorted(census.files.items(), key=lambda kv: -kv[1].lines)
+    ranked = sorted(((p, i) for p, i in census.files.items() if only is None or p in only), key=lambda kv: -kv[1].lines)
     rows = [f"{path}: {index.lines:,} lines" + (" — OVER THE CAP: split it this cycle" if index.lines > cap else
                                                  " — over the warning: split it soon" if index.lines > warn else "")
             for path, index in ranked]
@@ -136,7 +138,7 @@ def attempts_quote(attempts: str | None) -> tuple[Quote, ...]:
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
             pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
-            prover: str = "", persistent: list[str] | None = None) -> Context:
+            prover: str = "", persistent: list[str] | None = None, commits: str = "") -> Context:
     target = section(plan, "Current Target")
     recent, history_note = history_quote(history, HISTORY_LINES)
     sections = [
@@ -154,6 +156,8 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
         Section("Lean file sizes", file_sizes(census, gates or GatesConfig()), 3_000),
         Section("Recent cycles", "", 5_000, Keep.TAIL, history_note, recent),
         *([Section("The Worker's tool calls in recent cycles", used, 1_500)] if (used := tool_use(history)) else []),
+        Section("Recent commits (git log, newest first)", "", 2_500, quotes=(
+            Quote(COMMITTERS, commits, "the subjects of the latest commits"),) if commits.strip() else ()),
         Section("Attempts (attempts.md)", "", 8_000, Keep.TAIL, quotes=attempts_quote(attempts)),
         Section("Latest task result", "" if last_result else "(none yet)", 6_000, quotes=(
             Quote("the Worker", last_result, "the last cycle's task result (its report; the gate verdicts at "
@@ -166,9 +170,11 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 3_000),
     ]
     if pivot:
-        sections.append(Section("Pivot required", "The last cycles were all stuck on the same blocker, as the "
-                                "Evaluator named it below. Do not target it this cycle; choose different work.", 1_000,
-                                quotes=(Quote(EVALUATOR, pivot, "blocker"),)))
+        sections.append(Section("Pivot required", "The last cycles were all stuck, on at most two blockers, as the "
+                                "Evaluator named them below. Do not attack them head-on again this cycle: attack a "
+                                "smaller prerequisite seam (a lemma, definition or piece of API the blocked proof "
+                                "needs), or take different work.", 1_000,
+                                quotes=(Quote(EVALUATOR, pivot, "blockers"),)))
     return Context(sections)
 
 
@@ -189,10 +195,11 @@ def tool_use(history: list[HistoryRecord], cycles: int = TOOL_CYCLES) -> str:
 
 
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
-           prover: str = "") -> Context:
+           prover: str = "", gates: GatesConfig | None = None) -> Context:
     return Context([
         Section("strategy.md", strategy, 16_000),
         Section("Sorries in the Scope", sorry_table(census, scope_files), 6_000),
+        Section("Lean file sizes in the Scope", file_sizes(census, gates or GatesConfig(), scope_files), 2_000),
         findings(issues),
         issues_section("Open issues", issues, " ".join(scope_files), 8_000),
         Section("External prover (tools submit_to_prover, prover_result, apply_prover_result)", prover, 3_000),
@@ -231,9 +238,11 @@ def evaluator_rest() -> int:
 
 
 def consultant(*, blocker: str, history: list[HistoryRecord], attempts: str | None, issues: list[IssueText],
-               census: Census) -> Context:
+               census: Census, outcome: str = "") -> Context:
     recent, note = history_quote(history, 15)
     return Context([
+        Section("The files your tools read", "The working copy as this cycle's Worker left it"
+                + (f" (its change: {outcome}; only an accepted change lands)" if outcome else "") + ".", 500),
         Section("Blocker (as the Evaluator named it)", "" if blocker else "(no single blocker named)", 2_000,
                 quotes=(Quote(EVALUATOR, blocker, "blocker"),) if blocker else ()),
         Section("Recent cycles", "", 6_000, Keep.TAIL, note, recent),

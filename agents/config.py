@@ -70,6 +70,11 @@ class AgentConfig(Endpoint):
     cli_path: str | None = None
     """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
 
+    @property
+    def serves_tools(self) -> bool:
+        """Whether every endpoint can run a tool session (a claude-code model answers one-shot, without tools)."""
+        return all(e.backend != "claude-code" for e in [self, *self.fallbacks])
+
 
 class WorkerConfig(AgentConfig):
     lean_tools: Literal["builtin", "lean-lsp-mcp"] = "builtin"
@@ -108,15 +113,21 @@ class EvaluatorConfig(AgentConfig):
 class AgentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    planner: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
-    """Writes strategy.md."""
+    planner: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6", max_turns=30,
+                                                                     timeout_s=900, token_budget=400_000))
+    """Writes strategy.md (and may rewrite plan.md) in a read-only tool session: by default at most 30 model calls,
+    900 seconds and 400,000 tokens, after which the cycle falls back to the last valid Scope. A claude-code endpoint
+    plans in one call, without tools."""
     worker: WorkerConfig = Field(
         default_factory=lambda: WorkerConfig(model="claude-opus-4-6", timeout_s=7200, max_turns=200))
     """Edits Lean sources with tools."""
     evaluator: EvaluatorConfig = Field(default_factory=lambda: EvaluatorConfig(model="claude-sonnet-4-6"))
     """Scores the cycle."""
-    consultant: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
-    """Advises after repeated stalls."""
+    consultant: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6", max_turns=20,
+                                                                        timeout_s=900, token_budget=300_000))
+    """Advises after repeated stalls, in a read-only tool session that can look lemma names up: by default at most
+    20 model calls, 900 seconds and 300,000 tokens, after which the cycle records that no advice came. A
+    claude-code endpoint advises in one call, without tools."""
     judge: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6", timeout_s=300))
     """Judges a Lean statement against the book's (the audit's direct judge; in the loop, each statement a cycle
     adds or changes for a plan entity). When this table names no backend or model, a model of another family

@@ -1,11 +1,18 @@
-"""The Consultant: after repeated stalls, advice for the next Planner."""
+"""The Consultant: after repeated stalls, a bounded read-only tool session that advises the next Planner.
+
+It reads the live files as the Planner does (`reader.py`) and looks lemma names up (`find_declaration`); each name
+its `## Lemmas` section lists that no lookup finds is marked unverified in the advice (`lookup.flag`). Its limits
+(`[agents.consultant]` max_turns, timeout_s, token_budget) end the session without advice, which the cycle records.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from agents.model import Message, Model, System
+from agents.lookup import Lookup, flag
+from agents.model import Model, System
 from agents.prompts import render
+from agents.reader import Bounds, ended
 from state.history import Usage
 
 MAX_TOKENS = 8192
@@ -15,9 +22,25 @@ MAX_TOKENS = 8192
 class Advice:
     text: str
     usage: Usage
+    unverified: list[str] = field(default_factory=list)  # lemma names no lookup found
 
 
-def consult(model: Model, *, rules: str, context: str) -> Advice:
-    system = System(render("consultant") + "\n\nStanding rules of this repository:\n\n" + rules)
-    reply = model.send(system, [Message("user", context)], max_tokens=MAX_TOKENS)
-    return Advice(reply.text.strip() + "\n", reply.usage)
+class NoAdvice(Exception):
+    """The session ended at a limit before it answered."""
+
+    def __init__(self, reason: str, usage: Usage) -> None:
+        super().__init__(reason)
+        self.usage = usage
+
+
+def consult(model: Model, *, rules: str, context: str, bounds: Bounds | None = None,
+            lookup: Lookup | None = None) -> Advice:
+    b = bounds or Bounds()
+    system = System(render("consultant", tools=b.tools_line()) + "\n\nStanding rules of this repository:\n\n" + rules)
+    session = b.session(model, system, "consultant", MAX_TOKENS)
+    answer = session.run(context)
+    why = ended("Consultant", answer.stop, answer.report, session.turns)
+    if why:
+        raise NoAdvice(why, session.usage)
+    text, missing = flag(answer.report.strip(), lookup) if lookup else (answer.report.strip(), [])
+    return Advice(text + "\n", session.usage, missing)

@@ -1,17 +1,31 @@
-"""The Planner: context in, strategy.md with a valid Scope out."""
+"""The Planner: a bounded read-only tool session; context in, strategy.md with a valid Scope out, and perhaps a
+new plan.md.
+
+The session reads the live Lean files with the read-only tools (`reader.py`) and answers with the strategy as its
+last message. A `## Plan update` section of that answer, one fenced block holding the whole new plan.md, is taken
+out of the strategy and written to plan.md by the orchestrator (the Worker may never write it). Its limits
+(`[agents.planner]` max_turns, timeout_s, token_budget) end the session without an answer: the cycle then falls
+back to the last valid Scope (`orchestrator/fallback.py`).
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from agents.model import Message, Model, System
+from agents.model import Model, System
 from agents.prompts import render
+from agents.reader import Bounds, ended
 from gates.census import Census
 from gates.config import GatesConfig
 from gates.scope import InvalidStrategy, glob_regex, parse_scope
 from state.history import Usage
 
 MAX_TOKENS = 8192
+PLAN_UPDATE = "Plan update"
+PLAN_CHARS = 12_000  # a plan.md longer than this would not be shown whole to the next Planner
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass
@@ -19,6 +33,8 @@ class Plan:
     text: str
     scope: list[str]
     usage: Usage
+    plan_update: str | None = None  # the whole new plan.md, when the Planner proposed one
+    turns: int = 0  # model calls its session made
 
 
 class PlanFailed(Exception):
@@ -52,22 +68,90 @@ def validate(text: str, lean_roots: list[str], census: Census | None = None, gat
     return scope
 
 
+def split_update(answer: str) -> tuple[str, str | None]:
+    """The strategy without its `## Plan update` section, and the plan.md text that section's fenced block holds
+    (None without one). Raises `InvalidStrategy` for a second such section, one without a closed fenced block
+    right under its heading, an empty plan, or one over `PLAN_CHARS`. A heading inside a code block is text."""
+    lines = answer.split("\n")
+    found: list[tuple[int, int, str]] = []  # (heading line, first line after the section, plan text)
+    fence = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+        elif opened:
+            fence = opened.group(1)
+        elif (h := _HEADING.match(line)) and h.group(2).strip().lower() == PLAN_UPDATE.lower():
+            found.append(_section(lines, i, len(h.group(1))))
+            i = found[-1][1]
+            continue
+        i += 1
+    if not found:
+        return answer, None
+    if len(found) > 1:
+        raise InvalidStrategy(f"the answer has {len(found)} `## {PLAN_UPDATE}` sections; give at most one")
+    start, end, text = found[0]
+    if not text.strip():
+        raise InvalidStrategy(f"the `## {PLAN_UPDATE}` block is empty; leave the section out to keep plan.md")
+    if len(text) > PLAN_CHARS:
+        raise InvalidStrategy(f"the new plan is {len(text):,} characters; at most {PLAN_CHARS:,}: keep plan.md "
+                              "short enough to be read whole")
+    strategy = "\n".join(lines[:start] + lines[end:]).strip() + "\n"
+    return strategy, text.strip("\n") + "\n"
+
+
+def _section(lines: list[str], at: int, level: int) -> tuple[int, int, str]:
+    """The `## Plan update` section at line `at`: its fenced block's text, and the line after the section."""
+    i = at + 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    opened = _FENCE.match(lines[i]) if i < len(lines) else None
+    if opened is None:
+        raise InvalidStrategy(f"the `## {PLAN_UPDATE}` section must hold the whole new plan.md in one fenced block "
+                              "(a line of ```` ``` ```` or more backticks before it and after it) right under its "
+                              "heading")
+    fence = opened.group(1)
+    for j in range(i + 1, len(lines)):
+        closing = _FENCE.match(lines[j])
+        if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence) \
+                and not lines[j].strip().strip(fence[0]):
+            end = j + 1
+            while end < len(lines) and not ((h := _HEADING.match(lines[end])) and len(h.group(1)) <= level):
+                end += 1
+            return at, end, "\n".join(lines[i + 1:j])
+    raise InvalidStrategy(f"the fenced block of the `## {PLAN_UPDATE}` section is never closed (use a fence longer "
+                          "than any inside the plan)")
+
+
+def prompt(rules: str, lean_roots: list[str], plan_name: str = "plan.md", tools: str = "") -> str:
+    """The Planner's system prompt."""
+    return render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository", plan=plan_name,
+                  tools=tools or Bounds().tools_line(), plan_chars=f"{PLAN_CHARS:,}")
+
+
 def plan(model: Model, *, rules: str, context: str, lean_roots: list[str], census: Census | None = None,
-         gates: GatesConfig | None = None) -> Plan:
-    system = System(render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository"))
-    messages = [Message("user", context)]
-    usage = Usage()
+         gates: GatesConfig | None = None, bounds: Bounds | None = None, plan_name: str = "plan.md") -> Plan:
+    b = bounds or Bounds()
+    system = System(prompt(rules, lean_roots, plan_name, b.tools_line()))
+    session = b.session(model, system, "planner", MAX_TOKENS)
+    answer = session.run(context)
     for attempt in (1, 2):
-        reply = model.send(system, messages, max_tokens=MAX_TOKENS)
-        usage += reply.usage
+        why = ended("Planner", answer.stop, answer.report, session.turns)
+        if why:
+            raise PlanFailed(why, session.usage)
         try:
-            return Plan(reply.text.strip() + "\n", validate(reply.text, lean_roots, census, gates), usage)
+            text, update = split_update(answer.report)
+            return Plan(text.strip() + "\n", validate(text, lean_roots, census, gates), session.usage, update,
+                        session.turns)
         except InvalidStrategy as e:
             if attempt == 2:
-                raise PlanFailed(f"the Planner's strategy is invalid twice: {e}", usage) from None
-            messages += [reply.as_message(),
-                         Message("user", f"That strategy cannot be used: {e}. Answer again with the whole "
-                                         "strategy, including a `## Scope` section of paths inside the Lean roots.")]
+                raise PlanFailed(f"the Planner's strategy is invalid twice: {e}", session.usage) from None
+            answer = session.resume(f"That strategy cannot be used: {e}. Answer again with the whole strategy, "
+                                    "including a `## Scope` section of paths inside the Lean roots.")
     raise AssertionError("unreachable")
 
 

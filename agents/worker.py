@@ -13,9 +13,9 @@ import structlog
 
 from agents import lsp, window
 from agents.ledger import BudgetExceeded
-from agents.model import ContextTooLong, Message, Model, ModelRejected, Reply, System, ToolCall, ToolResult
+from agents.model import ContextTooLong, Message, Model, ModelRejected, Reply, System, ToolCall, ToolResult, ToolSpec
 from agents.prompts import render
-from agents.tools import Tally, Workspace
+from agents.tools import Tally
 from state.history import Usage
 
 log = structlog.get_logger()
@@ -86,10 +86,31 @@ class Session(Protocol):
         ...
 
 
+class Toolbox(Protocol):
+    """What a tool session calls: the Worker's `Workspace`, or a read-only `Reader` for the Planner and the
+    Consultant."""
+
+    report: str | None  # set when a tool ends the session (the Worker's `finish`)
+    lsp: lsp.LeanServer | None  # Lean's language server, whose tools the Worker's prompt names
+
+    def call(self, call: ToolCall) -> ToolResult: ...
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools offered now."""
+        ...
+
+    def known(self, name: str) -> bool:
+        """Whether `name` is a tool offered at some point (a call to another is tallied as unknown)."""
+        ...
+
+
 @dataclass
 class WorkerSession:
+    """The tool loop: the Worker's session, and with another prompt and toolbox the Planner's and the
+    Consultant's read-only ones."""
+
     model: Model
-    workspace: Workspace
+    workspace: Toolbox
     rules: str
     limits: Limits
     clock: Callable[[], float] = time.monotonic
@@ -99,11 +120,14 @@ class WorkerSession:
     turns: int = 0
     rounds: list[Round] = field(default_factory=list)
     context: Context = field(default_factory=Context)
-    tools: Tally = field(default_factory=Tally)
+    tools: Tally = field(default_factory=Tally)  # the calls made, by tool name
+    prompt: System | None = None  # the system prompt; the Worker's when None
+    role: str = "worker"  # in the log's events
+    max_tokens: int = MAX_TOKENS  # of each reply
 
     def __post_init__(self) -> None:
         server = self.workspace.lsp
-        self.system = System(prompt(self.rules, server.names if server is not None else ()))
+        self.system = self.prompt or System(prompt(self.rules, server.names if server is not None else ()))
         self.deadline = self.clock() + self.limits.timeout_s
         self.opening = ""
 
@@ -140,7 +164,7 @@ class WorkerSession:
             sent = reply.usage.input + reply.usage.cache_read + reply.usage.cache_write
             self.context.peak_input = max(self.context.peak_input, sent)
             self.messages.append(reply.as_message())
-            log.info("worker.turn", turn=self.turns, tools=[c.name for c in reply.tool_calls], input_tokens=sent)
+            log.info(f"{self.role}.turn", turn=self.turns, tools=[c.name for c in reply.tool_calls], input_tokens=sent)
             if not reply.tool_calls:
                 return self._end(Stop.ENDED, reply.text.strip() or "(The Worker ended without a report.)")
             results = tuple(self._trimmed(self._call(c)) for c in reply.tool_calls)
@@ -158,11 +182,13 @@ class WorkerSession:
     def _send(self) -> Reply:
         """The next call; refused for its length, once more after a summary of the session."""
         try:
-            return self.model.send(self.system, self.messages, self.workspace.specs(), max_tokens=MAX_TOKENS)
+            return self.model.send(self.system, self.messages, self.workspace.specs() or None,
+                                   max_tokens=self.max_tokens)
         except ContextTooLong:
             if not self._compact():
                 raise
-            return self.model.send(self.system, self.messages, self.workspace.specs(), max_tokens=MAX_TOKENS)
+            return self.model.send(self.system, self.messages, self.workspace.specs() or None,
+                                   max_tokens=self.max_tokens)
 
     def _trimmed(self, result: ToolResult) -> ToolResult:
         result, cut = window.trim(result, self.limits.result_chars)
@@ -191,14 +217,14 @@ class WorkerSession:
         try:
             reply = self.model.send(System(render("compact")), [Message("user", text)], max_tokens=SUMMARY_TOKENS)
         except (ModelRejected, BudgetExceeded) as e:  # the session goes on as it is, or ends at its limit
-            log.warning("worker.compaction_failed", error=str(e)[:300])
+            log.warning(f"{self.role}.compaction_failed", error=str(e)[:300])
             return False
         self.usage += reply.usage
         summary = reply.text.strip() or "(no summary was written)"
         self.messages = [Message("user", f"{self.opening}\n\n## Your session so far, summarized\n\n{summary}"),
                          *tail]
         self.context.compactions += 1
-        log.info("worker.compacted", turn=self.turns, compactions=self.context.compactions)
+        log.info(f"{self.role}.compacted", turn=self.turns, compactions=self.context.compactions)
         return True
 
     def _say(self, text: str) -> None:

@@ -33,10 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from leangen import write_tree
 
-from agents import briefs
+from agents import briefs, planner
 from agents.ledger import Ledger
 from agents.model import Message, Model, Reply, System, ToolSpec
-from agents.prompts import render
 from agents.tools import Workspace
 from agents.worker import Limits as WorkLimits
 from agents.worker import Session, WorkerSession
@@ -196,7 +195,7 @@ def planner_prompt(cycles: int) -> int:
                              plan_name="plan.md", census=census, history=records, attempts=attempts,
                              last_result="## Worked on\n" + "details " * 800, issues=issues, advice=None, pivot=None,
                              build="builds", persistent=persistent)
-    system = render("planner", rules="(standing rules) " * 100, lean_roots="Book")
+    system = planner.prompt("(standing rules) " * 100, ["Book"])
     return len(system) + len(context.render())
 
 

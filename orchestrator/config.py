@@ -66,7 +66,8 @@ class LoopConfig(BaseModel):
     escalate_after: int = Field(default=4, ge=1)
     """Consecutive non-positive scores before the Consultant is called."""
     stuck_cap: int = Field(default=8, ge=1)
-    """Cycles on the same blocker before the Planner is told to pivot."""
+    """Cycles in a row that each name a blocker, at most two different ones among them, before the Planner is told
+    to pivot: to attack a smaller prerequisite seam."""
     backoff_s: float = Field(default=60.0, gt=0)
     """After a cycle ends in an infrastructure error, `run` waits this long, doubling on each further one."""
     max_total_cycles: int | None = Field(default=None, ge=1)

@@ -19,9 +19,13 @@ from pathlib import Path
 import structlog
 
 from agents import briefs, consultant, evaluator, planner
+from agents.config import AgentConfig
+from agents.consultant import NoAdvice
+from agents.lookup import Lookup
 from agents.planner import Plan, PlanFailed
 from agents.prices import window_of
 from agents.provers.desk import Desk
+from agents.reader import Bounds, Reader
 from agents.tools import Workspace
 from agents.worker import Limits
 from audit.book import Book
@@ -47,6 +51,7 @@ from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from state import files
+from state.atomic import write_atomic
 from state.book_text import read_book_text, write_book_text
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
@@ -57,6 +62,7 @@ from state.statement_lock import read_lock, write_lock
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
 PROVER_CALL_S = 30.0  # aristotlelib's request timeout
+COMMITS_SHOWN = 15  # subjects of the latest commits, in the Planner's context
 PROVER_CALLS = 6  # requests a harvest may make for one open job: a poll (2), then a fetch or a cancel (3 each)
 
 __all__ = ["Interrupted", "Options", "run_cycle"]
@@ -304,9 +310,12 @@ def plan(c: Cycle) -> None:
                 prover=cs.prover_summary(c),
                 persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
                                                                    c.config.housekeeping.sorry_age_days)],
-                locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [])
+                locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [],
+                commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base))
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
-                                  context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates)
+                                  context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
+                                  bounds=read_only(c, c.config.agents.planner, context.nonce),
+                                  plan_name=c.config.project.plan)
     except InvalidStrategy as e:
         c.fail(f"strategy.md cannot be used: {e}", infra=False)
     except PlanFailed as e:  # the last valid Scope carries the cycle; the record says why
@@ -324,8 +333,9 @@ def work(c: Cycle) -> None:
     kernelcheck.fingerprints(c, builds=c.build is not None and c.build.ok)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
-    workspace = Workspace(c.work.root, c.plan.scope, ownership.protected(cfg), cfg.project.state_dir,
-                          cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates, secrets=c.deps.secrets)
+    workspace = Workspace(c.work.root, [*c.plan.scope, f"{workcopy.SCRATCH}/"], ownership.protected(cfg),
+                          cfg.project.state_dir, cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates,
+                          secrets=c.deps.secrets)
     w = cfg.agents.worker
     limits = Limits(w.max_turns, w.timeout_s, w.token_budget, window=window_of(w.model, w.context_tokens),
                     result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
@@ -334,7 +344,8 @@ def work(c: Cycle) -> None:
     # What the session's compiles write there is undone before any gate runs.
     buildoutputs.take(c.work.root, cfg.project.lake_dir)
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
-                          issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c))
+                          issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
+                          gates=cfg.gates)
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -362,6 +373,7 @@ def gate(c: Cycle) -> bool:
     """Run every gate on the working copy against the base; True (and the outcome set) when all pass."""
     assert c.work is not None and c.plan is not None
     workcopy.unflag(c.work)  # what the gates read, the build compiles and git commits: one and the same
+    workcopy.drop_scratch(c.work, c.base)
     cfg = c.config
     gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
     buildoutputs.restore(c.work.root, cfg.project.lake_dir)
@@ -445,9 +457,17 @@ def escalate(c: Cycle) -> None:
     context = briefs.consultant(blocker=c.evaluation.stuck_on if c.evaluation else "", history=c.history.records,
                                 attempts=files.read_text(c.paths.attempts),
                                 issues=ownership.issues(c.git, c.base, c.paths),
-                                census=c.census)
-    advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
-                                context=context.render())
+                                census=c.census, outcome=str(c.outcome))
+    assert c.work is not None
+    lookup = Lookup(c.work.root, c.config.project.lean_roots)
+    try:
+        advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
+                                    context=context.render(), lookup=lookup,
+                                    bounds=read_only(c, c.config.agents.consultant, context.nonce, lookup))
+    except NoAdvice as e:  # the next cycle without progress asks again
+        log.warning("cycle.no_advice", error=str(e))
+        c.error = f"escalate: {e}; no advice this cycle"
+        return
     c.advice = advice.text
 
 
@@ -461,6 +481,8 @@ def bookkeeping(c: Cycle) -> None:
         work.run("cherry-pick", "--no-commit", c.worker_commit)  # a rejected change lands none of its files
     if c.plan is not None and not c.options.skip_planner:
         files.write_strategy(wp, c.plan.text)
+    if c.plan is not None and c.plan.plan_update is not None:  # the Planner's alone: plan.md is the Worker's never
+        write_atomic(work.root / c.config.project.plan, c.plan.plan_update)
     if c.session is not None:
         files.write_task_result(wp, c.number, cs.task_result(c))
     if c.advice:
@@ -529,6 +551,22 @@ def land(c: Cycle) -> None:
 
 
 # -- helpers -----------------------------------------------------------------
+
+
+def read_only(c: Cycle, agent: AgentConfig, nonce: str, lookup: Lookup | None = None) -> Bounds:
+    """The bounds of the Planner's or the Consultant's session: its limits, and read-only tools over the working
+    copy (none for a backend that serves no tools)."""
+    assert c.work is not None
+    cfg = c.config
+    limits = Limits(agent.max_turns, agent.timeout_s, agent.token_budget,
+                    window=window_of(agent.model, agent.context_tokens), result_chars=agent.tool_result_chars,
+                    keep_results=agent.keep_tool_results)
+    if not agent.serves_tools:
+        return Bounds(limits, None, c.options.stop)
+    workspace = Workspace(c.work.root, [], ownership.protected(cfg), cfg.project.state_dir, cfg.project.lean_roots,
+                          c.deps.compiler(c.work.root), gates=cfg.gates, secrets=c.deps.secrets)
+    lookup = lookup or Lookup(c.work.root, cfg.project.lean_roots)
+    return Bounds(limits, Reader(workspace, nonce, agent.tool_result_chars, [lookup.tool()]), c.options.stop)
 
 
 def _users_changes(c: Cycle) -> list[str]:

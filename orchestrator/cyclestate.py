@@ -34,6 +34,8 @@ from state.history import GateVerdict, History, HistoryRecord, Outcome, WorkerCo
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
 
+PIVOT_BLOCKERS = 2  # different blockers in the last `[loop] stuck_cap` records that still call for a pivot
+
 
 @dataclass
 class Options:
@@ -216,11 +218,15 @@ def feedback(gates: list[GateResult], round_: int, rounds: int) -> str:
 
 
 def pivot(records: list[HistoryRecord], cap: int) -> str | None:
-    """The blocker the last `cap` records all name, if they do."""
-    last = [r.stuck_on.strip().lower() for r in records[-cap:]]
-    if len(last) == cap and last[0] and all(s == last[0] for s in last):
-        return records[-1].stuck_on.strip()
-    return None
+    """The blockers, when each of the last `cap` records names one and they name at most `PIVOT_BLOCKERS`
+    different ones (compared without case or spacing), latest first, joined by "; "."""
+    last = [" ".join(r.stuck_on.split()) for r in records[-cap:]]
+    if len(last) < cap or not all(last):
+        return None
+    distinct = list(dict.fromkeys(s.lower() for s in reversed(last)))
+    if len(distinct) > PIVOT_BLOCKERS:
+        return None
+    return "; ".join(next(s for s in reversed(last) if s.lower() == d) for d in distinct)
 
 
 def last_advice(paths: StatePaths) -> str | None:
@@ -245,6 +251,7 @@ def rules(repo: Path) -> str:
 def commit_message(c: Cycle) -> str:
     assert c.record is not None
     builds = "yes" if c.build is not None and c.build.ok and c.outcome is not None else "no"
+    planned = f"Autoformalize-Plan: updated ({c.config.project.plan})\n" if c.plan and c.plan.plan_update else ""
     return (f"autoformalize: cycle {c.number} {c.record.outcome}: {c.record.summary[:100]}\n\n"
             f"Autoformalize-Cycle: {c.number}\nAutoformalize-Outcome: {c.record.outcome}\n"
-            f"Autoformalize-Builds: {builds}\n")
+            f"Autoformalize-Builds: {builds}\n{planned}")

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agents import briefs, evaluator
+from agents.planner import prompt as planner_prompt
 from agents.planner import validate
 from agents.prices import session_cost
-from agents.prompts import render
 from agents.provers.base import Off
 from agents.tools import SPECS
 from agents.worker import prompt
@@ -33,6 +33,7 @@ from state.prover_jobs import JobStatus, read_jobs
 from state.statement_lock import read_lock
 
 TYPICAL_TURNS = 10  # a Worker that closes a small sorry, or gives up early
+READING_TURNS = 5  # a Planner that reads a few declarations before it answers
 JUDGED_TOKENS = 3_000  # one statement, its book text and the judge's rubric
 DIFF_TOKENS = 15_000  # a typical cycle's diff, report and verdicts for the Evaluator (~60,000 characters)
 
@@ -108,8 +109,10 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
             persistent=[a.describe() for a in old])
         text = context.render()
-        system = render("planner", rules=rules, lean_roots=", ".join(roots) or "the repository")
-        calls["planner"] = (_tokens(system, text), 1, 1)
+        system = planner_prompt(rules, roots, config.project.plan)
+        planner = config.agents.planner
+        reads = planner.max_turns if planner.serves_tools else 1  # a session reading the files before it answers
+        calls["planner"] = (_tokens(system, text), min(READING_TURNS, reads), reads)
         say(_size("plan", config.agents.planner.model, system, text) + (f"; pivot away from: {pivot}" if pivot
                                                                            else ""))
         for note in context.dropped:
@@ -147,7 +150,9 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     maybe = len(tail) == every - 1 and all(s <= 0 for s in tail)
     say(f"escalate: the Consultant {'would be called if this cycle scores ≤ 0' if maybe else 'would not be called'}")
     if maybe:
-        calls["consultant"] = (calls.get("planner", (0, 1, 1))[0], 0, 1)
+        consultant = config.agents.consultant
+        calls["consultant"] = (calls.get("planner", (0, 1, 1))[0], 0,
+                               consultant.max_turns if consultant.serves_tools else 1)
     say(_cost(config, calls))
     say("land: one commit with the state files (and the Lean changes if every gate passes)"
         + (f", pushed to {remote}" if git.has_remote(remote) and config.git.push else ""))

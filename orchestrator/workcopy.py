@@ -20,6 +20,9 @@ from orchestrator import buildoutputs
 from orchestrator.git import Git, GitError
 
 WORKER = "worker-0"  # one Worker per cycle for now; the name keeps room for more
+SCRATCH = ".scratch"
+"""The Worker's scratch folder for experiments: its tools may write Lean files there whatever the Scope, and it is
+put back as the base has it before any gate runs, so nothing there lands and nothing that lands may import it."""
 
 log = structlog.get_logger()
 
@@ -86,3 +89,14 @@ def unflag(work: Git) -> list[str]:
             work.run("checkout", "--", *missing)
         log.warning("workcopy.unflagged", paths=flagged[:20], count=len(flagged))
     return flagged
+
+
+def drop_scratch(work: Git, base: str) -> None:
+    """The scratch folder as `base` has it (absent, usually): the Worker's experiments never reach the gates."""
+    path = work.root / SCRATCH
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+    if work.run("ls-tree", "--name-only", base, "--", SCRATCH):
+        work.run("checkout", base, "--", SCRATCH)

@@ -85,7 +85,8 @@ def test_the_workers_words_are_fenced_as_data_with_a_fresh_nonce_and_escaped_hea
     assert [line for line in text.splitlines() if line.startswith("## ") and line != plans_own] == [
         f"## {title}" for title in [briefs.FINDINGS, "plan.md", "Current target", "Build", "Sorries by declaration",
                                     "Persistent sorries: lines long unchanged, oldest first (take one on, or say "
-                                    "why not)", "Lean file sizes", "Recent cycles", "Attempts (attempts.md)",
+                                    "why not)", "Lean file sizes", "Recent cycles",
+                                    "Recent commits (git log, newest first)", "Attempts (attempts.md)",
                                     "Latest task result", "Open issues", "Latest Consultant advice",
                                     "Statements locked as faithful to the book (change one only with `RESTATE: "
                                     "<name> — <why>`)", "External prover (request a job with a line `PROVER: "

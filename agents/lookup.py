@@ -1,0 +1,119 @@
+"""Whether a declaration name exists: in the project's Lean files, or in its dependencies' sources (Mathlib…).
+
+Without asking Lean: each file is read as text, and only a file that holds the name's last component is indexed
+(`gates.index`), so a lookup reads Mathlib once and parses a handful of files. A name is found when a declaration's
+fully qualified name is it, or ends with it after a dot (`add_comm` finds `Nat.add_comm`). The Consultant's
+`find_declaration` tool, and the check of the names its advice lists (`flag`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.model import ToolSpec
+from agents.reader import Tool
+from agents.tools import _schema
+from gates.census import Census, census
+from gates.index import Decl, index_source
+from gates.tree import DirTree
+
+PACKAGES = Path(".lake") / "packages"
+SHOWN_CHARS = 1_500  # of a found declaration's source
+NAME = re.compile(r"^[^\W\d][\w.'!?₀-₉ₐ-ₜᵢ-ᵪ]*$")
+UNVERIFIED = "(unverified: no declaration of this name was found in the project or its dependencies)"
+
+
+@dataclass
+class Found:
+    path: str
+    decl: Decl
+
+
+@dataclass
+class Lookup:
+    """Lookups over the working copy at `root` (its Lean roots) and the dependencies under its `.lake/packages`."""
+
+    root: Path
+    lean_roots: list[str]
+    _texts: dict[str, str] | None = field(default=None, init=False)
+    _project: Census | None = field(default=None, init=False)
+
+    def find(self, name: str) -> list[Found]:
+        name = name.strip().strip("`").removeprefix("_root_.")
+        if not NAME.match(name):
+            return []
+        last = name.rsplit(".", 1)[-1]
+        out = []
+        if self._project is None:  # a read-only session's tree does not change
+            self._project = census(DirTree(self.root), self.lean_roots)
+        for path, d in self._project.decls():
+            if _named(d, name):
+                out.append(Found(path, d))
+        for path, text in self._dependencies().items():
+            if last not in text:
+                continue
+            out += [Found(path, d) for d in index_source(path, text).decls if _named(d, name)]
+        return out
+
+    def tool(self) -> Tool:
+        return Tool(ToolSpec("find_declaration", "Whether a declaration exists, in the project or in its "
+                             "dependencies (Mathlib…), by its qualified name or its last parts; where it is and its "
+                             "source. Check every lemma name you advise with it.",
+                             _schema(name=("string", "e.g. `Nat.succ_le_iff` or `succ_le_iff`."))), self.describe)
+
+    def describe(self, name: str) -> str:
+        found = self.find(name)
+        if not found:
+            return f"no declaration named {name!r} in the project or its dependencies"
+        out = []
+        for f in found[:5]:
+            src = f.decl.source
+            text = src.text[f.decl.start:f.decl.end] if src is not None else ""
+            shown = text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + " […]"
+            out.append(f"-- {f.path}:{f.decl.line} ({f.decl.kind} {f.decl.name})\n{shown}")
+        more = f"\n\n[… {len(found) - 5} more]" if len(found) > 5 else ""
+        return "\n\n".join(out) + more
+
+    def _dependencies(self) -> dict[str, str]:
+        """Every Lean source of the dependencies, read once."""
+        if self._texts is None:
+            self._texts = {}
+            top = self.root / PACKAGES
+            for folder, dirs, names in os.walk(top):
+                dirs[:] = [d for d in dirs if d not in (".lake", ".git")]
+                for n in names:
+                    if n.endswith(".lean"):
+                        path = Path(folder) / n
+                        try:
+                            self._texts[path.relative_to(top).as_posix()] = path.read_text("utf-8", "replace")
+                        except OSError:
+                            continue
+        return self._texts
+
+
+def _named(d: Decl, name: str) -> bool:
+    return d.name is not None and (d.name == name or d.name.endswith("." + name))
+
+
+LEMMAS = "Lemmas"
+_BULLET = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)`([^`\n]+)`")
+
+
+def flag(advice: str, lookup: Lookup) -> tuple[str, list[str]]:
+    """The advice with each name its `## Lemmas` section lists (a bullet's first backticked name) that is found
+    nowhere marked as unverified; and those names."""
+    lines = advice.split("\n")
+    inside, missing = False, []
+    for i, line in enumerate(lines):
+        heading = re.match(r"^(#{1,6})\s+(.*?)\s*$", line)
+        if heading:
+            inside = heading.group(2).strip().lower() == LEMMAS.lower()
+            continue
+        m = _BULLET.match(line) if inside else None
+        if m and not lookup.find(m.group(2)):
+            missing.append(m.group(2))
+            lines[i] = f"{line} {UNVERIFIED}"
+    return "\n".join(lines), missing
