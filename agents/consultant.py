@@ -38,7 +38,10 @@ def consult(model: Model, *, rules: str, context: str, bounds: Bounds | None = N
     b = bounds or Bounds()
     system = System(render("consultant", tools=b.tools_line()) + "\n\nStanding rules of this repository:\n\n" + rules)
     session = b.session(model, system, "consultant", MAX_TOKENS)
-    answer = session.run(context)
+    try:
+        answer = session.run(context)
+    finally:
+        session.close()
     why = ended("Consultant", answer.stop, answer.report, session.turns)
     if why:
         raise NoAdvice(why, session.usage)

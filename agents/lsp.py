@@ -52,6 +52,10 @@ DEFAULT_TOOLS = ("lean_goal", "lean_term_goal", "lean_diagnostic_messages", "lea
                  "lean_multi_attempt", "lean_code_actions", "lean_verify", "lean_run_code")
 """The tools offered unless configured otherwise: those that need only the project and its toolchain
 (`lean_build` writes the build outputs, which the server may not)."""
+READING = frozenset({"lean_goal", "lean_term_goal", "lean_diagnostic_messages", "lean_hover_info",
+                     "lean_file_outline", "lean_declaration_file", "lean_references", "lean_local_search"})
+"""The server's tools a read-only session (the Planner's, the Consultant's) may be offered: they read what Lean
+says of the files as they are, and run no code of the caller's (not `lean_multi_attempt`, `lean_run_code`)."""
 ALIVE_S = 10.0
 GRACE_S = 5.0  # beyond a bound, for the loop to deliver its own timeout before the caller stops waiting
 STDERR_TAIL = 1500
@@ -100,6 +104,15 @@ def environment(root: Path, allow: Collection[str], output_chars: int) -> dict[s
     off = sorted((NETWORK | {"lean_build"}) - set(allow))
     return {"LEAN_PROJECT_PATH": str(root.resolve()), "LEAN_LOG_LEVEL": "WARNING",
             "LEAN_MCP_MAX_OUTPUT_CHARS": str(output_chars), "LEAN_MCP_DISABLED_TOOLS": ",".join(off)}
+
+
+def rooted(arguments: dict[str, Any], root: Path) -> dict[str, Any]:
+    """`arguments` with a relative `file_path` (the repository's, as the sessions name files) made absolute under
+    the working copy `root`: the server reads a relative one from the Lake project's folder."""
+    path = arguments.get("file_path")
+    if isinstance(path, str) and path and not path.startswith("/"):
+        return {**arguments, "file_path": str(root / path)}
+    return arguments
 
 
 class Unavailable(InfraError):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from agents.model import Model, System
 from agents.prompts import render
 from agents.reader import Bounds, ended
+from agents.worker import WorkerSession
 from gates.census import Census
 from gates.config import GatesConfig
 from gates.scope import InvalidStrategy, glob_regex, parse_scope
@@ -138,6 +139,15 @@ def plan(model: Model, *, rules: str, context: str, lean_roots: list[str], censu
     b = bounds or Bounds()
     system = System(prompt(rules, lean_roots, plan_name, b.tools_line()))
     session = b.session(model, system, "planner", MAX_TOKENS)
+    try:
+        return _answer(session, context, lean_roots, census, gates)
+    finally:
+        session.close()
+
+
+def _answer(session: WorkerSession, context: str, lean_roots: list[str], census: Census | None,
+            gates: GatesConfig | None) -> Plan:
+    """The strategy the session answers with, sent back once when invalid."""
     answer = session.run(context)
     for attempt in (1, 2):
         why = ended("Planner", answer.stop, answer.report, session.turns)

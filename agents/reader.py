@@ -17,7 +17,7 @@ from typing import Any
 
 from agents import window
 from agents.context import Quote, fence
-from agents.lsp import LeanServer
+from agents.lsp import READING, LeanServer, rooted
 from agents.model import Model, System, ToolCall, ToolResult, ToolSpec
 from agents.tools import SPECS, Refused, Workspace
 from agents.worker import Limits, Stop, WorkerSession
@@ -43,18 +43,23 @@ class Reader:
     result_chars: int = 20_000  # the session's cut (`Limits.result_chars`); results are cut below it, then fenced
     extra: list[Tool] = field(default_factory=list)
     report: str | None = None  # never set: a read-only session's answer is its last message
-    lsp: LeanServer | None = None  # never one: the Worker's alone
+    lsp: LeanServer | None = None  # Lean's language server, offering only its reading tools (`lsp.READING`)
 
     def specs(self) -> list[ToolSpec]:
-        return [s for s in SPECS if s.name in READ_ONLY] + [t.spec for t in self.extra]
+        lean = [s for s in self.lsp.specs if s.name in READING] if self.lsp is not None else []
+        return [s for s in SPECS if s.name in READ_ONLY] + [t.spec for t in self.extra] + lean
 
     def known(self, name: str) -> bool:
-        return any(s.name == name for s in self.specs())
+        return any(s.name == name for s in self.specs()) or (
+            self.lsp is not None and name in self.lsp.offered and name in READING)
 
     def call(self, call: ToolCall) -> ToolResult:
         tool = next((t for t in self.extra if t.spec.name == call.name), None)
         if call.name in READ_ONLY:
             result = self.workspace.call(call)
+        elif self.lsp is not None and call.name in READING and call.name in self.lsp.offered:
+            text, error = self.lsp.call(call.name, rooted(call.arguments, self.workspace.root))
+            result = ToolResult(call.id, self.workspace.secrets.redact(text), error)
         elif tool is not None:
             text, error = self._run(tool, call.arguments)
             result = ToolResult(call.id, self.workspace.secrets.redact(text), error)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.lsp import LeanServer
+from agents.lsp import LeanServer, rooted
 from agents.model import ToolCall, ToolResult, ToolSpec
 from agents.provers import desk as provers
 from agents.provers.desk import Declined, Desk
@@ -154,11 +154,7 @@ class Workspace:
     def _call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         handler = self.handlers.get(name)
         if handler is None and self.lsp is not None and name in self.lsp.offered:
-            # The server reads a relative path from the Lake project's folder; the Worker's are the repository's.
-            path = arguments.get("file_path")
-            if isinstance(path, str) and path and not path.startswith("/"):
-                arguments = {**arguments, "file_path": str(self.root / path)}
-            return self.lsp.call(name, arguments)
+            return self.lsp.call(name, rooted(arguments, self.root))
         if handler is None:
             return f"unknown tool {name!r}; use one of {', '.join(s.name for s in self.specs())}", True
         try:

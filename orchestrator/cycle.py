@@ -566,7 +566,8 @@ def read_only(c: Cycle, agent: AgentConfig, nonce: str, lookup: Lookup | None = 
     workspace = Workspace(c.work.root, [], ownership.protected(cfg), cfg.project.state_dir, cfg.project.lean_roots,
                           c.deps.compiler(c.work.root), gates=cfg.gates, secrets=c.deps.secrets)
     lookup = lookup or Lookup(c.work.root, cfg.project.lean_roots)
-    return Bounds(limits, Reader(workspace, nonce, agent.tool_result_chars, [lookup.tool()]), c.options.stop)
+    reader = Reader(workspace, nonce, agent.tool_result_chars, [lookup.tool()], lsp=c.deps.lean(c.work.root))
+    return Bounds(limits, reader, c.options.stop)
 
 
 def _users_changes(c: Cycle) -> list[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agents.ledger import Ledger
+from agents.lsp import LeanServer
 from agents.model import Model
 from agents.provers.base import Off, Prover
 from agents.tools import Workspace
@@ -55,3 +56,6 @@ class Deps:
     ci: CIStatus | None = None
     prover: Prover | Off = field(default_factory=lambda: Off('[prover] backend = "none"'))
     secrets: Secrets = field(default_factory=Secrets)  # values redacted from tool results, refused in changes
+    lean: Callable[[Path], LeanServer | None] = lambda root: None
+    """Lean's language server for a read-only session in the working copy `root`, when the Worker has one
+    (`[agents.worker] lean_tools`); the caller closes it."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,17 +74,25 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
 
     from orchestrator.github import ci_status
 
+    def reading(root: Path) -> lsp.LeanServer | None:
+        worker = config.agents.worker
+        return lean_server(worker, root, sandbox, lsp.READING) if worker.lean_tools == "lean-lsp-mcp" else None
+
     return Deps(model=model, compiler=compiler, clock=SystemClock(), session=session, ci=ci_status(repo, config),
+                lean=reading,
                 prover=prover_for(config.prover), secrets=secrets_for(config))
 
 
-def lean_server(worker: WorkerConfig, root: Path, sandbox: Sandbox) -> lsp.LeanServer | None:
+def lean_server(worker: WorkerConfig, root: Path, sandbox: Sandbox,
+                allow: Collection[str] | None = None) -> lsp.LeanServer | None:
     """lean-lsp-mcp for the working copy `root`, started in the sandbox (its `.lake` read-only: it lives through the
-    gates' compiles); None, logged, when it cannot start: the session then has the builtin tools."""
-    env = lsp.environment(sandbox.project(root), worker.lean_lsp_tools, worker.lean_lsp_output_chars)
+    gates' compiles), offering `allow` of the configured tools (default all); None, logged, when it cannot start:
+    the session then has the builtin tools."""
+    tools = [t for t in worker.lean_lsp_tools if allow is None or t in allow]
+    env = lsp.environment(sandbox.project(root), tools, worker.lean_lsp_output_chars)
     try:
         argv = sandbox.wrap(lsp.command(worker.lean_lsp_command), root, env=env, outputs=False)
-        server = lsp.LeanServer(argv, root, allow=worker.lean_lsp_tools, timeout_s=worker.lean_lsp_timeout_s,
+        server = lsp.LeanServer(argv, root, allow=tools, timeout_s=worker.lean_lsp_timeout_s,
                                 output_chars=worker.lean_lsp_output_chars, reserved={s.name for s in SPECS})
         server.start()
     except InfraError as e:

@@ -13,6 +13,7 @@ from agents.lsp import DEFAULT_TOOLS
 from agents.tools import Workspace
 from agents.worker import Limits
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy, user_text
+from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply, tool_use_reply
 
 STANDIN = Path(__file__).resolve().parent.parent / "standin" / "lean_lsp_server.py"
 DATA = Path(__file__).resolve().parent.parent / "data" / "lean_lsp"
@@ -73,3 +74,25 @@ def test_a_claude_code_worker_gets_the_same_server_in_the_sandbox(project: Proje
         assert session.tools is session.guard.tally
     finally:
         session.close()
+
+
+def test_the_planner_reads_lean_goals_through_the_same_server_without_running_code(project: Project) -> None:
+    project.commit_files({"autoformalize.toml": config_text(agents={"worker": {
+        "lean_tools": "lean-lsp-mcp", "lean_lsp_command": [sys.executable, str(STANDIN), str(DATA)]}})}, "lean tools")
+
+    def answer(request: RecordedRequest) -> Reply:
+        assert (DATA / "lean_goal.txt").read_text().strip() in user_text(request), "answered before the goal"
+        return text_reply(strategy("Book/A.lean"))
+
+    project.agents.add("planner", tool_use_reply([("lean_goal", GOAL)]), answer)
+    project.agents.work([("finish", {"report": "nothing yet"})])
+    project.agents.evaluate(evaluation(0))
+
+    record, _ = project.cycle()
+
+    assert record.scope == ["Book/A.lean"]
+    offered = {t["name"] for t in project.agents.requests["planner"][0].body["tools"]}
+    assert {"lean_goal", "lean_hover_info", "lean_local_search"} <= offered and "read_file" in offered
+    assert not offered & {"lean_multi_attempt", "lean_run_code", "lean_verify", "lean_code_actions"}
+    # The result is the repository's data to the Planner, fenced like a file it read.
+    assert "<<<DATA" in user_text(project.agents.requests["planner"][1])
