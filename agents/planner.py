@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from agents.items import Item, has_items, parse_items
 from agents.model import Message, Model, System
 from agents.prompts import render
 from gates.census import Census
@@ -19,6 +20,7 @@ class Plan:
     text: str
     scope: list[str]
     usage: Usage
+    items: list[Item] = field(default_factory=list)  # a round's work items, when the strategy has them
 
 
 class PlanFailed(Exception):
@@ -52,16 +54,35 @@ def validate(text: str, lean_roots: list[str], census: Census | None = None, gat
     return scope
 
 
+def read(text: str, usage: Usage, lean_roots: list[str], census: Census | None = None,
+         gates: GatesConfig | None = None, workers: int = 1) -> Plan:
+    """`text` as a plan: one Scope, or with `workers` above 1 and `## Item:` sections, up to that many items, each
+    Scope validated as one; raises `InvalidStrategy`."""
+    if workers <= 1 or not has_items(text):
+        return Plan(text, validate(text, lean_roots, census, gates), usage)
+    items = parse_items(text)
+    if len(items) > workers:
+        raise InvalidStrategy(f"the strategy has {len(items)} items; at most {workers} ([parallel] workers)")
+    for item in items:
+        try:
+            validate(item.text, lean_roots, census, gates)
+        except InvalidStrategy as e:
+            raise InvalidStrategy(f"item {item.name!r}: {e}") from None
+    scope = list(dict.fromkeys(e for item in items for e in item.scope))
+    return Plan(text, scope, usage, items)
+
+
 def plan(model: Model, *, rules: str, context: str, lean_roots: list[str], census: Census | None = None,
-         gates: GatesConfig | None = None) -> Plan:
-    system = System(render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository"))
+         gates: GatesConfig | None = None, workers: int = 1) -> Plan:
+    system = System(render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository")
+                    + (f"\n\n{render('items', workers=workers)}" if workers > 1 else ""))
     messages = [Message("user", context)]
     usage = Usage()
     for attempt in (1, 2):
         reply = model.send(system, messages, max_tokens=MAX_TOKENS)
         usage += reply.usage
         try:
-            return Plan(reply.text.strip() + "\n", validate(reply.text, lean_roots, census, gates), usage)
+            return read(reply.text.strip() + "\n", usage, lean_roots, census, gates, workers)
         except InvalidStrategy as e:
             if attempt == 2:
                 raise PlanFailed(f"the Planner's strategy is invalid twice: {e}", usage) from None

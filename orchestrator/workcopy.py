@@ -19,7 +19,7 @@ from gates.sandbox import link_packages
 from orchestrator import buildoutputs
 from orchestrator.git import Git, GitError
 
-WORKER = "worker-0"  # one Worker per cycle for now; the name keeps room for more
+WORKER = "worker-0"  # a cycle's Worker; the items of a parallel round use worker-1, worker-2, …
 
 log = structlog.get_logger()
 
@@ -39,18 +39,18 @@ def cache_dir() -> Path:
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "autoformalize"
 
 
-def location(git: Git) -> Path:
-    """The Worker's working copy of this repository: one per repository (its git directory's path)."""
+def location(git: Git, worker: str = WORKER) -> Path:
+    """A Worker's working copy of this repository: one per repository (its git directory's path) and Worker."""
     common = common_dir(git)
     name = common.parent.name if common.name == ".git" else common.name.removesuffix(".git")
     key = hashlib.sha256(str(common).encode()).hexdigest()[:16]
-    return cache_dir() / f"{name}-{key}" / WORKER
+    return cache_dir() / f"{name}-{key}" / worker
 
 
-def prepare(git: Git, base: str) -> Git:
+def prepare(git: Git, base: str, worker: str = WORKER) -> Git:
     """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm."""
     remove_former(git)
-    path = location(git)
+    path = location(git, worker)
     work = git.worktree(path, base)
     buildoutputs.recover(path)  # a cycle killed mid-way: what its session wrote in `.lake` goes before any build
     link_packages(path, git.root / ".lake" / "packages")
