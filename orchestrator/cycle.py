@@ -193,7 +193,7 @@ def sync(c: Cycle) -> None:
     if not (entry.commit and c.git.is_ancestor(entry.commit, c.base)):
         unfinished.append(entry)
     recorded = {r.cycle for r in read_history(c.paths.history).records}
-    for u in unfinished:
+    for u in sorted(unfinished, key=lambda u: u.cycle):  # a round's items: the one landing is the entry
         if u.cycle in recorded:  # a journal older than what the branch holds
             continue
         c.adopted += u.prover_jobs

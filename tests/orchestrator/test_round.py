@@ -11,13 +11,18 @@ from typing import Any
 
 import pytest
 
+from agents.config import BudgetConfig
+from agents.ledger import Budget, BudgetExceeded, Charge, Ledger, Limit
 from orchestrator import mergequeue, workcopy
+from orchestrator import round as round_
 from orchestrator.commands import status
+from orchestrator.cyclestate import Interrupted
 from orchestrator.git import Git
 from orchestrator.journal import Journal
 from state.heartbeat import read_heartbeat
+from state.history import Usage
 from tests.conftest import git, write
-from tests.orchestrator.harness import A, B, Project, config_text, evaluation, user_text
+from tests.orchestrator.harness import A, B, Project, config_text, evaluation, strategy, user_text
 from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply, tool_use_reply
 
 Steps = list[list[tuple[str, dict[str, Any]]] | str]
@@ -104,6 +109,8 @@ def test_two_items_with_disjoint_scopes_land_as_two_commits_and_two_records(proj
     assert [g.name for g in second.gates][-1] == mergequeue.MERGE and second.gates[-1].passed  # re-gated on item 1
     assert (second.pre_sorry_count, second.post_sorry_count) == (1, 0)  # counted on the branch as item 1 left it
     assert workers.seen == {"hard": 2, "other": 2}
+    assert set(project.history()[0].usage) == {"planner", "worker", "evaluator"}  # the round's Planner, once
+    assert set(second.usage) == {"worker", "evaluator"} and second.usage["worker"].input == 20
     assert "Autoformalize-Item: other" in git(project.repo, "log", "-1", "--format=%B")
     strategy = project.show("HEAD", ".prover-state/strategy.md")
     assert "## Item: hard" in strategy and "## Item: other" in strategy  # the round's whole strategy
@@ -306,3 +313,52 @@ def test_a_worker_editing_another_items_file_is_rejected_by_its_own_scope(projec
     assert hard.outcome == "rejected"
     assert "changed outside the Scope: Book/B.lean" in next(g.detail for g in hard.gates if g.name == "scope")
     assert "  sorry" in project.show("HEAD", "Book/B.lean")
+
+
+def test_a_stop_while_items_work_lands_none_and_the_next_cycle_records_each(project: Project) -> None:
+    base = _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    stop, started = threading.Event(), threading.Event()
+
+    def starting(request: RecordedRequest) -> Reply:
+        started.set()
+        return tool_use_reply(_edit("Book/B.lean", "  sorry", "  simp"))
+
+    def stopping(request: RecordedRequest) -> Reply:
+        started.wait(30)
+        stop.set()  # SIGTERM arrives while both Workers work
+        return tool_use_reply(_finish())
+
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), stopping)
+    workers.work("other", starting, _finish())
+
+    with pytest.raises(Interrupted):
+        project.cycle(stop=stop)
+    project.agents.scripts["worker"].clear()
+
+    assert project.head() == base and project.history() == [] and project.clean()
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work(_edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    write(project.repo, {"autoformalize.toml": config_text()})
+    git(project.repo, "commit", "-qam", "one worker")
+
+    project.cycle()
+
+    history = project.history()
+    assert [(r.cycle, r.outcome) for r in history] == [(1, "interrupted"), (2, "interrupted"), (3, "accepted")]
+    assert "planner" in history[0].usage and "planner" not in history[1].usage  # the round's Planner, once
+    assert all(r.usage["worker"].input > 0 for r in history[:2])
+
+
+def test_what_one_item_spends_counts_against_the_others_daily_budget() -> None:
+    config = BudgetConfig(per_day_usd=1.0)
+    ledgers: list[Ledger] = []
+    for _ in range(2):
+        ledgers.append(Ledger(budget=round_._shared(Budget(config, today_usd=0.2), ledgers)))
+    ledgers[0].add(Charge("worker", "anthropic", "m", Usage(), 0.7))
+    ledgers[1].admit("worker", 0.05)
+    with pytest.raises(BudgetExceeded, match=r"today's spend would reach \$1\.10"):
+        ledgers[1].admit("worker", 0.2)  # alone it would have room: 0.2 + 0.2 of 1.0
+    assert ledgers[1].refused is Limit.DAY
