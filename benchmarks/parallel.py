@@ -6,7 +6,8 @@
 Every model answer (the scripted endpoint of the tests) comes after `--turn-s` seconds; every Lean run (the
 stand-in Lean checker of the tests, in the real sandbox) takes `--compile-s` seconds more, inside one of the
 `--max-builds` build slots. The project has one file per item, each holding one sorry; each round's Planner
-gives each of its N Workers one file, each Worker closes the sorry in two turns (a write, then `finish`), the
+gives each of its N Workers one file, each Worker closes the sorry in `--worker-turns` turns (reads, a write,
+then `finish`), the
 Evaluator scores it, and the merge queue lands the items one at a time, re-running the gates on each. N = 1 is
 an ordinary cycle. Printed per N: wall time, accepted items, items per hour, the speed-up over N = 1, and the
 orchestrator's own CPU time per item (this process alone: no model, Lean or git time).
@@ -77,9 +78,10 @@ def project(root: Path, files: int, workers: int, max_builds: int) -> Path:
 class Script:
     """Answers every role after `turn_s`: the Planner hands out the next files, a Worker closes its file's sorry."""
 
-    def __init__(self, server: AnthropicStandin, turn_s: float, workers: int) -> None:
+    def __init__(self, server: AnthropicStandin, turn_s: float, workers: int, turns: int) -> None:
         self.turn_s = turn_s
         self.workers = workers
+        self.turns = turns
         self.next = 0
         self.lock = threading.Lock()
         for _ in range(10_000):
@@ -96,7 +98,10 @@ class Script:
         first = request.body["messages"][0]["content"]
         brief = first if isinstance(first, str) else " ".join(b.get("text", "") for b in first)
         i = int(brief.split("Book/F", 1)[1].split(".lean", 1)[0])
-        if len(request.body["messages"]) == 1:
+        turn = len(request.body["messages"]) // 2 + 1
+        if turn < self.turns - 1:
+            return tool_use_reply([("read_file", {"path": f"Book/F{i}.lean"})])
+        if turn == self.turns - 1:
             closed = OPEN.format(i=i).replace("  sorry", "  simp")
             return tool_use_reply([("write_file", {"path": f"Book/F{i}.lean", "content": closed})])
         return tool_use_reply([("finish", {"report": f"closed t{i}"})])
@@ -133,11 +138,12 @@ class Slow:
         return self.inner.replay(modules)
 
 
-def measure(workers: int, items: int, turn_s: float, compile_s: float, max_builds: int) -> dict[str, float]:
+def measure(workers: int, items: int, turn_s: float, compile_s: float, max_builds: int, turns: int
+            ) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp, AnthropicStandin(api_key=KEY) as server:
         os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, HOME=tmp)
         repo = project(Path(tmp), items, workers, max_builds)
-        Script(server, turn_s, workers)
+        Script(server, turn_s, workers, turns)
         config = load_config(repo)
         deps = real_deps(config, repo)
         real = deps.compiler
@@ -158,16 +164,19 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=8, help="items per N (default 8)")
     parser.add_argument("--turn-s", type=float, default=1.0, help="seconds per model answer (default 1)")
     parser.add_argument("--compile-s", type=float, default=0.5, help="seconds added to each Lean run (default 0.5)")
+    parser.add_argument("--worker-turns", type=int, default=2,
+                        help="model answers per Worker session: reads, then a write and `finish` (default 2)")
     parser.add_argument("--max-builds", type=int, default=8, help="[parallel] max_builds (default 8)")
     args = parser.parse_args()
     configure_logs(json_lines=True, level=logging.WARNING)
     print(f"# {platform.node()}: {os.cpu_count()} CPUs, Python {platform.python_version()}; turn {args.turn_s} s, "
-          f"compile +{args.compile_s} s, max_builds {args.max_builds}, {args.items} items per N")
+          f"compile +{args.compile_s} s, max_builds {args.max_builds}, {args.worker_turns} Worker turns, "
+          f"{args.items} items per N")
     print("| N | wall (s) | accepted | items/hour | speed-up | orchestrator CPU per item (s) |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     base = None
     for n in args.workers:
-        m = measure(n, args.items, args.turn_s, args.compile_s, args.max_builds)
+        m = measure(n, args.items, args.turn_s, args.compile_s, args.max_builds, max(2, args.worker_turns))
         base = base or m["per_hour"]
         print(f"| {n} | {m['wall_s']:.1f} | {m['accepted']:.0f} | {m['per_hour']:.0f} | {m['per_hour'] / base:.2f} "
               f"| {m['cpu_per_item_s']:.2f} |", flush=True)
