@@ -37,7 +37,8 @@ class Heartbeat(BaseModel):
 
 
 def write_heartbeat(path: Path, beat: Heartbeat) -> None:
-    write_atomic(path, beat.model_dump_json() + "\n")
+    # `items` only while a parallel round has them: a cycle of one Worker writes the heartbeat it always did
+    write_atomic(path, beat.model_dump_json(exclude=None if beat.items else {"items"}) + "\n")
 
 
 def read_heartbeat(path: Path) -> tuple[Heartbeat | None, str | None]:
