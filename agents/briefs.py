@@ -13,12 +13,14 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from agents import diffs
 from agents.context import Context, Keep, Quote, Section, label, window
 from gates.census import Census
 from gates.config import GatesConfig
 from state.history import HistoryRecord
 
 HISTORY_LINES = 12
+TOOL_CYCLES = 5  # the cycles whose Worker tool calls the Planner sees summed
 ISSUES_SHOWN = 8
 ISSUE_CHARS = 2000
 PERSISTENT_SHOWN = 15
@@ -151,6 +153,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 if persistent and len(persistent) > PERSISTENT_SHOWN else ""),
         Section("Lean file sizes", file_sizes(census, gates or GatesConfig()), 3_000),
         Section("Recent cycles", "", 5_000, Keep.TAIL, history_note, recent),
+        *([Section("The Worker's tool calls in recent cycles", used, 1_500)] if (used := tool_use(history)) else []),
         Section("Attempts (attempts.md)", "", 8_000, Keep.TAIL, quotes=attempts_quote(attempts)),
         Section("Latest task result", "" if last_result else "(none yet)", 6_000, quotes=(
             Quote("the Worker", last_result, "the last cycle's task result (its report; the gate verdicts at "
@@ -169,6 +172,22 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
     return Context(sections)
 
 
+def tool_use(history: list[HistoryRecord], cycles: int = TOOL_CYCLES) -> str:
+    """Which tools the last `cycles` Worker sessions called, how often and for how long, most called first."""
+    recent = [r for r in history if r.tool_calls][-cycles:]
+    if not recent:
+        return ""
+    total: dict[str, list[float]] = {}
+    for record in recent:
+        for name, stat in record.tool_calls.items():
+            count, seconds = total.setdefault(name[:60], [0, 0.0])
+            total[name[:60]] = [count + stat.count, seconds + stat.seconds]
+    shown = sorted(total.items(), key=lambda item: (-item[1][0], item[0]))
+    calls = ", ".join(f"{name} {int(count)} ({seconds:.0f}s)" for name, (count, seconds) in shown)
+    cycles_text = ", ".join(str(r.cycle) for r in recent)
+    return f"Cycles {cycles_text}: {calls}."
+
+
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
            prover: str = "") -> Context:
     return Context([
@@ -181,9 +200,13 @@ def worker(*, strategy: str, census: Census, scope_files: list[str], issues: lis
 
 
 def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list[HistoryRecord],
-              attempts: str | None, faithfulness: str = "", oversized: str = "", facts: str = "") -> Context:
+              attempts: str | None, faithfulness: str = "", oversized: str = "", facts: str = "",
+              diff_chars: int) -> Context:
+    """The Evaluator's context; the diff within `diff_chars` (`agents.diffs.view`: summarized by file when
+    larger)."""
     recent, note = history_quote(history, 8)
-    return Context([
+    shown = diffs.view(diff, diff_chars)
+    sections = [
         Section("Outcome", outcome, 1_000),
         Section("Facts (measured by the orchestrator; the score is capped by them)", facts, 3_000),
         # The gates' words quote Lean's messages, which quote the Worker's code: data like the rest.
@@ -194,10 +217,17 @@ def evaluator(*, diff: str, report: str, gates: str, outcome: str, history: list
                 faithfulness, 4_000),
         Section("Worker report (its claims: check them against the diff and the facts)", "", 8_000,
                 quotes=(Quote("the Worker", report, "report"),) if report.strip() else ()),
-        Section("Diff", "", 30_000, quotes=(Quote("the Worker", diff, "change, as a diff"),)),
+        Section("Diff", "", max(diff_chars, len(shown)), quotes=(Quote("the Worker", shown, "change, as a diff"),)),
         Section("Recent cycles", "", 4_000, Keep.TAIL, note, recent),
         Section("Attempts (attempts.md)", "", 4_000, Keep.TAIL, quotes=attempts_quote(attempts)),
-    ])
+    ]
+    return Context(sections)
+
+
+def evaluator_rest() -> int:
+    """Characters the Evaluator's sections other than the diff may take together (their budgets' sum)."""
+    empty = evaluator(diff="", report="", gates="", outcome="", history=[], attempts=None, diff_chars=0)
+    return sum(s.budget for s in empty.sections if s.title != "Diff")
 
 
 def consultant(*, blocker: str, history: list[HistoryRecord], attempts: str | None, issues: list[IssueText],

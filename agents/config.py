@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agents.lsp import DEFAULT_TOOLS
+from agents.lsp import SERVER as LEAN_SERVER
+
 Backend = Literal["anthropic", "claude-code", "openai"]
+KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
+"""Any one of these satisfies a backend when the endpoint names no `api_key_env`."""
+FAMILY = {"anthropic": "anthropic", "claude-code": "anthropic", "openai": "openai"}
+"""The model family behind each backend (Claude Code runs Anthropic's models)."""
+JUDGES = {"anthropic": ("anthropic", "claude-sonnet-4-6"), "openai": ("openai", "gpt-5-mini")}
+"""The judge's backend and model by family, when `[agents.judge]` names neither."""
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
 its name."""
@@ -61,21 +71,58 @@ class AgentConfig(Endpoint):
     """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
 
 
+class WorkerConfig(AgentConfig):
+    lean_tools: Literal["builtin", "lean-lsp-mcp"] = "builtin"
+    """`lean-lsp-mcp` gives the Worker Lean's language server beside its own tools: goals, hovers, diagnostics,
+    several tactics tried at once, local search (pip install 'autoformalize[lean-lsp]'). The server runs in the
+    sandbox for the Worker's working copy; a claude-code Worker gets it as the MCP server `lean_lsp`."""
+    lean_lsp_command: list[str] = Field(default_factory=list)
+    """The command starting lean-lsp-mcp over stdio (default: this Python's `lean_lsp_mcp` module when installed,
+    else `lean-lsp-mcp` on PATH)."""
+    lean_lsp_tools: list[str] = Field(default_factory=lambda: list(DEFAULT_TOOLS))
+    """The server's tools offered to the Worker. Those calling web services (lean_loogle, lean_leansearch,
+    lean_leanfinder, lean_hammer_premise) are off by default; the sandbox has no network, so they answer only with
+    [sandbox] mode = "none". lean_build writes the build outputs, which the server may not."""
+    lean_lsp_timeout_s: float = Field(default=300.0, gt=0)
+    """Seconds one call to the server may take (the first in a file elaborates it); then the Worker reads an
+    error."""
+    lean_lsp_output_chars: int = Field(default=20_000, ge=1_000)
+    """Characters of one call's result the Worker reads; the rest is cut."""
+
+    @model_validator(mode="after")
+    def _lean_server_name(self) -> Self:
+        if self.lean_tools == "lean-lsp-mcp" and LEAN_SERVER in self.mcp_servers:
+            raise ValueError(f"worker: the MCP server name {LEAN_SERVER!r} is taken by lean_tools = "
+                             "\"lean-lsp-mcp\"; rename that server or remove it")
+        return self
+
+
+class EvaluatorConfig(AgentConfig):
+    diff_chars: int = Field(default=200_000, ge=1_000)
+    """Characters of the cycle's diff the Evaluator reads, lowered when needed so the diff takes at most half
+    the model's context window beside the rest of its prompt (the default fits a 200,000-token window). A
+    larger diff is shown as every changed file with its lines added and removed, then the first files' diffs up
+    to this budget."""
+
+
 class AgentsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     planner: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
     """Writes strategy.md."""
-    worker: AgentConfig = Field(
-        default_factory=lambda: AgentConfig(model="claude-opus-4-6", timeout_s=7200, max_turns=200))
+    worker: WorkerConfig = Field(
+        default_factory=lambda: WorkerConfig(model="claude-opus-4-6", timeout_s=7200, max_turns=200))
     """Edits Lean sources with tools."""
-    evaluator: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6"))
+    evaluator: EvaluatorConfig = Field(default_factory=lambda: EvaluatorConfig(model="claude-sonnet-4-6"))
     """Scores the cycle."""
     consultant: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-opus-4-6"))
     """Advises after repeated stalls."""
     judge: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6", timeout_s=300))
     """Judges a Lean statement against the book's (the audit's direct judge; in the loop, each statement a cycle
-    adds or changes for a plan entity)."""
+    adds or changes for a plan entity). When this table names no backend or model, a model of another family
+    than the Worker's is used if a key for one is set (a Worker on anthropic or claude-code with OPENAI_API_KEY
+    set: openai's gpt-5-mini; a Worker on openai with ANTHROPIC_API_KEY set: claude-sonnet-4-6), else the
+    Worker's family's (claude-sonnet-4-6, or the Worker's own endpoint on openai)."""
     back_translator: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6",
                                                                              timeout_s=300))
     """Audit: renders a Lean statement in words without seeing the book."""
@@ -95,6 +142,23 @@ class AgentsConfig(BaseModel):
             raise ValueError(f"worker: the MCP server name {PROVER_SERVER!r} is taken by the external prover's "
                              "tools; rename that server")
         return self
+
+
+def judge_for(worker: Endpoint, judge: AgentConfig, environ: Mapping[str, str]) -> AgentConfig:
+    """The judge when `[agents.judge]` names no endpoint: a model of another family than the Worker's when a key
+    for that family is set, so the two do not share blind spots; else the Worker's family's (the Worker's own
+    endpoint when it is on an OpenAI-compatible server, whose models only it names). `judge`'s other settings
+    (timeout, turns…) are kept."""
+    mine = FAMILY[worker.backend]
+    other = next(f for f in JUDGES if f != mine)
+    if any(environ.get(v) for v in KEY_VARIABLES[other]):
+        backend, model = JUDGES[other]
+        return judge.model_copy(update={"backend": backend, "model": model, "base_url": None, "api_key_env": None})
+    if mine == "openai":
+        return judge.model_copy(update={"backend": "openai", "model": worker.model, "base_url": worker.base_url,
+                                        "api_key_env": worker.api_key_env})
+    backend, model = JUDGES[mine]
+    return judge.model_copy(update={"backend": backend, "model": model, "base_url": None, "api_key_env": None})
 
 
 LOOP_ROLES = ("planner", "worker", "evaluator", "consultant")

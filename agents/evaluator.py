@@ -6,13 +6,19 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from agents import briefs
 from agents.answers import FormatError, parse_json
+from agents.config import EvaluatorConfig
 from agents.model import Message, Model, System
+from agents.prices import window_of
 from agents.prompts import render
+from agents.window import CHARS_PER_TOKEN
 from gates.directives import one_line
 from state.history import Usage
 
 MAX_TOKENS = 2048
+DIFF_SHARE = 2  # the diff takes at most 1/DIFF_SHARE of the window: Lean's symbols weigh more than 4 characters a token
+DIFF_FLOOR = 4_000  # characters of diff shown however small the window: below that the summary alone is shown
 LIMITS = {"summary": 300, "stuck_on": 200, "strategy_recommendation": 500, "attempts_update": 300}
 """Characters each field keeps in the history and attempts.md."""
 
@@ -37,8 +43,21 @@ class Verdict:
     error: str | None = None  # why the answer could not be used, when it could not
 
 
-def evaluate(model: Model, context: str) -> Verdict:
-    system = System(render("evaluator"))
+def diff_budget(config: EvaluatorConfig, caps: str) -> int:
+    """`diff_chars`, lowered so the diff takes at most 1/DIFF_SHARE of the model's context window beside the rest
+    of the prompt and the answer."""
+    window = window_of(config.model, config.context_tokens)
+    room = (window - MAX_TOKENS) * CHARS_PER_TOKEN // DIFF_SHARE - briefs.evaluator_rest() - len(prompt(caps))
+    return max(DIFF_FLOOR, min(config.diff_chars, room))
+
+
+def prompt(caps: str) -> str:
+    """The Evaluator's rubric with the orchestrator's caps (`orchestrator.facts.caps`) stated in it."""
+    return render("evaluator", caps=caps)
+
+
+def evaluate(model: Model, context: str, caps: str) -> Verdict:
+    system = System(prompt(caps))
     messages = [Message("user", context)]
     usage = Usage()
     error = ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.lsp import LeanServer
 from agents.model import ToolCall, ToolResult, ToolSpec
 from agents.provers import desk as provers
 from agents.provers.desk import Declined, Desk
@@ -24,12 +25,13 @@ from gates.base import Compiler
 from gates.census import census
 from gates.config import GatesConfig
 from gates.credentials import Secrets
-from gates.imports import module_name
 from gates.index import Decl
 from gates.issues import SLUG, SLUG_RULE, issue_dir, refusal, slug_of
+from gates.probe import module_of
 from gates.scope import in_scope, matches
 from gates.tree import DirTree, ignored
 from state.atomic import write_atomic
+from state.history import ToolStat
 
 MAX_READ_CHARS = 60_000
 MAX_MATCHES = 200
@@ -95,6 +97,18 @@ SPECS = [
 
 
 @dataclass
+class Tally:
+    """A session's tool calls by name: how many, and the seconds they took (the record's `tool_calls`)."""
+
+    calls: dict[str, ToolStat] = field(default_factory=dict)
+
+    def add(self, name: str, seconds: float, count: int = 1) -> None:
+        stat = self.calls.setdefault(name, ToolStat())
+        stat.count += count
+        stat.seconds = round(stat.seconds + max(0.0, seconds), 3)
+
+
+@dataclass
 class Workspace:
     """The Worker's working copy and what it may touch."""
 
@@ -108,6 +122,7 @@ class Workspace:
     secrets: Secrets = field(default_factory=Secrets)  # values redacted from every argument and result
     report: str | None = None  # set by `finish`
     gates: GatesConfig = field(default_factory=GatesConfig)  # the bounds on the issues it may open
+    lsp: LeanServer | None = None  # lean-lsp-mcp's tools, when configured and running
     handlers: dict[str, Callable[..., str]] = field(init=False)
     existing: set[str] = field(init=False)  # issues there before the session: not the Worker's to change
     opened: set[str] = field(init=False, default_factory=set)  # issues it opened this cycle
@@ -124,6 +139,13 @@ class Workspace:
             "apply_prover_result": self.apply_prover_result, "finish": self.finish,
         }
 
+    def specs(self) -> list[ToolSpec]:
+        """The tools offered now: the builtin ones, then the Lean server's (none once it is dropped)."""
+        return [*SPECS, *(self.lsp.specs if self.lsp is not None else [])]
+
+    def known(self, name: str) -> bool:
+        return name in self.handlers or (self.lsp is not None and name in self.lsp.offered)
+
     def call(self, call: ToolCall) -> ToolResult:
         result = self._call(call.name, {k: self.secrets.redact(v) if isinstance(v, str) else v
                                         for k, v in call.arguments.items()})
@@ -131,8 +153,14 @@ class Workspace:
 
     def _call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         handler = self.handlers.get(name)
+        if handler is None and self.lsp is not None and name in self.lsp.offered:
+            # The server reads a relative path from the Lake project's folder; the Worker's are the repository's.
+            path = arguments.get("file_path")
+            if isinstance(path, str) and path and not path.startswith("/"):
+                arguments = {**arguments, "file_path": str(self.root / path)}
+            return self.lsp.call(name, arguments)
         if handler is None:
-            return f"unknown tool {name!r}; use one of {', '.join(self.handlers)}", True
+            return f"unknown tool {name!r}; use one of {', '.join(s.name for s in self.specs())}", True
         try:
             return handler(**arguments), False
         except Refused as e:
@@ -255,7 +283,7 @@ class Workspace:
         _, rel = self.resolve(path)
         if not rel.endswith(".lean"):
             raise Refused(f"{rel} is not a Lean file")
-        result = self.compiler.check(rel, module_name(rel))
+        result = self.compiler.check(rel, module_of(rel, self.lean_roots))
         if result.exit_code is None:
             return f"timed out after {result.seconds:.0f}s"
         shown = [str(d) for d in result.diagnostics[:MAX_DIAGNOSTICS]]

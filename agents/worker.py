@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
 import structlog
 
-from agents import window
+from agents import lsp, window
 from agents.ledger import BudgetExceeded
-from agents.model import ContextTooLong, Message, Model, ModelRejected, Reply, System, ToolResult
+from agents.model import ContextTooLong, Message, Model, ModelRejected, Reply, System, ToolCall, ToolResult
 from agents.prompts import render
-from agents.tools import SPECS, Workspace
+from agents.tools import Tally, Workspace
 from state.history import Usage
 
 log = structlog.get_logger()
@@ -67,6 +67,7 @@ class Session(Protocol):
     turns: int
     rounds: list[Round]
     context: Context
+    tools: Tally  # its tool calls by name, as far as it can see them
 
     def run(self, prompt: str) -> Round:
         """The first round, from the strategy and context."""
@@ -98,9 +99,11 @@ class WorkerSession:
     turns: int = 0
     rounds: list[Round] = field(default_factory=list)
     context: Context = field(default_factory=Context)
+    tools: Tally = field(default_factory=Tally)
 
     def __post_init__(self) -> None:
-        self.system = System(render("worker", rules=self.rules))
+        server = self.workspace.lsp
+        self.system = System(prompt(self.rules, server.names if server is not None else ()))
         self.deadline = self.clock() + self.limits.timeout_s
         self.opening = ""
 
@@ -140,20 +143,26 @@ class WorkerSession:
             log.info("worker.turn", turn=self.turns, tools=[c.name for c in reply.tool_calls], input_tokens=sent)
             if not reply.tool_calls:
                 return self._end(Stop.ENDED, reply.text.strip() or "(The Worker ended without a report.)")
-            results = tuple(self._trimmed(self.workspace.call(c)) for c in reply.tool_calls)
+            results = tuple(self._trimmed(self._call(c)) for c in reply.tool_calls)
             self.messages.append(Message("user", tool_results=results))
             if self.workspace.report is not None:
                 return self._end(Stop.FINISHED, self.workspace.report)
             self._fit(sent + window.tokens(self.messages[-2:]))
 
+    def _call(self, call: ToolCall) -> ToolResult:
+        started = time.monotonic()
+        result = self.workspace.call(call)
+        self.tools.add(call.name if self.workspace.known(call.name) else "(unknown)", time.monotonic() - started)
+        return result
+
     def _send(self) -> Reply:
         """The next call; refused for its length, once more after a summary of the session."""
         try:
-            return self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+            return self.model.send(self.system, self.messages, self.workspace.specs(), max_tokens=MAX_TOKENS)
         except ContextTooLong:
             if not self._compact():
                 raise
-            return self.model.send(self.system, self.messages, SPECS, max_tokens=MAX_TOKENS)
+            return self.model.send(self.system, self.messages, self.workspace.specs(), max_tokens=MAX_TOKENS)
 
     def _trimmed(self, result: ToolResult) -> ToolResult:
         result, cut = window.trim(result, self.limits.result_chars)
@@ -218,10 +227,18 @@ class WorkerSession:
         return done
 
     def close(self) -> None:
-        pass  # an API session holds nothing between calls
+        """End the Lean server, when there is one; the API holds nothing between calls."""
+        if self.workspace.lsp is not None:
+            self.workspace.lsp.close()
 
     def report(self) -> str:
         """Every round's report, in order; the last round's is what the gates read."""
         if len(self.rounds) <= 1:
             return self.rounds[0].report if self.rounds else ""
         return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
+
+
+def prompt(rules: str, lean_tools: Collection[str] = (), prefix: str = "") -> str:
+    """The Worker's system prompt; `lean_tools`: the Lean server's tools it has (as the model calls them: `prefix` +
+    name)."""
+    return render("worker", rules=rules, lean_tools=lsp.guide(lean_tools, prefix))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class AuditConfig(BaseModel):
@@ -12,7 +14,17 @@ class AuditConfig(BaseModel):
     """After the gates pass, the judge reads each statement the cycle added or changed for a textbook entity;
     one judged different opens an issue, one judged faithful or stronger is locked against later change."""
     context_chars: int = Field(default=2000, ge=0)
-    """The book's prose before a statement is given to the judges cut at this many characters."""
+    """The book's prose before a statement is given to the judges cut at this many characters: its last ones
+    (the prose nearest the statement) with the default rubric, its first ones with the paper's."""
+    rubric: Literal["default", "paper"] = "default"
+    """How `autoformalize audit` asks its judges. `paper`: exactly as the paper's Appendix A (its prompts, the
+    book named by `book_name`, PREAMBLE and VARIABLES, definitions' headers only, the context's first
+    characters, the Lean unfenced), so the figures compare with its tables; the model's own score is kept
+    beside the truth table's. `default`: the same protocol asked as README's "The two rubrics" says. The
+    in-loop judge, a gate reading a Worker's Lean, always uses `default`."""
+    book_name: str = ""
+    """The book as the paper's direct rubric names it, author and title (`J. C. Butcher's "Numerical Methods for
+    Ordinary Differential Equations"`); required by `rubric = "paper"`."""
     concurrency: int = Field(default=4, ge=1)
     """Model calls the audit keeps in flight at once."""
     blueprint: str = "blueprint/src"
@@ -22,3 +34,11 @@ class AuditConfig(BaseModel):
     """Globs of mapping files (OpenMath's `lean_status.json`: book ids to statements and Lean names), with the
     `entities/<id>.json` files beside them: the book's text, read at each cycle's base commit and protected from
     every agent."""
+
+    @model_validator(mode="after")
+    def _paper_names_the_book(self) -> Self:
+        if self.rubric == "paper" and not self.book_name.strip():
+            raise ValueError('rubric = "paper" names the book in the direct judge\'s prompt: set [audit] book_name '
+                             '(author and title, e.g. J. C. Butcher\'s "Numerical Methods for Ordinary Differential '
+                             'Equations")')
+        return self

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -22,4 +23,11 @@ class Entity:
     book: str = ""  # in a project holding several books, the one it belongs to (its folder); else empty
     source: str = ""  # where it was found: "blueprint/src/ch1.tex:42", "lean_status.json", "Book/A.lean:10"
     leanok: bool = False  # the blueprint marks it formalized
+    preamble: str = ""  # a short summary of the statement the book's mapping may hold (the paper's rubric sends it)
+    variables: Any = None  # the mapping's variables (JSON: names and their definitions), for the paper's rubric
+
+    @property
+    def prose(self) -> str:
+        """The context the default rubric gives: the book's prose, else the mapping's preamble."""
+        return self.context.strip() or self.preamble.strip()
     fresh: bool = False  # its book text is a doc comment the change being judged first wrote: not the book's

@@ -19,8 +19,9 @@
    or a string of comma-separated names); `lean_file` (only to resolve a short name); status `status` |
    `formalization_status` (`formalized`, `done`, `proved`, `complete` mean formalized); statement
    `statement_latex` (outer environment stripped) | `statement` | `nl` | `statement_text`; proof
-   `proof_latex` | `proof` | `proof_text`; context `context_latex` | `context` | `preamble`; `kind`;
-   `number`; title `title` | `name`; `chapter`; terms `introduces` | `terms`; citations `uses` (ids) |
+   `proof_latex` | `proof` | `proof_text`; context `context_latex` | `context` (the default rubric falls back
+   on `preamble`); `kind`; `number`; title `title` | `name`; `chapter`; terms `introduces` | `terms`;
+   `preamble`; `variables`; citations `uses` (ids) |
    `dependencies` (ids, or objects with `id` and `edge_type`: only explicit references count, not
    OpenMath's `uses_concept` keyword matches nor `llm_dependency` guesses). A row without a statement is
    completed from `entities/<id with ':' as '_'>.json` beside the mapping file, as OpenMath keeps them.
@@ -561,7 +562,7 @@ def _mapping_entity(key: str, row: Mapping[str, Any], source: str, problems: lis
         id=key, kind=kind, name=f"{kind.capitalize()} {number}" if number and kind else (title or key),
         nl=_strip_env(_text(_first(row, "statement_latex", "statement", "nl", "statement_text"))),
         lean=_unique(lean_names),
-        context=re.sub(r"\A\\paragraph\{Context\}\s*", "", _text(_first(row, "context_latex", "context", "preamble"))),
+        context=re.sub(r"\A\\paragraph\{Context\}\s*", "", _text(_first(row, "context_latex", "context"))),
         proof=_strip_env(_text(_first(row, "proof_latex", "proof", "proof_text"))),
         uses=_unique(i for i in _mapping_uses(row) if i != key),
         terms=_unique([*([title] if title and number else []),
@@ -569,6 +570,7 @@ def _mapping_entity(key: str, row: Mapping[str, Any], source: str, problems: lis
         chapter=_text(row.get("chapter")) or (lean_file.rsplit("/", 1)[0] if "/" in lean_file else ""),
         source=source,
         leanok=_text(_first(row, "status", "formalization_status")).lower() in FORMALIZED,
+        preamble=_text(row.get("preamble")), variables=row.get("variables") or None,
     )
 
 
@@ -698,7 +700,7 @@ def _merge(out: dict[str, Entity], found: list[Entity], problems: list[str]) -> 
             problems.append(f"{e.source}: {e.id} pairs with {', '.join(e.lean)} but {kept.source} with "
                             f"{', '.join(kept.lean)}; both kept")
         kept.lean = _unique([*kept.lean, *e.lean])
-        for name in ("kind", "name", "nl", "context", "proof", "chapter"):
+        for name in ("kind", "name", "nl", "context", "proof", "chapter", "preamble", "variables"):
             if not getattr(kept, name):
                 setattr(kept, name, getattr(e, name))
         kept.uses = _unique([*kept.uses, *e.uses])

@@ -11,7 +11,7 @@ from agents.briefs import BOOK
 from agents.context import label
 from agents.model import Model
 from audit.entities import Entity
-from audit.judge import Score, judge_direct
+from audit.judge import Rubric, Score, judge_direct
 from audit.run import declarations, lean_text, repeated
 from gates.base import GateResult
 from gates.census import Census
@@ -52,7 +52,9 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
             verdict = Faithfulness(entity=entity.id, declarations=present, score=None, error="; ".join(why),
                                    book=entity.source)
         else:
-            v = judge_direct(model, entity, text, context_chars=context_chars)
+            # Always the default rubric: this verdict is a gate over a Worker's Lean, which only its fences keep
+            # from passing for the book's text.
+            v = judge_direct(model, entity, text, rubric=Rubric(context_chars=context_chars))
             verdict = Faithfulness(entity=entity.id, declarations=present, score=v.score, reason=v.reason,
                                    error=v.error, book=entity.source)
         out.append(Judged(entity, text, verdict, {n: meant[n][0] for n in present}))

@@ -46,7 +46,7 @@ class Options:
     seed: int = 0
     filter_edges: bool = False  # ask the edge filter about every candidate dependency
     concurrency: int = 4
-    context_chars: int = judge.CONTEXT_CHARS
+    rubric: judge.Rubric = judge.DEFAULT  # how the judges are asked, and the context's cut
     blueprint: str = BLUEPRINT  # where the book's text is: the blueprint, and the mapping files
     mappings: tuple[str, ...] = MAPPINGS
 
@@ -70,9 +70,10 @@ def repeated(census: Census) -> dict[str, list[str]]:
     return {name: paths for name, paths in found.items() if len(paths) > 1}
 
 
-def lean_text(found: dict[str, Decl], names: Sequence[str]) -> tuple[str, list[str]]:
-    """The declarations as the judges see them (statement only for theorems, everything for definitions,
-    after the `variable`s of their file), and the names that are not declarations of the project."""
+def lean_text(found: dict[str, Decl], names: Sequence[str], *, bodies: bool = True) -> tuple[str, list[str]]:
+    """The declarations as the judges see them (statement only for theorems; everything for definitions, or
+    only their headers without `bodies`, as the paper's judges read them; after the `variable`s of their
+    file), and the names that are not declarations of the project."""
     parts: list[str] = []
     missing: list[str] = []
     for name in names:
@@ -82,7 +83,7 @@ def lean_text(found: dict[str, Decl], names: Sequence[str]) -> tuple[str, list[s
             continue
         assert decl.source is not None
         setting = [c for c in decl.source.contexts[:decl.context] if c.startswith("variable")]
-        text = decl.written(body=decl.kind not in THEOREM_KINDS)
+        text = decl.written(body=bodies and decl.kind not in THEOREM_KINDS)
         if len(text) > LEAN_CHARS:
             text = text[:LEAN_CHARS] + "\n  … [truncated]"
         parts.append("\n".join([*setting, text]))
@@ -134,14 +135,14 @@ def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str
     protocols: dict[str, Callable[[Entity, str], judge.Verdict]] = {}
     if models.judge is not None:
         direct_model = models.judge
-        protocols["direct"] = lambda e, lean: judge.judge_direct(direct_model, e, lean,
-                                                                 context_chars=options.context_chars)
+        protocols["direct"] = lambda e, lean: judge.judge_direct(direct_model, e, lean, rubric=options.rubric)
     if models.back_translator is not None and models.round_trip_judge is not None:
         translator, second = models.back_translator, models.round_trip_judge
         protocols["round_trip"] = lambda e, lean: judge.judge_round_trip(translator, second, e, lean,
-                                                                         context_chars=options.context_chars)
+                                                                         rubric=options.rubric)
     unjudged: list[dict[str, str]] = []
-    texts = {e.id: lean_text(decls, e.lean)[0] for e in entities} if protocols else {}
+    bodies = not options.rubric.paper
+    texts = {e.id: lean_text(decls, e.lean, bodies=bodies)[0] for e in entities} if protocols else {}
     jobs = [(protocol, e) for protocol in protocols for e in entities]
     def run(job: tuple[str, Entity]) -> judge.Verdict:
         protocol, entity = job
@@ -158,7 +159,7 @@ def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str
             unjudged.append({"id": e.id, "name": e.name, "protocol": protocol, "reason": verdict.error or "unknown"})
         elif protocol == "direct":
             rows[e.id]["faithful"] = LABELS[verdict.score]
-    out: dict[str, Any] = {"entities": len(entities), "unjudged": unjudged}
+    out: dict[str, Any] = {"entities": len(entities), "rubric": options.rubric.name, "unjudged": unjudged}
     for protocol in ("direct", "round_trip"):
         if protocol in protocols:
             scores = Counter(rows[e.id][protocol]["label"] for e in entities)
@@ -172,8 +173,9 @@ def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str
 
 def _verdict_json(v: judge.Verdict) -> dict[str, Any]:
     return {"label": LABELS[v.score] if v.score is not None else "unjudged", "score": v.score, "q1": v.q1,
-            "q2": v.q2, "reason": v.reason, "corrected": v.corrected, "back_translation": v.back_translation,
-            "error": v.error, "tokens": v.usage.input + v.usage.output + v.usage.cache_read + v.usage.cache_write}
+            "q2": v.q2, "reason": v.reason, "corrected": v.corrected, "model_score": v.claimed,
+            "back_translation": v.back_translation, "error": v.error,
+            "tokens": v.usage.input + v.usage.output + v.usage.cache_read + v.usage.cache_write}
 
 
 def _agreement(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import posixpath
 import re
 import secrets
 import shlex
@@ -11,7 +13,8 @@ from pathlib import Path
 from gates.base import GateInput, GateResult
 from gates.config import BuildConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
-from gates.imports import ImportGraph, module_name
+from gates.imports import ImportGraph
+from gates.probe import module_of
 from gates.process import run
 from gates.sandbox import Sandbox
 from gates.tree import ChangeKind
@@ -38,7 +41,7 @@ class LakeCompiler:
 
     def probe(self, text: str) -> CheckResult:
         """`check_file` on `text` written under `.lake/` (which git ignores, so no gate sees it), removed after."""
-        folder = self.root / ".lake" / "autoformalize"
+        folder = self.sandbox.project(self.root) / ".lake" / "autoformalize"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"Probe{secrets.token_hex(6)}.lean"
         path.write_text(text, encoding="utf-8")
@@ -59,11 +62,22 @@ class LakeCompiler:
         return self._run(self.config.replay.replace("{modules}", listed), "", "")
 
     def _run(self, template: str, path: str, module: str) -> CheckResult:
+        """`template` run where Lake runs, `path` (repository-relative) given relative to it."""
+        lake_dir = self.sandbox.lake_dir
+        if path and lake_dir != ".":
+            path = posixpath.relpath(path, lake_dir)
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
         # The Worker's Lean code runs here, at compile time (`#eval`, `initialize`…): confined to the sandbox.
-        done = run(self.sandbox.wrap(args, self.root), self.root, self.config.timeout_s)
+        done = run(self.sandbox.wrap(args, self.root), self.sandbox.project(self.root), self.config.timeout_s)
         self.sandbox.relink(self.root)  # it may have swapped `.lake/packages` for a link to anywhere
-        return CheckResult(" ".join(args), done.exit_code, done.output, done.seconds, parse_diagnostics(done.output))
+        diagnostics = parse_diagnostics(done.output)
+        if lake_dir != ".":  # Lean names files relative to where it ran; the gates, relative to the repository
+            diagnostics = [dataclasses.replace(d, file=_from_project(d.file, lake_dir)) for d in diagnostics]
+        return CheckResult(" ".join(args), done.exit_code, done.output, done.seconds, diagnostics)
+
+
+def _from_project(path: str, lake_dir: str) -> str:
+    return path if posixpath.isabs(path) else posixpath.normpath(posixpath.join(lake_dir, path))
 
 
 def check(inp: GateInput) -> GateResult:
@@ -82,11 +96,11 @@ def check(inp: GateInput) -> GateResult:
         results.append(inp.compiler.build_all())
         # `build_all` builds what the library imports; a new file nothing imports is checked on its own.
         orphans = sorted(p for p in present if not graph.importers.get(p))
-        results += [inp.compiler.check(p, module_name(p)) for p in orphans]
+        results += [inp.compiler.check(p, module_of(p, inp.lean_roots)) for p in orphans]
         what = f"{len(targets)} affected files, so the whole project was built"
     else:
         for path in graph.order(targets):
-            result = inp.compiler.check(path, module_name(path))
+            result = inp.compiler.check(path, module_of(path, inp.lean_roots))
             results.append(result)
             if not result.ok:
                 break  # its importers would only repeat the failure

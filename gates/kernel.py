@@ -66,7 +66,6 @@ from gates.probe import (
     digest,
     fingerprint,
     gaps,
-    module_of,
     run_round,
     without,
 )
@@ -136,7 +135,7 @@ def requests(inp: GateInput, names: Names) -> Requests:
     """The declarations of the change to ask Lean about, and the modules holding them."""
     out = Requests()
     present = [c.path for c in inp.lean_changes() if c.kind is not ChangeKind.DELETED]
-    out.modules = [module_of(p, inp.lean_roots) for p in present]
+    out.modules = [names.module_of(p) for p in present]
     altered = changed_meanings(inp.before, inp.after)
     hidden_before = {name for _, name in inp.before.hidden_holes()}
     anywhere = {d.key: d for _, d in inp.before.decls()}  # a declaration may move to another file as it closes
@@ -442,7 +441,8 @@ def replayed(inp: GateInput) -> list[str]:
     """The modules a kernel replay checks: the changed ones and every project module importing one, which the change
     can alter too (a command, a macro or an instance it redefines runs there)."""
     affected = ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
-    return sorted({module_of(p, inp.lean_roots) for p in affected if p in inp.after.files})
+    names = Names(inp.after, inp.lean_roots)
+    return sorted({names.module_of(p) for p in affected if p in inp.after.files})
 
 
 def _replay(inp: GateInput, modules: list[str]) -> tuple[list[str], list[str]]:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from gates import hooks
 from gates.census import Census
+from gates.header import module_paths
 from gates.index import BUILD_TIME_CODE, Decl
 from gates.lexer import ID_FIRST, ID_REST
 
@@ -125,7 +126,23 @@ class Names:
 
     def module(self, name: str) -> str | None:
         found = self.decls.get(canonical(name))
-        return module_of(found[0], self.roots) if found else None
+        return self.module_of(found[0]) if found else None
+
+    def module_of(self, path: str) -> str:
+        """The module `path` is: as the project's own files import it, else as its Lean root names it."""
+        return self.imported.get(path) or module_of(path, self.roots)
+
+    @cached_property
+    def imported(self) -> dict[str, str]:
+        """Project file → the module name the project's files import it by (the longest, should several resolve
+        to it): what Lean's search path knows it as, whatever folders the lakefile's libraries start from."""
+        paths = module_paths(self.census.files)
+        out: dict[str, str] = {}
+        imports = {m for index in self.census.files.values() for m in index.imports}
+        for module in sorted(imports, key=lambda m: (-m.count("."), m)):
+            if (path := paths.get(module)) is not None:
+                out.setdefault(path, module)
+        return out
 
     def written(self, text: str, near: str = "") -> set[str]:
         """Project declarations a Lean text in the declaration `near` may name: for each name, those its
@@ -323,7 +340,7 @@ def ask_home(compiler: Compiler, names: Names, path: str, text: str, targets: li
     that file, where a private name resolves, with the questions after its last line. Raises `Unreadable` when
     Lean was not asked (code of the file or its imports could answer in Lean's place, or run while the copy is
     elaborated) or did not answer as it does."""
-    module = module_of(path, names.roots)
+    module = names.module_of(path)
     found = hooks.refused(names.census, [module])
     running = [m for m in names.census.files[path].markers if m.kind in BUILD_TIME_CODE]
     if found or running:

@@ -7,7 +7,7 @@ and the MCP servers it starts. The result is self-contained, environment
 included, so it can be run as an argument list or handed to a shell:
 
     [systemd-run --scope …] env -i <allowlist> sh -c 'exec "$@" 3<"$0"' <seccomp filter> bwrap <namespaces>
-        --seccomp 3 <mounts> --chdir <work> -- [setpriv …] prlimit … -- <command>
+        --seccomp 3 <mounts> --chdir <work>/<lake_dir> -- [setpriv …] prlimit … -- <command>
 
 Under bubblewrap (`[sandbox] mode = "bwrap"`):
 
@@ -32,7 +32,7 @@ Under bubblewrap (`[sandbox] mode = "bwrap"`):
   (ELAN_HOME, default `~/.elan`), the program the command runs and the
   absolute paths the command names, `[sandbox] read_only`, all read-only,
   each at its real path and at the symlink it was named by; the working copy
-  read-only except its `.lake` (the build outputs), and `.lake/packages` (in
+  read-only except the Lake project's `.lake` (the build outputs), and its `.lake/packages` (in
   the working copy a symlink to the main checkout's, resolved) read-only
   again. Nothing else exists: not your home directory, not the user's
   checkout, its git directory or its state directory. A directory that would
@@ -96,6 +96,9 @@ class Sandbox:
     packages: Path | None = None
     """The main checkout's `.lake/packages`: a working copy's is made a symlink to it before and after every run,
     so code that replaced it in one run (its `.lake` is writable) cannot hand forged dependencies to the next."""
+    lake_dir: str = "."
+    """The Lake project's folder in a working copy (`[project] lake_dir`): commands run there, and its `.lake` is
+    the one writable place."""
 
     @property
     def on(self) -> bool:
@@ -116,8 +119,12 @@ class Sandbox:
         filtered = [tool("sh"), "-c", WITH_FILTER, str(bpf)] if bpf else []
         return [*limits.cgroup(self.config), tool("env"), "-i", *assigned, *filtered, tool("bwrap"),
                 *_namespaces(), *(["--seccomp", FILTER_FD] if bpf else []),
-                *self.mounts(args, work, outputs=outputs), "--chdir", str(work), "--",
+                *self.mounts(args, work, outputs=outputs), "--chdir", str(self.project(work)), "--",
                 *limits.inside(self.config), *args]
+
+    def project(self, work: Path) -> Path:
+        """Where Lake runs in the working copy `work`: the folder holding the lakefile."""
+        return work / self.lake_dir
 
     def environment(self) -> dict[str, str]:
         """The allowlisted environment of a sandboxed command."""
@@ -157,7 +164,7 @@ class Sandbox:
             if not any(_within(dest, s) for s in shown) and not _within(dest, work):
                 out += [*_parents(dest, shown, made), "--ro-bind", str(source), str(dest)]
                 shown.append(dest)
-        lake = work / ".lake"
+        lake = self.project(work) / ".lake"
         lake.mkdir(exist_ok=True)
         self.relink(work)
         if limits.as_root():
@@ -174,14 +181,14 @@ class Sandbox:
         """Make `work`'s `.lake/packages` the link to the shared dependencies again: code run in the sandbox may
         have replaced it (its `.lake` is writable). Done before every run and after every run that returns."""
         if self.on and self.packages is not None:
-            link_packages(work, self.packages)
+            link_packages(self.project(work), self.packages)
 
     def _read_only(self, args: Sequence[str], work: Path) -> list[tuple[Path, Path]]:
         """What the command needs to see, as (source, where it is shown): the toolchain, its program, the absolute
         paths it names, `read_only`, the tools run inside; each at its real path and, when it is reached through a
         symlink (`~/.elan` on another disk), at that path too; never a directory holding a hidden path."""
         hidden = [p.resolve() for p in (*self.hidden, Path.home())]
-        exe = _executable(args[0], work)
+        exe = _executable(args[0], self.project(work))
         paths = [elan_home(), *(Path(p).expanduser() for p in self.config.read_only), *_program(exe),
                  *_program(exe.resolve()), *(Path(a) for a in args[1:] if a.startswith("/")),
                  *(Path(t) for t in limits.tools(self.config))]
@@ -195,9 +202,10 @@ class Sandbox:
 
 
 def link_packages(work: Path, source: Path) -> None:
-    """Make `work`'s `.lake/packages` (Mathlib and the other dependencies) a symlink to `source`, resolved (only the
-    target is shown in the sandbox), whatever it was. Never in the checkout `source` belongs to, and never deleting
-    a directory: one made by code in the sandbox is moved aside (the build outputs' check removes it later)."""
+    """Make the Lake project `work`'s `.lake/packages` (Mathlib and the other dependencies) a symlink to `source`,
+    resolved (only the target is shown in the sandbox), whatever it was. Never in the checkout `source` belongs to,
+    and never deleting a directory: one made by code in the sandbox is moved aside (the build outputs' check removes
+    it later)."""
     target = work / ".lake" / "packages"
     if not source.is_dir() or os.path.abspath(target) == os.path.abspath(source):
         return

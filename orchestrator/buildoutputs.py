@@ -47,24 +47,24 @@ log = structlog.get_logger()
 Record = dict[str, list[int]]  # a path under `.lake` → [inode, ctime_ns, size], or [] for a directory
 
 
-def take(work: Path) -> None:
-    """Record the build outputs of the working copy `work` as they are now."""
+def take(work: Path, lake_dir: str = ".") -> None:
+    """Record the build outputs of the working copy `work` (its Lake project in `lake_dir`) as they are now."""
     record: Record = {}
-    lake = work / ".lake"
+    lake = work / lake_dir / ".lake"
     if lake.is_dir():
         for rel, st in _walk(lake):
             record[rel] = [] if stat.S_ISDIR(st.st_mode) else [st.st_ino, st.st_ctime_ns, st.st_size]
     write_atomic(_path(work), json.dumps(record, separators=(",", ":")))
 
 
-def restore(work: Path) -> int:
+def restore(work: Path, lake_dir: str = ".") -> int:
     """Delete what is new or changed under `work`'s `.lake` since `take`; how many files and directories went.
     Without a record, nothing (no session ran since the last cycle settled)."""
     path = _path(work)
     if not path.is_file():
         return 0
     record: Record = json.loads(path.read_text(encoding="utf-8"))
-    lake = work / ".lake"
+    lake = work / lake_dir / ".lake"
     if not lake.is_dir():
         return 0
     removed = 0
@@ -80,17 +80,17 @@ def restore(work: Path) -> int:
     return removed
 
 
-def settle(work: Path, keep: bool) -> None:
+def settle(work: Path, keep: bool, lake_dir: str = ".") -> None:
     """The cycle is over: keep the gates' outputs of a change they passed, else restore; forget the record."""
     if not keep:
-        restore(work)
+        restore(work, lake_dir)
     _path(work).unlink(missing_ok=True)
 
 
-def recover(work: Path) -> None:
+def recover(work: Path, lake_dir: str = ".") -> None:
     """A cycle ended without settling (killed): restore from its record, and forget it."""
     if _path(work).is_file():
-        settle(work, keep=False)
+        settle(work, keep=False, lake_dir=lake_dir)
 
 
 def _walk(lake: Path, keep: Record | None = None) -> list[tuple[str, os.stat_result]]:

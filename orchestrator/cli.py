@@ -33,15 +33,19 @@ def cli(log_format: str) -> None:
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--lean-root", "lean_roots", multiple=True, metavar="NAME",
               help="A directory of formalization sources (repeatable); detected from the lakefile by default.")
+@click.option("--project", "project", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="The folder holding the Lake project, when it is not the repository root; found below the root "
+                   "by default.")
 @click.option("--github", is_flag=True, help="Also write the scheduled GitHub Actions workflow.")
 @_repo_option
-def init(directory: Path | None, lean_roots: tuple[str, ...], github: bool, repo: Path | None) -> int:
+def init(directory: Path | None, lean_roots: tuple[str, ...], project: Path | None, github: bool,
+         repo: Path | None) -> int:
     """Add configuration, state files and agent rules to an existing Lean repository."""
     from orchestrator.commands import init as command
 
     if directory is not None and repo is not None and directory != repo:
         raise click.UsageError("give the repository once: DIRECTORY or --repo")
-    return command.run(directory or repo, lean_roots, github)
+    return command.run(directory or repo, lean_roots, github, project)
 
 
 @cli.command()

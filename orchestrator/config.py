@@ -5,14 +5,15 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import posixpath
 import textwrap
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agents.config import AgentsConfig, BudgetConfig
+from agents.config import AgentsConfig, BudgetConfig, Endpoint, judge_for
 from agents.prices import Price
 from agents.provers.config import ProverConfig
 from audit.config import AuditConfig
@@ -22,17 +23,37 @@ from state.errors import UsageError
 from state.paths import StatePaths
 
 CONFIG_FILE = "autoformalize.toml"
+ENDPOINT_KEYS = frozenset(Endpoint.model_fields)  # a judge table naming one of these chooses its own endpoint
 
 
 class ProjectConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+    lake_dir: str = "."
+    """The folder holding the Lake project (its lakefile, lean-toolchain and `.lake`), relative to the repository
+    root: `lake` runs there. Every other path here (the Lean roots, the state directory, the plan) stays relative
+    to the repository root."""
     lean_roots: list[str] = Field(default_factory=list)
-    """Directories holding the formalization sources; empty means every Lean file of the repository."""
+    """Directories holding the formalization sources; empty means every Lean file of the repository (of the Lake
+    project, when `lake_dir` names a folder)."""
     state_dir: str = ".prover-state"
     """Where the state files live, relative to the repository root."""
     plan: str = "plan.md"
     """The textbook plan the Planner reads."""
+
+    @model_validator(mode="after")
+    def _project_wide(self) -> ProjectConfig:
+        if self.lake_dir != "." and not self.lean_roots:  # the whole Lake project, not the whole repository
+            self.lean_roots = [self.lake_dir]
+        return self
+
+    @field_validator("lake_dir")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        path = posixpath.normpath(value.replace("\\", "/"))
+        if posixpath.isabs(path) or path == ".." or path.startswith("../"):
+            raise ValueError(f"{value!r} must be a folder inside the repository, relative to its root")
+        return path
 
 
 class LoopConfig(BaseModel):
@@ -145,10 +166,34 @@ def load_config(repo: Path) -> Config:
     except ValidationError as e:
         problems = "; ".join(_problem(err["loc"], err["msg"], err["type"]) for err in e.errors())
         raise UsageError(f"{CONFIG_FILE}: {problems}") from None
+    if problem := lake_problem(repo, config.project.lake_dir, config.project.lean_roots):
+        raise UsageError(f"{CONFIG_FILE}: [project] {problem}")
+    judge = raw.get("agents", {}).get("judge", {}) if isinstance(raw.get("agents"), dict) else {}
+    if not (isinstance(judge, dict) and ENDPOINT_KEYS & set(judge)):
+        a = config.agents
+        config = config.model_copy(update={"agents": a.model_copy(
+            update={"judge": judge_for(a.worker, a.judge, os.environ)})})
     missing = missing_roots(repo, config.project.lean_roots)
     if missing:
         raise UsageError(f"{CONFIG_FILE}: [project] lean_roots: {'; '.join(missing)}")
     return config
+
+
+def lake_problem(repo: Path, lake_dir: str, roots: list[str]) -> str | None:
+    """What is wrong with a Lake project folder other than the root: missing, or Lean roots outside it (Lake
+    would not compile them)."""
+    if lake_dir == ".":
+        return None
+    if not (repo / lake_dir).is_dir():
+        return f"lake_dir: {lake_dir!r} is not a directory of {repo}"
+    outside = [r for r in roots if not _inside(r.strip("/"), lake_dir)]
+    if outside:
+        return f"lean_roots: {', '.join(map(repr, outside))} lie outside lake_dir {lake_dir!r}, where Lake runs"
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(f"{folder}/")
 
 
 def missing_roots(repo: Path, roots: list[str]) -> list[str]:
@@ -209,7 +254,9 @@ def render_config(config: Config) -> str:
     for section, model in config:
         if isinstance(model, AgentsConfig):
             for role, agent in model:
-                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
+                # The judge's endpoint left commented out: named, it would no longer follow the Worker's family.
+                out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description,
+                                  ENDPOINT_KEYS if role == "judge" else frozenset()))
         elif isinstance(model, BaseModel):
             out.append(_table(section, model, model.__doc__ if section in ("budget", "prover") else None))
     out.append(_PRICES_EXAMPLE)
@@ -226,13 +273,15 @@ _PRICES_EXAMPLE = """\
 """
 
 
-def _table(name: str, model: BaseModel, doc: str | None) -> str:
+def _table(name: str, model: BaseModel, doc: str | None, commented: frozenset[str] = frozenset()) -> str:
+    """The table with each key's doc; the keys in `commented`, and unset ones, as comments."""
     lines = [f"[{name}]" + (f"  # {' '.join(doc.split())}" if doc else "")]
     for key, value in model:
         description = type(model).model_fields[key].description
         if description:
             lines += [f"# {line}" for line in textwrap.wrap(" ".join(description.split()), 98)]
-        lines.append(f"# {key} = (unset)" if value is None else f"{key} = {_toml_value(value)}")
+        lines.append(f"# {key} = (unset)" if value is None else
+                     f"# {key} = {_toml_value(value)}" if key in commented else f"{key} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

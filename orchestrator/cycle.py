@@ -37,7 +37,7 @@ from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, buildoutputs, fallback, housekeeping, ignores, kernelcheck, ownership, workcopy
+from orchestrator import blame, buildoutputs, facts, fallback, housekeeping, ignores, kernelcheck, ownership, workcopy
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -138,7 +138,8 @@ def conclude(c: Cycle, beat: Beat) -> tuple[HistoryRecord, Cycle]:
     beat.phase("land", PUSH_ATTEMPTS * (2 * git_s + 2 * c.config.build.timeout_s), cycle=c.number)
     land(c)
     if c.work is not None:  # the outputs the gates built for a change that landed stay; others go
-        buildoutputs.settle(c.work.root, keep=c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE))
+        keep = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE)
+        buildoutputs.settle(c.work.root, keep, c.config.project.lake_dir)
     assert c.record is not None
     return c.record, c
 
@@ -250,7 +251,7 @@ def baseline(c: Cycle) -> None:
 
 def _prepare(c: Cycle) -> None:
     """The working copy, the census, the book's text, the build and Lean's baseline, at the base."""
-    c.work = workcopy.prepare(c.git, c.base)
+    c.work = workcopy.prepare(c.git, c.base, c.config.project.lake_dir)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
     if c.config.audit.judge_in_loop:  # the book's text as the base has it, never as a Worker may edit it
@@ -355,7 +356,8 @@ def work(c: Cycle) -> None:
                     result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
     c.session = c.deps.session(workspace, cs.rules(c.repo), limits, c.ledger, c.options.stop)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
-    buildoutputs.take(c.work.root)  # what the session's compiles write there is undone before any gate runs
+    # What the session's compiles write there is undone before any gate runs.
+    buildoutputs.take(c.work.root, cfg.project.lake_dir)
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c))
     try:
@@ -387,7 +389,7 @@ def gate(c: Cycle) -> bool:
     workcopy.unflag(c.work)  # what the gates read, the build compiles and git commits: one and the same
     cfg = c.config
     gates = cfg.gates.model_copy(update={"protected": ownership.protected(cfg)})
-    buildoutputs.restore(c.work.root)
+    buildoutputs.restore(c.work.root, cfg.project.lake_dir)
     inp = GateInput(base=GitTree(c.git, c.base), changed=DirTree(c.work.root), gates=gates, build=cfg.build,
                     lean_roots=cfg.project.lean_roots, state_dir=cfg.project.state_dir, scope=c.plan.scope,
                     report=c.session.report() if c.session else "", cycle=c.number, history=c.history.records,
@@ -444,12 +446,14 @@ def evaluate(c: Cycle) -> None:
     assert c.session is not None and c.work is not None
     diff = c.work.run("diff", c.base, c.worker_commit) if c.worker_commit else "(no change)"
     oversized, cap = cs.oversized(c), c.config.gates.file_cap_lines
+    caps = facts.caps()
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
                                attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
                                oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized),
-                               facts=cs.facts(c).render())
-    verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render())
+                               facts=cs.facts(c).render(),
+                               diff_chars=evaluator.diff_budget(c.config.agents.evaluator, caps))
+    verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render(), caps)
     c.evaluation = cs.capped(c, verdict.evaluation)
 
 

@@ -136,6 +136,7 @@ def record(c: Cycle) -> HistoryRecord:
         restructuring=restructuring_of(c), splitting=splitting_of(c), pivot=c.pivot, base=c.base, error=c.error,
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
         worker_context=WorkerContext(turns=c.session.turns, **asdict(c.session.context)) if c.session else None,
+        tool_calls=dict(sorted(c.session.tools.calls.items())) if c.session else {},
         faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],

@@ -22,6 +22,7 @@ from gates import kernel
 from gates.base import Compiler, GateInput, GateResult
 from gates.build import LakeCompiler
 from gates.census import census
+from gates.probe import module_of
 from gates.process import run
 from gates.registry import GATES
 from gates.sandbox import Sandbox, probe
@@ -55,8 +56,9 @@ class Finding:
 
 
 def setup(repo: Path, config: Config) -> list[Finding]:
-    """Every setup check, in the order a cycle meets them."""
-    return [toolchain(repo), offline(repo), sandbox(config), keys(config), remote(repo, config), mathlib_cache(repo)]
+    """Every setup check, in the order a cycle meets them; Lake's, in the Lake project's folder."""
+    lake = repo / config.project.lake_dir
+    return [toolchain(lake), offline(lake), sandbox(config), keys(config), remote(repo, config), mathlib_cache(lake)]
 
 
 def toolchain(repo: Path) -> Finding:
@@ -135,7 +137,7 @@ def mathlib_cache(repo: Path) -> Finding:
     if not package.is_dir():
         if named:
             return Finding("mathlib", Status.FAIL, "lake-manifest.json names mathlib but .lake/packages/mathlib is "
-                                                   "missing: run `lake exe cache get` in the repository")
+                                                   f"missing: run `lake exe cache get` in {repo}")
         return Finding("mathlib", Status.OK, "not a dependency")
     built = any((package / ".lake" / "build" / "lib" / sub / "Mathlib.olean").is_file() for sub in ("lean", "."))
     if not built:
@@ -150,7 +152,7 @@ def builds(repo: Path, config: Config, sandboxed: Sandbox) -> Finding:
     git = Git(repo)
     try:
         with RunLock(config.state(repo).lock):
-            work = workcopy.prepare(git, git.head())
+            work = workcopy.prepare(git, git.head(), config.project.lake_dir)
             result = LakeCompiler(work.root, config.build, sandboxed).build_all()
     except LockHeld:
         return Finding("build", Status.WARN, "a loop holds the run lock; its baseline checks the build every cycle")
@@ -200,9 +202,9 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
                  selected: tuple[Canary, ...] = CANARIES) -> list[Verdicts]:
     """Every canary's change judged by every gate, in a throwaway copy of `repo` at HEAD."""
     root = _canary_root(config)
-    module = f"{root.replace('/', '.')}.{FOLDER}" if root else FOLDER
+    module = module_of(f"{root}/{FOLDER}.lean", config.project.lean_roots) if root else FOLDER
     folder = f"{root}/{FOLDER}" if root else FOLDER
-    with throwaway(repo) as copy:
+    with throwaway(repo, config.project.lake_dir) as copy:
         git = Git(copy)
         files = {f"{folder}/{name}": canaries.render(text, module) for c in selected for name, text in c.base.items()}
         base = _commit(git, files, "canaries: the base")
@@ -227,13 +229,14 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
 
 
 @contextmanager
-def throwaway(repo: Path) -> Iterator[Path]:
-    """A clone of `repo` at HEAD in a temporary directory, sharing its objects and `.lake/packages`; removed after."""
+def throwaway(repo: Path, lake_dir: str = ".") -> Iterator[Path]:
+    """A clone of `repo` at HEAD in a temporary directory, sharing its objects and the Lake project's
+    `.lake/packages`; removed after."""
     parent = Path(tempfile.mkdtemp(prefix="autoformalize-doctor-"))
     copy = parent / repo.name
     try:
         Git(repo).run("clone", "--quiet", "--shared", "--no-hardlinks", str(repo), str(copy))
-        workcopy.link_packages(copy, repo / ".lake" / "packages")
+        workcopy.link_packages(copy / lake_dir, repo / lake_dir / ".lake" / "packages")
         yield copy
     finally:
         shutil.rmtree(parent, ignore_errors=True)

@@ -32,6 +32,37 @@ from gates.sorry import leaners, restructuring
 
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 
+CEILING = 0
+"""The most a score may be when no fact shows progress, or one counts against it."""
+GAINS = {
+    "closed": "sorries were closed: declarations that held one hold none now, nor name a declaration still "
+              "holding one, and no declaration holds one that did not (a sorry moved, or two merged into one, is "
+              "not closed)",
+    "faithful": "a statement was judged faithful or stronger against the book's trusted text (not against a doc "
+                "comment the change itself first wrote)",
+    "shrank": "a Lean file over the size cap shrank in code lines (blank and comment lines do not count)",
+    "decomposed": "a declared decomposition (`RESTRUCTURING:`) split a sorry into parts: more holes in the same "
+                  "declaration, or a new declaration holding one that it uses",
+}
+"""The facts that allow a score above `CEILING`, as the Evaluator is told them (`Facts._gains` measures them)."""
+LOSSES = {
+    "not_landed": "the change did not land (the gates rejected it, or there was no change)",
+    "rose": "the sorry count rose without such a decomposition",
+    "different": "a statement was judged DIFFERENT from the book",
+    "grew": "a Lean file over the size cap grew",
+}
+"""The facts that hold a score at `CEILING` or below, as the Evaluator is told them (`Facts._losses`)."""
+
+
+def caps() -> str:
+    """The caps as the Evaluator's prompt states them, from the values the code applies."""
+    gains = "".join(f"\n- {text}" for text in GAINS.values())
+    losses = "".join(f"\n- {text}" for text in LOSSES.values())
+    return (f"The orchestrator caps your score by facts it measures itself, whatever you answer: a score above "
+            f"{CEILING} stands only when the change landed and at least one of these holds:{gains}\n"
+            f"and none of these holds (any one of them holds the score at {CEILING} or below):{losses}\n"
+            "The Facts section says which apply to this cycle.")
+
 
 def holes(census: Census) -> int:
     """The sorries and admits that count as unfinished work. The hook for the kernel: where Lean's kernel can
@@ -53,24 +84,33 @@ class Facts:
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
 
     def gains(self) -> list[str]:
-        if not self.landed:
-            return []
-        return [text for ok, text in (
-            (bool(self.closed) and not self.opened and self.after <= self.before,
-             f"sorries closed in {', '.join(self.closed)} (sorries and admits {self.before} → {self.after})"),
-            (bool(self.faithful), f"judged faithful or stronger: {', '.join(self.faithful)}"),
-            (bool(self.shrank), f"files over the size cap shrank: {', '.join(self.shrank)}"),
-            (bool(self.decomposed), f"a declared decomposition split the sorry of {', '.join(self.decomposed)}"),
-        ) if ok]
+        return [text for text in self._gains().values() if text]
 
     def losses(self) -> list[str]:
-        return [text for ok, text in (
-            (not self.landed, "the change did not land"),
-            (self.after > self.before and not self.decomposed,
-             f"sorries rose {self.before} → {self.after} without a decomposition"),
-            (bool(self.different), f"judged DIFFERENT from the book: {', '.join(self.different)}"),
-            (bool(self.grew), f"files over the size cap grew: {', '.join(self.grew)}"),
-        ) if ok]
+        return [text for text in self._losses().values() if text]
+
+    def _gains(self) -> dict[str, str | None]:
+        """Each rule of `GAINS`: what the change did by it, or None."""
+        landed = self.landed
+        return {
+            "closed": f"sorries closed in {', '.join(self.closed)} (sorries and admits {self.before} → {self.after})"
+            if landed and self.closed and not self.opened and self.after <= self.before else None,
+            "faithful": f"judged faithful or stronger: {', '.join(self.faithful)}" if landed and self.faithful
+            else None,
+            "shrank": f"files over the size cap shrank: {', '.join(self.shrank)}" if landed and self.shrank else None,
+            "decomposed": f"a declared decomposition split the sorry of {', '.join(self.decomposed)}"
+            if landed and self.decomposed else None,
+        }
+
+    def _losses(self) -> dict[str, str | None]:
+        """Each rule of `LOSSES`: what the change did by it, or None."""
+        return {
+            "not_landed": "the change did not land" if not self.landed else None,
+            "rose": f"sorries rose {self.before} → {self.after} without a decomposition"
+            if self.after > self.before and not self.decomposed else None,
+            "different": f"judged DIFFERENT from the book: {', '.join(self.different)}" if self.different else None,
+            "grew": f"files over the size cap grew: {', '.join(self.grew)}" if self.grew else None,
+        }
 
     @property
     def progress(self) -> bool:
@@ -78,13 +118,13 @@ class Facts:
 
     def cap(self, score: int) -> int:
         """The Evaluator's score as the facts allow it."""
-        return score if self.progress else min(score, 0)
+        return score if self.progress else min(score, CEILING)
 
     def render(self) -> str:
         lines = [f"- sorries and admits: {self.before} → {self.after}" + ("" if self.landed else " (not landed)")]
         lines += [f"- progress: {g}" for g in self.gains()] + [f"- against: {loss}" for loss in self.losses()]
-        verdict = ("a score above 0 is possible" if self.progress else
-                   "no fact shows progress: the score is at most 0, whatever the report says")
+        verdict = (f"a score above {CEILING} is possible" if self.progress else
+                   f"no fact shows progress: the score is at most {CEILING}, whatever the report says")
         return "\n".join([*lines, f"- so {verdict}"])
 
 

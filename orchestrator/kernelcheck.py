@@ -211,7 +211,7 @@ def fingerprints(c: Cycle, *, builds: bool) -> None:
     assert c.work is not None and c.plan is not None
     cfg = c.config
     roots = cfg.project.lean_roots
-    chain = toolchain(c.work.root)
+    chain = toolchain(c.work.root / c.config.project.lake_dir)
     lock = read_lock(c.paths.statement_lock) if cfg.audit.judge_in_loop else StatementLock()
     stored = {canonical(n): s.fingerprint for n, s in lock.statements.items()
               if s.fingerprint is not None and s.toolchain == chain}

@@ -16,14 +16,20 @@ from gates.issues import SLUG, reserved, shown, slug_of
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import last_changed_cycle
+from orchestrator.repo import LAKE_FILES
 from state.paths import StatePaths
 
 NOTE_CHARS = 4000  # of each issue a rejected Worker opened, kept in its task result
 
 
 def protected(config: Config) -> list[str]:
-    """Every glob no Worker change may touch: `[gates] protected`, the plan, the book's text and the approvals."""
+    """Every glob no Worker change may touch: `[gates] protected`, the plan, the book's text and the approvals.
+    A Lake project in a folder has its own lakefile, toolchain and manifest there: each of those `[gates]
+    protected` names is protected in that folder too."""
     extra = [config.project.plan, config.gates.restate_approvals, *trusted(config.audit)]
+    lake_dir = config.project.lake_dir
+    if lake_dir != ".":
+        extra += [f"{lake_dir}/{name}" for name in config.gates.protected if name in LAKE_FILES]
     return list(dict.fromkeys([*config.gates.protected, *extra]))
 
 

@@ -7,18 +7,19 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agents import briefs
+from agents import briefs, evaluator
 from agents.planner import validate
 from agents.prices import session_cost
 from agents.prompts import render
 from agents.provers.base import Off
 from agents.tools import SPECS
+from agents.worker import prompt
 from gates.census import census
 from gates.sandbox import describe
 from gates.scope import InvalidStrategy, matches
 from gates.tree import is_lean_source
 from orchestrator import cyclestate as cs
-from orchestrator import ignores, ownership, workcopy
+from orchestrator import facts, ignores, ownership, workcopy
 from orchestrator.blame import persistent
 from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.git import Git, GitTree
@@ -33,7 +34,7 @@ from state.statement_lock import read_lock
 
 TYPICAL_TURNS = 10  # a Worker that closes a small sorry, or gives up early
 JUDGED_TOKENS = 3_000  # one statement, its book text and the judge's rubric
-DIFF_TOKENS = 15_000  # the Evaluator's diff, report and verdicts, at most ~60,000 characters
+DIFF_TOKENS = 15_000  # a typical cycle's diff, report and verdicts for the Evaluator (~60,000 characters)
 
 def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[str]:
     paths = config.state(repo)
@@ -122,9 +123,10 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                         for t in SPECS])
     worker = config.agents.worker
-    calls["worker"] = (_tokens(render("worker", rules=rules) + tools, brief), min(TYPICAL_TURNS, worker.max_turns),
-                       worker.max_turns)
-    say(_size("work", config.agents.worker.model, render("worker", rules=rules) + tools, brief)
+    # lean-lsp-mcp is not started for a preview: its tools' schemas are not counted, its guide is
+    system = prompt(rules, worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
+    calls["worker"] = (_tokens(system + tools, brief), min(TYPICAL_TURNS, worker.max_turns), worker.max_turns)
+    say(_size("work", config.agents.worker.model, system + tools, brief)
         + f"; the Scope's statements fingerprinted by Lean first; up to {config.agents.worker.max_turns} turns, "
           f"{config.agents.worker.timeout_s}s, then the gates with up to {config.gates.repair_rounds} repair rounds")
     if config.audit.judge_in_loop:
@@ -134,9 +136,12 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             f"entity; {locked} statement(s) locked as faithful")
     else:
         say("judge: off ([audit] judge_in_loop = false)")
-    calls["evaluator"] = (_tokens(render("evaluator"), "") + DIFF_TOKENS, 1, 1)
-    say(_size("evaluate", config.agents.evaluator.model, render("evaluator"), "")
-        + " plus the cycle's diff, report and verdicts (at most ~60,000 characters)")
+    rubric = evaluator.prompt(facts.caps())
+    calls["evaluator"] = (_tokens(rubric, "") + DIFF_TOKENS, 1, 1)
+    say(_size("evaluate", config.agents.evaluator.model, rubric, "")
+        + f" plus the cycle's diff (at most {evaluator.diff_budget(config.agents.evaluator, facts.caps()):,} "
+          f"characters, summarized by file when larger), its report and verdicts (at most "
+          f"{briefs.evaluator_rest():,})")
     every = config.loop.escalate_after
     tail = [r.progress_score for r in history.records][-(every - 1):] if every > 1 else []
     maybe = len(tail) == every - 1 and all(s <= 0 for s in tail)

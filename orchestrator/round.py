@@ -75,10 +75,11 @@ def split(c: Cycle) -> list[Cycle]:
         ledgers.append(ledger)
         entry = c.entry.model_copy(update={"cycle": n, "unfinished": []} if first else {
             "cycle": n, "unfinished": [], "prover_jobs": [], "usage": {}, "costs": {}, "served_by": {}})
+        work = c.work if first else workcopy.prepare(c.git, c.base, c.config.project.lake_dir, f"worker-{k}")
         ic = Cycle(c.repo, c.config, deps, c.options, Git(c.repo), c.paths, journal.view(n), c.started_at,
                    entry=entry, found=c.found, number=n, base=c.base, interrupted=c.interrupted if first else [],
                    adopted=c.adopted if first else [], history=c.history, census=copy.deepcopy(c.census),
-                   build=c.build, work=c.work if first else workcopy.prepare(c.git, c.base, f"worker-{k}"),
+                   build=c.build, work=work,
                    plan=Plan(item.text, item.scope, Usage()), pivot=c.pivot, ledger=ledger,
                    desk=c.desk if first else None, kernel=c.kernel, book=c.book, pairing=c.pairing,
                    planner_failed=c.planner_failed if first else None,

@@ -11,14 +11,15 @@ from typing import Any
 
 import structlog
 
-from agents.config import LOOP_ROLES, AgentConfig, Endpoint
+from agents import lsp
+from agents.config import KEY_VARIABLES, LOOP_ROLES, AgentConfig, Endpoint, WorkerConfig
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
 from agents.prices import price_table
 from agents.provers.base import Off, Prover
 from agents.provers.config import ProverConfig
-from agents.tools import Workspace
+from agents.tools import SPECS, Workspace
 from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
 from gates.build import LakeCompiler
@@ -29,14 +30,12 @@ from orchestrator.config import Config
 from orchestrator.deps import Deps, SystemClock
 from orchestrator.git import Git
 from orchestrator.logs import redact_also
-from state.errors import UsageError
+from state.errors import InfraError, UsageError
 
 log = structlog.get_logger()
 
 # A single request never waits longer than this, whatever the role's session allows.
 REQUEST_TIMEOUT_S = 900.0
-# Any one of these satisfies a backend when the endpoint names no `api_key_env`.
-KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
 
 
 def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
@@ -53,15 +52,25 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
     def session(workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, stop: threading.Event
                 ) -> Session:
         worker = config.agents.worker
+        lean = worker.lean_tools == "lean-lsp-mcp"
         if worker.backend == "claude-code":
             from agents.backends.claude_code import ClaudeCodeSession
 
+            servers = dict(worker.mcp_servers)
+            if lean:  # the guard runs it in the sandbox, as every command-line server
+                program, *args = lsp.command(worker.lean_lsp_command)
+                servers[lsp.SERVER] = {"type": "stdio", "command": program, "args": args,
+                                       "env": lsp.environment(sandbox.project(workspace.root), worker.lean_lsp_tools,
+                                                              worker.lean_lsp_output_chars)}
             return ClaudeCodeSession(worker.model, workspace, rules, limits, ledger, sandbox,
-                                     allowed_tools=worker.allowed_tools, mcp_servers=worker.mcp_servers, stop=stop,
-                                     cli_path=worker.cli_path)
+                                     allowed_tools=worker.allowed_tools, mcp_servers=servers, stop=stop,
+                                     cli_path=worker.cli_path, lean_tools=worker.lean_lsp_tools if lean else None)
         if worker.backend == "openai" and worker.context_tokens is None:
             limits = dataclasses.replace(limits, window=served_window(worker) or limits.window)
-        return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
+        talker = model("worker", ledger)  # before the server starts: nothing after it may fail and leave it running
+        if lean:
+            workspace.lsp = lean_server(worker, workspace.root, sandbox)
+        return WorkerSession(talker, workspace, rules, limits, stop=stop)
 
     from orchestrator.github import ci_status
 
@@ -69,11 +78,28 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
                 prover=prover_for(config.prover), secrets=secrets_for(config))
 
 
+def lean_server(worker: WorkerConfig, root: Path, sandbox: Sandbox) -> lsp.LeanServer | None:
+    """lean-lsp-mcp for the working copy `root`, started in the sandbox (its `.lake` read-only: it lives through the
+    gates' compiles); None, logged, when it cannot start: the session then has the builtin tools."""
+    env = lsp.environment(sandbox.project(root), worker.lean_lsp_tools, worker.lean_lsp_output_chars)
+    try:
+        argv = sandbox.wrap(lsp.command(worker.lean_lsp_command), root, env=env, outputs=False)
+        server = lsp.LeanServer(argv, root, allow=worker.lean_lsp_tools, timeout_s=worker.lean_lsp_timeout_s,
+                                output_chars=worker.lean_lsp_output_chars, reserved={s.name for s in SPECS})
+        server.start()
+    except InfraError as e:
+        log.warning("lsp.unavailable", error=str(e)[:1500],
+                    hint="the Worker goes on with its builtin tools; see [agents.worker] lean_lsp_command")
+        return None
+    return server
+
+
 def sandbox_for(config: Config, repo: Path) -> Sandbox:
     """The sandbox of this repository's working copies: the checkout and its git directory never shown, the
     checkout's `.lake/packages` shared read-only."""
     hidden = (repo.resolve(), workcopy.common_dir(Git(repo)))
-    return Sandbox(config.sandbox, hidden=hidden, packages=repo / ".lake" / "packages")
+    lake_dir = config.project.lake_dir
+    return Sandbox(config.sandbox, hidden=hidden, packages=repo / lake_dir / ".lake" / "packages", lake_dir=lake_dir)
 
 
 def secrets_for(config: Config) -> Secrets:

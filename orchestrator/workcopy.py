@@ -47,13 +47,14 @@ def location(git: Git, worker: str = WORKER) -> Path:
     return cache_dir() / f"{name}-{key}" / worker
 
 
-def prepare(git: Git, base: str, worker: str = WORKER) -> Git:
-    """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm."""
+def prepare(git: Git, base: str, lake_dir: str = ".", worker: str = WORKER) -> Git:
+    """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm. `lake_dir`:
+    the Lake project's folder, whose `.lake` holds the outputs and the dependencies."""
     remove_former(git)
     path = location(git, worker)
     work = git.worktree(path, base)
-    buildoutputs.recover(path)  # a cycle killed mid-way: what its session wrote in `.lake` goes before any build
-    link_packages(path, git.root / ".lake" / "packages")
+    buildoutputs.recover(path, lake_dir)  # a cycle killed mid-way: what its session wrote goes before any build
+    link_packages(path / lake_dir, git.root / lake_dir / ".lake" / "packages")
     return work
 
 

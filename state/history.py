@@ -82,6 +82,13 @@ class WorkerContext(BaseModel):
     compactions: int = 0  # summaries the session continued from
 
 
+class ToolStat(BaseModel):
+    """One tool's calls in a Worker's session."""
+
+    count: int = 0
+    seconds: float = 0.0  # the calls' total wall time
+
+
 class HistoryRecord(BaseModel):
     """One finished cycle. Unknown keys are kept, so nothing a record held is lost."""
 
@@ -115,6 +122,7 @@ class HistoryRecord(BaseModel):
     error: str | None = None  # what stopped the cycle, for outcome `error`
     worker_stop: str | None = None  # how the Worker's session ended: finished, ended, turns, time, tokens, context…
     worker_context: WorkerContext | None = None
+    tool_calls: dict[str, ToolStat] = Field(default_factory=dict)  # the Worker's tool calls by name (none: older)
     faithfulness: list[Faithfulness] = Field(default_factory=list)  # verdicts on the statements it changed
     prover_jobs: dict[str, list[str]] = Field(default_factory=dict)  # external prover jobs "submitted", "used"
     progress: bool | None = None  # what the facts show (orchestrator/facts.py); None in older records

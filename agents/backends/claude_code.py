@@ -85,7 +85,7 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -117,11 +117,11 @@ from claude_agent_sdk import (
 from agents.backends.claude_guard import Guard
 from agents.config import PROVER_SERVER
 from agents.ledger import BudgetExceeded, Charge, Ledger
+from agents.lsp import SERVER as LEAN_SERVER
 from agents.model import Message as ChatMessage
 from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolCall, ToolResult, ToolSpec
-from agents.prompts import render
 from agents.tools import SPECS, Workspace
-from agents.worker import Context, Limits, Round, Stop
+from agents.worker import Context, Limits, Round, Stop, prompt
 from gates.sandbox import Sandbox
 from state.errors import InfraError
 from state.history import Usage
@@ -142,7 +142,7 @@ CLAUDE_CODE_NOTE = """
 ## Working in Claude Code
 
 This session runs in Claude Code: the tools named above are replaced by Claude Code's own. Your tools, in
-Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`. Record a blocker by
+Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`.$lake Record a blocker by
 writing a new file `$state_dir/issues/<slug>.md` (never an existing one). Do not commit; the loop commits for
 you. There is no `finish` tool: when you are done, end your turn with the report (the headings above, the
 `RESTRUCTURING:` line if you raised the number of sorries or traded a proof for a sorry, and the `SPLITTING:` line
@@ -168,17 +168,21 @@ class ClaudeCodeSession:
                  sandbox: Sandbox, *,
                  role: str = "worker", allowed_tools: list[str] | None = None,
                  mcp_servers: dict[str, dict[str, Any]] | None = None, stop: threading.Event | None = None,
-                 cli_path: str | None = None, interrupt_grace_s: float = 10.0) -> None:
+                 cli_path: str | None = None, interrupt_grace_s: float = 10.0,
+                 lean_tools: Collection[str] | None = None) -> None:
         """`allowed_tools` defaults to `DEFAULT_ALLOWED_TOOLS`; `mcp_servers` are Claude Code `mcpServers`
         entries; `cli_path` defaults to the SDK's search; `interrupt_grace_s` is how long an interrupted round
-        may take to end before its CLI is killed."""
+        may take to end before its CLI is killed; `lean_tools`: the tools of the Lean server (`mcp_servers`'
+        `lean_lsp`) the session may call, None when it has none."""
         self.model = model
         self.workspace = workspace
         self.limits = limits
         self.ledger = ledger
         self.role = role
         self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if allowed_tools is None else allowed_tools)
-        self.guard = Guard(workspace, sandbox, tuple(self.allowed_tools))
+        self.guard = Guard(workspace, sandbox, tuple(self.allowed_tools),
+                           None if lean_tools is None else frozenset(lean_tools))
+        self.tools = self.guard.tally
         # Command-line servers run inside the sandbox; the prover's SDK server joins them.
         self.mcp_servers: dict[str, Any] = {name: self.guard.mcp_server(entry)
                                             for name, entry in (mcp_servers or {}).items()}
@@ -194,8 +198,8 @@ class ClaudeCodeSession:
         prover = workspace.desk is not None and workspace.desk.off is None
         if prover:
             self.mcp_servers[PROVER_SERVER] = prover_server(workspace)
-        note = render_note(self.allowed_tools, workspace.state_dir, prover=prover)
-        self.system_prompt = render("worker", rules=rules) + note
+        note = render_note(self.allowed_tools, workspace.state_dir, prover=prover, lake_dir=sandbox.lake_dir)
+        self.system_prompt = prompt(rules, lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
         self._cli = _Cli("the Worker's session", cli_path)
         self._finalizer = weakref.finalize(self, self._cli.close)
 
@@ -538,13 +542,17 @@ class _Cli:
 # --- options, permissions, messages --------------------------------------------------------------------------------
 
 
-def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False) -> str:
-    """The note on Claude Code; `prover`: the session has the external prover's MCP tools."""
+def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False, lake_dir: str = ".") -> str:
+    """The note on Claude Code; `prover`: the session has the external prover's MCP tools; `lake_dir`: the folder
+    holding the Lake project, where commands run."""
     from string import Template
 
     tools = [*allowed_tools, *(f"mcp__{PROVER_SERVER}__{name}" for name in PROVER_TOOLS if prover)]
     how = Template(PROVER_BY_TOOLS if prover else PROVER_BY_REPORT).substitute(state_dir=state_dir)
-    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", state_dir=state_dir, prover=how)
+    lake = "" if lake_dir == "." else (f" Commands run in `{lake_dir}/`, the Lake project's folder: name files "
+                                       "relative to it there.")
+    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", state_dir=state_dir, prover=how,
+                                                 lake=lake)
 
 
 def prover_server(workspace: Workspace) -> McpSdkServerConfig:

@@ -36,8 +36,12 @@ connect to a CLI that cannot honour it), takes the decision:
 - TodoWrite: allowed; the MCP servers' tools: left to the rules that approve
   them (the prover's are the Workspace's own, confined there; a command-line
   server runs in the sandbox with `.lake` read-only, as it lives while the
-  gates compile);
+  gates compile), except the Lean server's (`mcp__lean_lsp__…`, with
+  `lean_tools = "lean-lsp-mcp"`): only those `lean_lsp_tools` names;
 - any other tool: refused.
+
+The hooks also count the calls they let through, by tool name, with the time
+from PreToolUse to PostToolUse: the record's `tool_calls`.
 
 And one PostToolUse hook on every tool, after the call ran: a Bash command's
 `.lake/packages` link is restored, and the result's strings have every known
@@ -61,8 +65,9 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +84,8 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from agents.tools import Refused, Workspace
+from agents.lsp import SERVER as LEAN_SERVER
+from agents.tools import Refused, Tally, Workspace
 from gates.credentials import Secrets
 from gates.sandbox import Sandbox
 
@@ -89,6 +95,7 @@ READ_TOOLS = {"Read": ("file_path",), "NotebookRead": ("notebook_path",), "Glob"
 WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
 """The file-writing tools, with the input field naming the file."""
 HARMLESS = {"TodoWrite"}
+LEAN_PREFIX = f"mcp__{LEAN_SERVER}__"
 _SEPARATORS = re.compile(r"&&|\|\||;|\||&|\n")
 _SUBSTITUTION = re.compile(r"`|\$\(|<\(|>\(")
 MAX_SCANNED = 16 * 1024 * 1024
@@ -109,6 +116,9 @@ class Guard:
     workspace: Workspace
     sandbox: Sandbox
     rules: tuple[str, ...]  # the allowed tools, in Claude Code's permission-rule syntax
+    lean_tools: frozenset[str] | None = None  # the Lean server's tools allowed, when the session has that server
+    tally: Tally = field(default_factory=Tally)  # the calls the hooks saw, by name (the Lean server's unprefixed)
+    started: dict[str, tuple[str, float]] = field(default_factory=dict)  # tool_use_id → (name, when)
 
     def decide(self, name: str, tool_input: dict[str, Any]) -> Verdict:
         """The decision on one call; never raises (a failing hook would count as a block, but say nothing)."""
@@ -121,6 +131,10 @@ class Guard:
         return verdict
 
     def _decide(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        lean = name.removeprefix(LEAN_PREFIX)
+        if self.lean_tools is not None and lean != name and lean not in self.lean_tools:
+            return Verdict(False, f"refused: {lean} is not among the Lean server's tools allowed here "
+                                  f"({', '.join(sorted(self.lean_tools))}; see [agents.worker] lean_lsp_tools)")
         if name.startswith("mcp__"):
             return Verdict(None)
         if name not in {*_tools(self.rules), *HARMLESS}:
@@ -201,6 +215,10 @@ class Guard:
             if data["hook_event_name"] != "PreToolUse":
                 return {}
             verdict = self.decide(data["tool_name"], dict(data["tool_input"]))
+            if verdict.allow is not False:
+                self.tally.add(data["tool_name"].removeprefix(LEAN_PREFIX), 0.0)
+                if tool_use_id:
+                    self.started[tool_use_id] = (data["tool_name"].removeprefix(LEAN_PREFIX), time.monotonic())
             if verdict.allow is None:
                 return {}
             out: dict[str, Any] = {"hookEventName": "PreToolUse",
@@ -220,6 +238,9 @@ class Guard:
         async def post_tool_use(data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
             if data["hook_event_name"] != "PostToolUse":
                 return {}
+            began = self.started.pop(tool_use_id, None) if tool_use_id else None
+            if began is not None:
+                self.tally.add(began[0], time.monotonic() - began[1], count=0)
             if data["tool_name"] == "Bash":
                 try:
                     self.sandbox.relink(self.workspace.root)

@@ -42,7 +42,7 @@ def declaration(text: str, path: str, name: str) -> Decl | None:
 def project_files(tree: Tree, state_dir: str) -> dict[str, bytes]:
     """What a prover needs to build the targets: the Lean sources and the Lake project files."""
     return {p: tree.read(p) for p in tree.files()
-            if not p.startswith(f"{state_dir}/") and (p.endswith(".lean") or p in PROJECT_FILES)}
+            if not p.startswith(f"{state_dir}/") and (p.endswith(".lean") or p.rsplit("/", 1)[-1] in PROJECT_FILES)}
 
 
 def _decl(census: Census, target: Target) -> Decl | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from agents.ledger import Ledger
+from audit.judge import Rubric
 from audit.run import Models, Options, audit, markdown
 from gates.census import census
 from gates.tree import DirTree
@@ -41,7 +42,8 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     ledger = Ledger()
     models = _models(config, ledger, no_models=no_models, filter_edges=filter_edges)
     options = Options(sample=sample, seed=seed, filter_edges=filter_edges, concurrency=config.audit.concurrency,
-                      context_chars=config.audit.context_chars, blueprint=config.audit.blueprint,
+                      rubric=Rubric(config.audit.rubric, config.audit.book_name, config.audit.context_chars),
+                      blueprint=config.audit.blueprint,
                       mappings=tuple(config.audit.mappings))
     doc = audit(root, found, models, options, datetime.now(UTC))
     doc["lean_roots"] = roots

@@ -29,7 +29,7 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
             click.echo(f"  {line}")
         return 0
     sandbox.check(config.sandbox)
-    toolchain.check(root, config.sandbox)
+    toolchain.check(root / config.project.lake_dir, config.sandbox)
     check_endpoints(config, loop_roles(config))
     budget = budget_of(config.budget, read_history(config.state(root).history).records, datetime.now(UTC))
     total, day = config.budget.total_usd, config.budget.per_day_usd

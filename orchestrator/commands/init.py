@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 
 from agents.config import BudgetConfig
+from orchestrator import config as configuration
 from orchestrator import ignores
-from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, missing_roots, render_config
+from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, render_config
 from orchestrator.git import Git
-from orchestrator.repo import detect_lean_project, find_repo
+from orchestrator.repo import LeanProject, detect_lean_project, find_repo, lake_projects
 from state.atomic import write_atomic
 from state.errors import UsageError
 from state.paths import StatePaths
@@ -21,22 +22,28 @@ DAY_USD = 50.0  # a new project's daily budget: a few long cycles; raised by the
 MAX_JOB_MINUTES = 360  # GitHub-hosted runners stop a job after six hours
 
 
-def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = False) -> int:
+def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = False,
+        project_dir: Path | None = None) -> int:
     repo = find_repo(directory)
-    project = detect_lean_project(repo)
-    if project is None:
-        raise UsageError(f"{repo} holds no Lean project (no lakefile.lean, lakefile.toml or lean-toolchain); "
-                         "create one with `lake new` or `lake init` first")
     if (repo / CONFIG_FILE).exists():  # kept as it is; the rest follows it
         config = load_config(repo)
+        project = detect_lean_project(repo, config.project.lake_dir)
+        if project is None:
+            raise UsageError(f"{CONFIG_FILE}: [project] lake_dir {config.project.lake_dir!r} holds no Lean project "
+                             "(no lakefile.lean, lakefile.toml or lean-toolchain)")
         roots = config.project.lean_roots
-        if lean_roots:
-            click.echo(f"note: {CONFIG_FILE} exists, so its lean_roots are kept and --lean-root is ignored")
+        if lean_roots or project_dir:
+            click.echo(f"note: {CONFIG_FILE} exists, so its lake_dir and lean_roots are kept and --project and "
+                       "--lean-root are ignored")
     else:
+        project = choose_project(repo, project_dir or (directory if directory is not None else None))
         roots = list(lean_roots) or project.roots
-        if missing := missing_roots(repo, roots):
+        if missing := configuration.missing_roots(repo, roots):
             raise UsageError(f"--lean-root: {'; '.join(missing)}")
-        config = Config(project=ProjectConfig(lean_roots=roots), budget=BudgetConfig(per_day_usd=DAY_USD))
+        if problem := configuration.lake_problem(repo, project.lake_dir, roots):
+            raise UsageError(f"--lean-root: {problem}")
+        config = Config(project=ProjectConfig(lake_dir=project.lake_dir, lean_roots=roots),
+                        budget=BudgetConfig(per_day_usd=DAY_USD))
     paths = StatePaths(repo, config.project.state_dir)
     rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
     rules = rules.replace("{state_dir}", config.project.state_dir)
@@ -81,7 +88,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
     if ignored:
         _append(repo, "files of the running process, never committed", ignored)
 
-    click.echo(f"Lean project: {project.lakefile or 'no lakefile'}, toolchain {project.toolchain or 'unknown'}, "
+    where = "" if project.lake_dir == "." else f" in {project.lake_dir}/"
+    click.echo(f"Lean project{where}: {project.lakefile or 'no lakefile'}, toolchain {project.toolchain or 'unknown'}, "
                f"Lean roots: {', '.join(roots) or '(the whole repository)'}")
     for rel in written:
         click.echo(f"  wrote    {rel}")
@@ -102,6 +110,34 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
     return 0
 
 
+def choose_project(repo: Path, wanted: Path | None) -> LeanProject:
+    """The Lake project `init` sets up: the folder asked for (`--project`, or the DIRECTORY given when it is a
+    folder below the root holding one), else the root's, else the only one below it."""
+    if wanted is not None:
+        folder = (wanted if wanted.is_absolute() else Path.cwd() / wanted).resolve()
+        if not folder.is_relative_to(repo):
+            raise UsageError(f"{wanted} is not inside the repository {repo}")
+        rel = folder.relative_to(repo).as_posix()
+        if project := detect_lean_project(repo, rel):
+            return project
+        if rel != ".":
+            raise UsageError(f"{rel} holds no Lean project (no lakefile.lean, lakefile.toml or lean-toolchain)")
+    if project := detect_lean_project(repo):
+        return project
+    found = lake_projects(repo)
+    if len(found) == 1 and (project := detect_lean_project(repo, found[0])):
+        return project
+    if found:
+        raise UsageError(f"{repo} holds several Lake projects: {', '.join(found)}; choose one with "
+                         f"`autoformalize init --project {found[0]}`")
+    raise _none(repo)
+
+
+def _none(repo: Path) -> UsageError:
+    return UsageError(f"{repo} holds no Lean project (no lakefile.lean, lakefile.toml or lean-toolchain, at its "
+                      "root or in a folder below it); create one with `lake new` or `lake init` first")
+
+
 def workflow(config: Config) -> str:
     """The scheduled GitHub Actions workflow, its job timeout above one whole cycle's."""
     a = config.agents
@@ -109,10 +145,12 @@ def workflow(config: Config) -> str:
                + a.consultant.timeout_s + 2 * config.build.timeout_s)
     minutes = min(MAX_JOB_MINUTES, cycle_s // 60 + 15)
     text = resources.files("orchestrator.templates").joinpath("autoformalize.yml").read_text(encoding="utf-8")
+    lake_dir = config.project.lake_dir
     for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),
                        "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
                        "@WEBHOOK_ENV@": config.notify.webhook_env,
-                       "@PROVER_ENV@": config.prover.api_key_env, "@STATE_DIR@": config.project.state_dir}.items():
+                       "@PROVER_ENV@": config.prover.api_key_env, "@STATE_DIR@": config.project.state_dir,
+                       "@LAKE_DIR@": lake_dir, "@LAKE@": "" if lake_dir == "." else f"{lake_dir}/"}.items():
         text = text.replace(key, value)
     return text
 

@@ -21,7 +21,7 @@ def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> in
     root = find_repo(repo)
     config = load_config(root)
     sandbox.check(config.sandbox)
-    toolchain.check(root, config.sandbox)
+    toolchain.check(root / config.project.lake_dir, config.sandbox)
     check_endpoints(config, loop_roles(config))
     options = Options()
     notify = Notifier.from_env(config.notify, root.name)

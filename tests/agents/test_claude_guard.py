@@ -160,3 +160,32 @@ async def _post(guard: Guard, tool: str, tool_input: dict[str, object], response
     data = {"hook_event_name": "PostToolUse", "tool_name": tool, "tool_input": tool_input, "tool_response": response,
             "tool_use_id": "toolu_1", "session_id": "s", "transcript_path": "", "cwd": str(guard.workspace.root)}
     return dict(await hook(data, "toolu_1", {"signal": None}))  # type: ignore[arg-type]
+
+
+def test_the_lean_servers_tools_are_limited_to_the_allowlist(guard: Guard) -> None:
+    lean = Guard(guard.workspace, guard.sandbox, RULES, frozenset({"lean_goal"}))
+    assert allowed(lean, "mcp__lean_lsp__lean_goal", file_path="Book/A.lean", line=1) is None  # its rule approves
+    refused = lean.decide("mcp__lean_lsp__lean_loogle", {"query": "Real.sin"})
+    assert refused.allow is False and "lean_lsp_tools" in refused.reason
+    assert allowed(guard, "mcp__lean_lsp__lean_loogle", query="x") is None  # no Lean server of ours: its rules
+
+
+def test_the_hooks_count_the_calls_they_let_through(guard: Guard) -> None:
+    lean = Guard(guard.workspace, guard.sandbox, RULES, frozenset({"lean_goal"}))
+
+    async def call(tool: str, use: str, tool_input: dict[str, object]) -> None:
+        pre = lean.hook().hooks[0]
+        data = {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input, "tool_use_id": use,
+                "session_id": "s", "transcript_path": "", "cwd": str(lean.workspace.root)}
+        await pre(data, use, {"signal": None})  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        post = lean.post_hook().hooks[0]
+        await post({**data, "hook_event_name": "PostToolUse", "tool_response": {}}, use,  # type: ignore[arg-type]
+                   {"signal": None})
+
+    asyncio.run(call("mcp__lean_lsp__lean_goal", "t1", {"file_path": "Book/A.lean", "line": 1}))
+    asyncio.run(call("Read", "t2", {"file_path": "Book/A.lean"}))
+    asyncio.run(call("mcp__lean_lsp__lean_loogle", "t3", {"query": "x"}))  # refused: not counted
+
+    assert set(lean.tally.calls) == {"lean_goal", "Read"} and lean.tally.calls["lean_goal"].count == 1
+    assert lean.tally.calls["lean_goal"].seconds >= 0.04

@@ -48,7 +48,7 @@ end Cheat
 macro "fast" : tactic => `(tactic| native_decide)
 """
 BASE = {"Book/A.lean": A, "Book/Cheat.lean": CHEAT, "Book.lean": "import Book.A\n",
-        "lean-toolchain": "leanprover/lean4:v4.28.0\n"}
+        "lean-toolchain": "leanprover/lean4:v4.28.0\n", "lakefile.toml": 'name = "book"\n[[lean_lib]]\nname = "Book"\n'}
 HONEST = A.replace("n + 0 = n := by\n  sorry", "n + 0 = n := by\n  simp")
 AXIOM = ("run_cmd Lean.addDecl (.axiomDecl { name := `Book.trustMe, levelParams := [], "
          "type := .const ``False [], isUnsafe := false })\n\n")

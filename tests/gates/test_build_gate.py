@@ -17,14 +17,15 @@ from gates.config import BuildConfig, GatesConfig
 from gates.registry import run_gates
 from gates.tree import DirTree
 from state.errors import InfraError
-from tests.conftest import sandbox, write
+from tests.conftest import LAKEFILE, sandbox, write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : True := by\n  sorry\n\nend Book\n"
 B = "import Book.A\n\nnamespace Book\n\ntheorem uses : True := Book.easy\n\nend Book\n"
 C = "import Book.B\n\nnamespace Book\n\ntheorem top : True := Book.uses\n\nend Book\n"
 D = "namespace Book\n\ntheorem alone : True := trivial\n\nend Book\n"
-PROJECT = {"Book/A.lean": A, "Book/B.lean": B, "Book/C.lean": C, "Book/D.lean": D, "Book.lean": "import Book.C\n"}
+PROJECT = {"Book/A.lean": A, "Book/B.lean": B, "Book/C.lean": C, "Book/D.lean": D, "Book.lean": "import Book.C\n",
+           "lakefile.toml": LAKEFILE}
 
 
 # The stand-in logs its calls into the build outputs, the one place the sandbox lets it write.

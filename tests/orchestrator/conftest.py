@@ -15,7 +15,7 @@ from tests.standin.anthropic_server import AnthropicStandin
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AnthropicStandin]:
     for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "GITHUB_")):
+        if name.startswith(("ANTHROPIC_", "OPENAI_", "GITHUB_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     with AnthropicStandin(api_key=FAKE_KEY) as standin:

@@ -235,14 +235,19 @@ class Project:
         return self.head()
 
 
+BOOK = {"lakefile.toml": 'name = "book"\n[[lean_lib]]\nname = "Book"\n',
+        "lean-toolchain": "leanprover/lean4:v4.24.0\n", "Book.lean": "import Book.A\nimport Book.B\n",
+        "Book/A.lean": A, "Book/B.lean": B}
+"""The Lake project at the repository root, with the Lean root `Book`."""
+
+
 def make_project(root: Path, server: AnthropicStandin, *, files: dict[str, str] | None = None,
-                 config: str | None = None) -> Project:
+                 config: str | None = None, lean: dict[str, str] | None = None) -> Project:
+    """`lean`: the Lake project's files (default `BOOK`)."""
     repo = root / "book"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    write(repo, {"lakefile.toml": 'name = "book"\n[[lean_lib]]\nname = "Book"\n',
-                 "lean-toolchain": "leanprover/lean4:v4.24.0\n", "Book.lean": "import Book.A\nimport Book.B\n",
-                 "Book/A.lean": A, "Book/B.lean": B, "plan.md": PLAN,
+    write(repo, {**(BOOK if lean is None else lean), "plan.md": PLAN,
                  "autoformalize.toml": config or config_text(),
                  ".gitignore": ".lake/\n.prover-state/heartbeat.json\n.prover-state/run.lock\n",
                  "CLAUDE.md": "# Rules\nSorry-first.\n", **(files or {})})

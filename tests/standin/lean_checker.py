@@ -188,6 +188,11 @@ def main() -> int:
     if os.environ.get("STANDIN_PAUSE_ON") == sys.argv[1] and marker and not os.path.exists(marker):
         Path(marker).touch()
         time.sleep(60)
+    if not any((root / name).is_file() for name in ("lakefile.lean", "lakefile.toml")):
+        # Lake reads the package in the directory it runs in, never above it; the lines as Lake 5 printed them.
+        print("error: [root]: no configuration file with a supported extension:\n././lakefile.lean\n././lakefile.toml",
+              file=sys.stderr)
+        return 1
     if sys.argv[1] == "has-replay":
         return 0
     if sys.argv[1] == "replay":

@@ -1,0 +1,1 @@
+import Books.ConvexAnalysis_Rockafellar_1970.Book
