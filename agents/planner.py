@@ -10,9 +10,11 @@ back to the last valid Scope (`orchestrator/fallback.py`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from agents.items import Item, has_items, parse_items
 from agents.model import Model, System
 from agents.prompts import render
 from agents.reader import Bounds, ended
@@ -36,6 +38,7 @@ class Plan:
     usage: Usage
     plan_update: str | None = None  # the whole new plan.md, when the Planner proposed one
     turns: int = 0  # model calls its session made
+    items: list[Item] = field(default_factory=list)  # a round's work items, when the strategy has them
 
 
 class PlanFailed(Exception):
@@ -128,25 +131,45 @@ def _section(lines: list[str], at: int, level: int) -> tuple[int, int, str]:
                           "than any inside the plan)")
 
 
-def prompt(rules: str, lean_roots: list[str], plan_name: str = "plan.md", tools: str = "") -> str:
-    """The Planner's system prompt."""
-    return render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository", plan=plan_name,
+def read(text: str, usage: Usage, lean_roots: list[str], census: Census | None = None,
+         gates: GatesConfig | None = None, workers: int = 1) -> Plan:
+    """`text` as a plan: one Scope, or with `workers` above 1 and `## Item:` sections, up to that many items, each
+    Scope validated as one; raises `InvalidStrategy`."""
+    if workers <= 1 or not has_items(text):
+        return Plan(text, validate(text, lean_roots, census, gates), usage)
+    items = parse_items(text)
+    if len(items) > workers:
+        raise InvalidStrategy(f"the strategy has {len(items)} items; at most {workers} ([parallel] workers)")
+    for item in items:
+        try:
+            validate(item.text, lean_roots, census, gates)
+        except InvalidStrategy as e:
+            raise InvalidStrategy(f"item {item.name!r}: {e}") from None
+    scope = list(dict.fromkeys(e for item in items for e in item.scope))
+    return Plan(text, scope, usage, items=items)
+
+
+def prompt(rules: str, lean_roots: list[str], plan_name: str = "plan.md", tools: str = "", workers: int = 1) -> str:
+    """The Planner's system prompt; with more than one Worker, the format of a round's items too."""
+    text = render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository", plan=plan_name,
                   tools=tools or Bounds().tools_line(), plan_chars=f"{PLAN_CHARS:,}")
+    return text + (f"\n\n{render('items', workers=workers)}" if workers > 1 else "")
 
 
 def plan(model: Model, *, rules: str, context: str, lean_roots: list[str], census: Census | None = None,
-         gates: GatesConfig | None = None, bounds: Bounds | None = None, plan_name: str = "plan.md") -> Plan:
+         gates: GatesConfig | None = None, bounds: Bounds | None = None, plan_name: str = "plan.md",
+         workers: int = 1) -> Plan:
     b = bounds or Bounds()
-    system = System(prompt(rules, lean_roots, plan_name, b.tools_line()))
+    system = System(prompt(rules, lean_roots, plan_name, b.tools_line(), workers))
     session = b.session(model, system, "planner", MAX_TOKENS)
     try:
-        return _answer(session, context, lean_roots, census, gates)
+        return _answer(session, context, lean_roots, census, gates, workers)
     finally:
         session.close()
 
 
 def _answer(session: WorkerSession, context: str, lean_roots: list[str], census: Census | None,
-            gates: GatesConfig | None) -> Plan:
+            gates: GatesConfig | None, workers: int) -> Plan:
     """The strategy the session answers with, sent back once when invalid."""
     answer = session.run(context)
     for attempt in (1, 2):
@@ -155,8 +178,8 @@ def _answer(session: WorkerSession, context: str, lean_roots: list[str], census:
             raise PlanFailed(why, session.usage)
         try:
             text, update = split_update(answer.report)
-            return Plan(text.strip() + "\n", validate(text, lean_roots, census, gates), session.usage, update,
-                        session.turns)
+            read_plan = read(text.strip() + "\n", session.usage, lean_roots, census, gates, workers)
+            return dataclasses.replace(read_plan, plan_update=update, turns=session.turns)
         except InvalidStrategy as e:
             if attempt == 2:
                 raise PlanFailed(f"the Planner's strategy is invalid twice: {e}", session.usage) from None

@@ -115,6 +115,20 @@ class HousekeepingConfig(BaseModel):
     """A sweep removes prover results (`<state>/prover_results/<job>/`) whose last commit is this many days old."""
 
 
+class ParallelConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    workers: int = Field(default=1, ge=1, le=64)
+    """Workers per round. Above 1 the Planner writes up to this many `## Item: <name>` sections, each with its own
+    `### Scope`; items whose Scopes could share a file are dropped, the others are worked at once, each in its own
+    working copy, and land one at a time through the merge queue (each its own record and commit)."""
+    max_builds: int | None = Field(default=None, ge=1)
+    """Lean compiles running at once across the round's Workers and gates; unset: half the cores, at least 1."""
+
+    def builds(self) -> int:
+        return self.max_builds or max(1, (os.cpu_count() or 2) // 2)
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -131,6 +145,7 @@ class Config(BaseModel):
     prover: ProverConfig = Field(default_factory=ProverConfig)
     housekeeping: HousekeepingConfig = Field(default_factory=HousekeepingConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    parallel: ParallelConfig = Field(default_factory=ParallelConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:

@@ -15,6 +15,7 @@ import hashlib
 import os
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 
@@ -22,7 +23,7 @@ from agents import briefs, consultant, evaluator, planner
 from agents.config import AgentConfig
 from agents.consultant import NoAdvice
 from agents.lookup import Lookup
-from agents.planner import Plan, PlanFailed
+from agents.planner import PlanFailed
 from agents.prices import window_of
 from agents.provers.desk import Desk
 from agents.reader import Bounds, Reader
@@ -92,38 +93,61 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         open_desk(c)
         beat.phase("harvest", PROVER_CALLS * PROVER_CALL_S * max(1, len(c.desk.open_jobs()) if c.desk else 0))
         harvest(c)
-        agents = config.agents
-        for phase, limit in ((plan, agents.planner.timeout_s), (work, agents.worker.timeout_s),
-                             (judge, agents.judge.timeout_s), (evaluate, agents.evaluator.timeout_s),
-                             (escalate, agents.consultant.timeout_s)):
-            if c.outcome is Outcome.ERROR:
-                break
-            _checkpoint(c)
-            if phase is work:  # the base's fingerprints, then the gates and their repair rounds (build, probes, replay)
-                probes = rounds(config.gates.fingerprint_depth)
-                limit += (probes + (config.gates.repair_rounds + 1) * (3 + probes)) * config.build.timeout_s
-            if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
-                limit *= 2 * max(1, len(c.altered))
-            beat.phase(phase.__name__, limit, cycle=c.number)
-            try:
-                phase(c)
-            except InfraError as e:
-                log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
-                if phase in (plan, work):
-                    c.fail(f"{phase.__name__}: {e}", infra=True)
-                else:  # the judge, the Evaluator and the Consultant advise: a change that passed the gates lands
-                    c.error, c.infra = f"{phase.__name__}: {e}", True
+        if config.parallel.workers > 1:  # the Planner's items, each its own Worker, through the merge queue
+            from orchestrator import round as parallel
+            return parallel.run(c, beat)
+        advance(c, beat, plan, work, judge, evaluate, escalate)
+        return conclude(c, beat)
+
+
+class Phase(Protocol):
+    __name__: str
+
+    def __call__(self, c: Cycle) -> None: ...
+
+
+def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
+    """Run `phases` in order, each within its time limit (beside a round's other items, without a beat of its
+    own), until one ends the cycle in an error."""
+    agents = c.config.agents
+    limits = {plan: agents.planner.timeout_s, work: agents.worker.timeout_s, judge: agents.judge.timeout_s,
+              evaluate: agents.evaluator.timeout_s, escalate: agents.consultant.timeout_s}
+    for phase in phases:
+        if c.outcome is Outcome.ERROR:
+            break
         _checkpoint(c)
-        # From here to the end the cycle runs to completion: its writes and its commit are the transaction.
-        beat.phase("bookkeeping", git_s, cycle=c.number)
-        bookkeeping(c)
-        beat.phase("land", PUSH_ATTEMPTS * (2 * git_s + 2 * config.build.timeout_s), cycle=c.number)
-        land(c)
-        if c.work is not None:  # the outputs the gates built for a change that landed stay; others go
-            keep = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE)
-            buildoutputs.settle(c.work.root, keep, config.project.lake_dir)
-        assert c.record is not None
-        return c.record, c
+        limit = limits[phase]
+        if phase is work:  # the base's fingerprints, then the gates and their repair rounds (build, probes, replay)
+            probes = rounds(c.config.gates.fingerprint_depth)
+            limit += (probes + (c.config.gates.repair_rounds + 1) * (3 + probes)) * c.config.build.timeout_s
+        if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
+            limit *= 2 * max(1, len(c.altered))
+        if beat is not None:
+            beat.phase(phase.__name__, limit, cycle=c.number)
+        try:
+            phase(c)
+        except InfraError as e:
+            log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
+            if phase in (plan, work):
+                c.fail(f"{phase.__name__}: {e}", infra=True)
+            else:  # the judge, the Evaluator and the Consultant advise: a change that passed the gates lands
+                c.error, c.infra = f"{phase.__name__}: {e}", True
+
+
+def conclude(c: Cycle, beat: Beat) -> tuple[HistoryRecord, Cycle]:
+    """Bookkeeping and landing: from here to the end the cycle runs to completion, its writes and its commit
+    being the transaction."""
+    _checkpoint(c)
+    git_s = float(NETWORK_TIMEOUT_S)
+    beat.phase("bookkeeping", git_s, cycle=c.number)
+    bookkeeping(c)
+    beat.phase("land", PUSH_ATTEMPTS * (2 * git_s + 2 * c.config.build.timeout_s), cycle=c.number)
+    land(c)
+    if c.work is not None:  # the outputs the gates built for a change that landed stay; others go
+        keep = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE)
+        buildoutputs.settle(c.work.root, keep, c.config.project.lake_dir)
+    assert c.record is not None
+    return c.record, c
 
 
 def _checkpoint(c: Cycle) -> None:
@@ -176,7 +200,7 @@ def sync(c: Cycle) -> None:
     if not (entry.commit and c.git.is_ancestor(entry.commit, c.base)):
         unfinished.append(entry)
     recorded = {r.cycle for r in read_history(c.paths.history).records}
-    for u in unfinished:
+    for u in sorted(unfinished, key=lambda u: u.cycle):  # a round's items: the one landing is the entry
         if u.cycle in recorded:  # a journal older than what the branch holds
             continue
         c.adopted += u.prover_jobs
@@ -295,7 +319,7 @@ def plan(c: Cycle) -> None:
     try:
         if c.options.skip_planner:
             text = files.read_strategy(c.paths) or ""
-            c.plan = Plan(text, planner.validate(text, roots, c.census, c.config.gates), Usage())
+            c.plan = planner.read(text, Usage(), roots, c.census, c.config.gates, c.config.parallel.workers)
         elif not c.build.ok:
             if not c.build.failing:
                 raise InfraError(f"the branch does not build and no failing file could be named: {c.build.detail}")
@@ -315,7 +339,7 @@ def plan(c: Cycle) -> None:
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
-                                  plan_name=c.config.project.plan)
+                                  plan_name=c.config.project.plan, workers=c.config.parallel.workers)
     except InvalidStrategy as e:
         c.fail(f"strategy.md cannot be used: {e}", infra=False)
     except PlanFailed as e:  # the last valid Scope carries the cycle; the record says why
@@ -480,7 +504,7 @@ def bookkeeping(c: Cycle) -> None:
     if c.worker_commit is not None and c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE):
         work.run("cherry-pick", "--no-commit", c.worker_commit)  # a rejected change lands none of its files
     if c.plan is not None and not c.options.skip_planner:
-        files.write_strategy(wp, c.plan.text)
+        files.write_strategy(wp, c.item.strategy if c.item else c.plan.text)
     if c.plan is not None and c.plan.plan_update is not None:  # the Planner's alone: plan.md is the Worker's never
         write_atomic(work.root / c.config.project.plan, c.plan.plan_update)
     if c.session is not None:
@@ -581,10 +605,17 @@ def _users_changes(c: Cycle) -> list[str]:
 
 def _rebase(c: Cycle, new_base: str) -> None:
     """The remote moved: redo the cycle's commit on its new head, re-running the gates if Lean changes land."""
-    assert c.work is not None
     log.info("cycle.rebase", onto=new_base[:12])
-    c.base = new_base
     c.build = BuildStatus(False, "the remote moved during the cycle; its new commits were not built here")
+    reapply(c, new_base, "the change does not apply on the remote's new commits")
+    bookkeeping(c)
+
+
+def reapply(c: Cycle, new_base: str, conflict: str) -> bool:
+    """Make `new_base` the cycle's base, and re-apply and re-gate a change that passed onto it; False (the change
+    rejected, `conflict` its error when it does not apply) when it no longer passes."""
+    assert c.work is not None
+    c.base = new_base
     history_path = c.paths.relative(c.paths.history)
     tree = GitTree(c.git, new_base)
     c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
@@ -594,7 +625,8 @@ def _rebase(c: Cycle, new_base: str) -> None:
         jobs_path = c.paths.relative(c.paths.prover_jobs)
         c.desk.rebase(files.parse_model(tree.read(jobs_path), ProverJobs, jobs_path) if jobs_path in tree.files()
                       else ProverJobs(), c.number)
-    if c.outcome is Outcome.ACCEPTED and c.worker_commit is not None:
+    applied = True
+    if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) and c.worker_commit is not None:
         c.work.reset_hard(new_base)
         c.work.clean()
         kernelcheck.fingerprints(c, builds=True)  # the change is held to the new base's statements
@@ -602,13 +634,13 @@ def _rebase(c: Cycle, new_base: str) -> None:
             c.work.run("cherry-pick", "--no-commit", c.worker_commit)
         except InfraError:
             c.work.abort_cherry_pick()
-            c.outcome, c.error = Outcome.REJECTED, "the change does not apply on the remote's new commits"
+            c.outcome, c.error, applied = Outcome.REJECTED, conflict, False
         else:
             if not gate(c):
-                c.outcome = Outcome.REJECTED
+                c.outcome, applied = Outcome.REJECTED, False
         if c.evaluation is not None:
             c.evaluation = cs.capped(c, c.evaluation)
-    bookkeeping(c)
+    return applied
 
 
 def _undo_partial_merge(c: Cycle, entry: Entry) -> None:

@@ -48,6 +48,15 @@ class Interrupted(Exception):
     """A stop was requested: the cycle was abandoned at a safe point; the next one records it as interrupted."""
 
 
+@dataclass(frozen=True)
+class RoundItem:
+    """What a cycle that is one item of a parallel round knows of the round."""
+
+    round: int
+    name: str
+    strategy: str  # the round's whole strategy, which strategy.md keeps
+
+
 @dataclass
 class Cycle:
     """Filled in phase by phase; the record is derived from it at the end."""
@@ -94,6 +103,8 @@ class Cycle:
     pairing: dict[str, str] = field(default_factory=dict)  # declarations the book pairs at the base → entity id
     restated: dict[str, str] = field(default_factory=dict)  # paired statements the change altered → how
     planner_failed: str | None = None  # why the Planner's answer was not used
+    item: RoundItem | None = None  # set when the cycle is one item of a parallel round
+    round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
 
     @property
     def work_paths(self) -> StatePaths:
@@ -131,7 +142,8 @@ def record(c: Cycle) -> HistoryRecord:
         faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
-        planner_failed=c.planner_failed, restated=sorted(c.restated))
+        planner_failed=c.planner_failed, restated=sorted(c.restated),
+        round=c.item.round if c.item else None, item=c.item.name if c.item else None)
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:
@@ -252,6 +264,7 @@ def commit_message(c: Cycle) -> str:
     assert c.record is not None
     builds = "yes" if c.build is not None and c.build.ok and c.outcome is not None else "no"
     planned = f"Autoformalize-Plan: updated ({c.config.project.plan})\n" if c.plan and c.plan.plan_update else ""
+    item = f"Autoformalize-Round: {c.item.round}\nAutoformalize-Item: {c.item.name}\n" if c.item else ""
     return (f"autoformalize: cycle {c.number} {c.record.outcome}: {c.record.summary[:100]}\n\n"
             f"Autoformalize-Cycle: {c.number}\nAutoformalize-Outcome: {c.record.outcome}\n"
-            f"Autoformalize-Builds: {builds}\n{planned}")
+            f"Autoformalize-Builds: {builds}\n{item}{planned}")

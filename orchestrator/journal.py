@@ -8,6 +8,7 @@ travel with it, so two interruptions in a row lose neither record.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -55,3 +56,57 @@ class Journal:
 
     def clear(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+class RoundJournal:
+    """One journal for a parallel round: each item writes and clears its own entry through `view`, and the file
+    holds them all, so a crash at any point leaves every item not yet landed to be recorded as interrupted.
+
+    The item landing (the one whose entry has a commit) is the file's entry, the others travel as unfinished
+    with what the round carried from before; the file goes once every item has landed."""
+
+    def __init__(self, journal: Journal, carried: list[Unfinished]) -> None:
+        self.journal = journal
+        self.carried = carried
+        self.entries: dict[int, Entry] = {}
+        self._lock = threading.Lock()
+
+    def view(self, cycle: int) -> ItemJournal:
+        return ItemJournal(self, cycle)
+
+    def put(self, entry: Entry) -> None:
+        with self._lock:
+            self.entries[entry.cycle] = entry
+            self._flush()
+
+    def drop(self, cycle: int) -> None:
+        with self._lock:
+            self.entries.pop(cycle, None)
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.entries:
+            self.journal.clear()
+            return
+        top = next((e for e in self.entries.values() if e.commit is not None), next(iter(self.entries.values())))
+        others = [Unfinished.model_validate(e.model_dump(include=set(Unfinished.model_fields)))
+                  for e in self.entries.values() if e is not top]
+        self.journal.write(top.model_copy(update={"unfinished": [*others, *self.carried]}))
+
+
+class ItemJournal(Journal):
+    """One item's part of a `RoundJournal`, with a cycle's journal's interface."""
+
+    def __init__(self, round_: RoundJournal, cycle: int) -> None:
+        super().__init__(round_.journal.path.parent.parent)
+        self.round = round_
+        self.cycle = cycle
+
+    def read(self) -> Entry | None:
+        return self.round.entries.get(self.cycle)
+
+    def write(self, entry: Entry) -> None:
+        self.round.put(entry)
+
+    def clear(self) -> None:
+        self.round.drop(self.cycle)

@@ -48,8 +48,17 @@ class Beat:
             update: dict[str, object] = {"phase": name, "phase_started_at": now, "phase_deadline": deadline}
             if cycle is not None:
                 update["cycle"] = cycle
+            if name == "sync":  # a new cycle: the last round's items are done
+                update["items"] = {}
             self.state = self.state.model_copy(update=update)
         log.info("phase", cycle=self.state.cycle, phase=name)
+        self._write()
+
+    def item(self, name: str, state: str) -> None:
+        """Where item `name` of the running round stands (working, passed, rejected, landed, …)."""
+        with self._lock:
+            self.state = self.state.model_copy(update={"items": {**self.state.items, name: state}})
+        log.info("item", cycle=self.state.cycle, item=name, state=state)
         self._write()
 
     def _loop(self) -> None:

@@ -19,7 +19,7 @@ from gates.sandbox import link_packages
 from orchestrator import buildoutputs
 from orchestrator.git import Git, GitError
 
-WORKER = "worker-0"  # one Worker per cycle for now; the name keeps room for more
+WORKER = "worker-0"  # a cycle's Worker; the items of a parallel round use worker-1, worker-2, …
 SCRATCH = ".scratch"
 """The Worker's scratch folder for experiments: its tools may write Lean files there whatever the Scope, and it is
 put back as the base has it before any gate runs, so nothing there lands and nothing that lands may import it."""
@@ -42,19 +42,19 @@ def cache_dir() -> Path:
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "autoformalize"
 
 
-def location(git: Git) -> Path:
-    """The Worker's working copy of this repository: one per repository (its git directory's path)."""
+def location(git: Git, worker: str = WORKER) -> Path:
+    """A Worker's working copy of this repository: one per repository (its git directory's path) and Worker."""
     common = common_dir(git)
     name = common.parent.name if common.name == ".git" else common.name.removesuffix(".git")
     key = hashlib.sha256(str(common).encode()).hexdigest()[:16]
-    return cache_dir() / f"{name}-{key}" / WORKER
+    return cache_dir() / f"{name}-{key}" / worker
 
 
-def prepare(git: Git, base: str, lake_dir: str = ".") -> Git:
+def prepare(git: Git, base: str, lake_dir: str = ".", worker: str = WORKER) -> Git:
     """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm. `lake_dir`:
     the Lake project's folder, whose `.lake` holds the outputs and the dependencies."""
     remove_former(git)
-    path = location(git)
+    path = location(git, worker)
     work = git.worktree(path, base)
     buildoutputs.recover(path, lake_dir)  # a cycle killed mid-way: what its session wrote goes before any build
     link_packages(path / lake_dir, git.root / lake_dir / ".lake" / "packages")

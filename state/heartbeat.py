@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from state.atomic import write_atomic
 
@@ -20,6 +20,7 @@ class Heartbeat(BaseModel):
     updated_at: datetime
     phase_started_at: datetime | None = None
     phase_deadline: datetime | None = None
+    items: dict[str, str] = Field(default_factory=dict)  # a parallel round's items → where each stands
 
     @model_validator(mode="before")
     @classmethod
@@ -36,7 +37,8 @@ class Heartbeat(BaseModel):
 
 
 def write_heartbeat(path: Path, beat: Heartbeat) -> None:
-    write_atomic(path, beat.model_dump_json() + "\n")
+    # `items` only while a parallel round has them: a cycle of one Worker writes the heartbeat it always did
+    write_atomic(path, beat.model_dump_json(exclude=None if beat.items else {"items"}) + "\n")
 
 
 def read_heartbeat(path: Path) -> tuple[Heartbeat | None, str | None]:

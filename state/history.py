@@ -129,6 +129,8 @@ class HistoryRecord(BaseModel):
     issues_opened: list[str] = Field(default_factory=list)  # the issues the Worker opened that landed
     planner_failed: str | None = None  # why the Planner's answer was not used, when it was not
     restated: list[str] = Field(default_factory=list)  # statements paired with the book whose meaning it changed
+    round: int | None = None  # the parallel round the cycle was an item of; None for a cycle of one Worker
+    item: str | None = None  # that item's name in the round's strategy
 
     @field_validator("started_at", "finished_at")
     @classmethod

@@ -11,7 +11,7 @@ from gates import sandbox
 from orchestrator import toolchain
 from orchestrator.config import load_config
 from orchestrator.cycle import Options, run_cycle
-from orchestrator.cyclestate import budget_of
+from orchestrator.cyclestate import Cycle, budget_of
 from orchestrator.notify import Event, Notifier
 from orchestrator.preview import preview
 from orchestrator.repo import find_repo
@@ -48,8 +48,20 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         notify.send(Event.FAILURE, cycle="(unnumbered)", error=str(e)[:300])
         raise
     notify.cycle(record, [*cycle.history.records, *cycle.interrupted], stall_after=config.loop.escalate_after)
+    for item in cycle.round or [cycle]:  # a parallel round: each item's record, in the order they landed
+        _show(item)
+    if record.outcome is Outcome.ERROR and cycle.infra:
+        click.echo(f"error: {record.error}", err=True)
+        return 1
+    return 0
+
+
+def _show(cycle: Cycle) -> None:
+    record = cycle.record
+    assert record is not None
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"
-    click.echo(f"cycle {record.cycle}: {record.outcome}, score {record.progress_score:+d}, sorries "
+    item = f" (round {record.round}, item {record.item})" if record.item else ""
+    click.echo(f"cycle {record.cycle}{item}: {record.outcome}, score {record.progress_score:+d}, sorries "
                f"{record.pre_sorry_count} → {record.post_sorry_count}, {cost}")
     for gate in record.gates:
         click.echo(f"  {gate.name}: {'passed' if gate.passed else 'FAILED'}")
@@ -57,7 +69,3 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         click.echo(f"  {record.summary}")
     if cycle.commit:
         click.echo(f"  commit {cycle.commit[:12]}")
-    if record.outcome is Outcome.ERROR and cycle.infra:
-        click.echo(f"error: {record.error}", err=True)
-        return 1
-    return 0

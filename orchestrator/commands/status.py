@@ -96,6 +96,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "large_files": [{"file": path, "lines": lines, "over": "cap" if lines > config.gates.file_cap_lines else "warn"}
                         for path, lines in large(result, config.gates.file_warn_lines)],
         "last_records": [r.model_dump(mode="json") for r in history.last(LAST_RECORDS)],
+        "round": last_round(history.records),
         "open_issues": [i.slug for i in open_issues(paths)],
         "persistent_sorries": old,
         "sorry_age_days": config.housekeeping.sorry_age_days,
@@ -116,6 +117,15 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "ignored_state": excluded,
         "problems": problems,
     }
+
+
+def last_round(records: list[HistoryRecord]) -> dict[str, Any] | None:
+    """The items of the last parallel round the history holds, with how each ended."""
+    number = max((r.round for r in records if r.round is not None), default=None)
+    if number is None:
+        return None
+    return {"round": number, "items": [{"item": r.item, "cycle": r.cycle, "outcome": r.outcome, "commit": r.commit}
+                                       for r in records if r.round == number]}
 
 
 def run(repo: Path | None, as_json: bool) -> int:
@@ -151,6 +161,9 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"  scores     {scores}  (last {len(records)} cycles, oldest first)")
         if last and last.get("summary"):
             lines.append(f"  summary    {last['summary']}")
+    if s["round"]:
+        lines.append(f"  round      {s['round']['round']}: " + ", ".join(
+            f"{i['item']} {i['outcome']} (cycle {i['cycle']})" for i in s["round"]["items"]))
     for f in s["large_files"]:
         lines.append(f"  large      {f['file']}: {f['lines']:,} lines, over the "
                      + ("cap: it must be split" if f["over"] == "cap" else "warning: split it soon"))
@@ -169,7 +182,8 @@ def render(s: dict[str, Any]) -> str:
     beat = s["heartbeat"]
     lines.append("  heartbeat  none" if beat is None else
                  f"  heartbeat  pid {beat['pid']} on {beat.get('host') or '?'}, cycle {beat.get('cycle')}, "
-                 f"phase {beat['phase']}, {s['heartbeat_age_s']:.0f}s ago")
+                 f"phase {beat['phase']}, {s['heartbeat_age_s']:.0f}s ago"
+                 + ("; items: " + ", ".join(f"{k} {v}" for k, v in beat["items"].items()) if beat.get("items") else ""))
     spend = s["spend_usd"]
     lines.append(f"  spend      ${spend['total']:.2f} total, ${spend['today']:.2f} today, "
                  f"${spend['week']:.2f} in 7 days"

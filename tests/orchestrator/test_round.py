@@ -1,0 +1,364 @@
+"""Parallel rounds, whole: the Planner's items worked at once in their own working copies, then the merge queue."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from agents.config import BudgetConfig
+from agents.ledger import Budget, BudgetExceeded, Charge, Ledger, Limit
+from orchestrator import mergequeue, workcopy
+from orchestrator import round as round_
+from orchestrator.commands import status
+from orchestrator.cyclestate import Interrupted
+from orchestrator.git import Git
+from orchestrator.journal import Journal
+from state.heartbeat import read_heartbeat
+from state.history import Usage
+from tests.conftest import git, write
+from tests.orchestrator.harness import A, B, Project, config_text, evaluation, strategy, user_text
+from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply, tool_use_reply
+
+Steps = list[list[tuple[str, dict[str, Any]]] | str]
+SPARE = A.replace("end Book", "theorem spare : True := trivial\n\nend Book")
+
+
+def items(*sections: tuple[str, list[str]]) -> str:
+    body = "".join(f"## Item: {name}\n\n### Target\nWork on {name}.\n\n### Scope\n"
+                   + "".join(f"- {s}\n" for s in scope) + "\n### Done when\nNo sorry.\n\n"
+                   for name, scope in sections)
+    return f"# Strategy\n\n## Target\nTwo things at once.\n\n{body}"
+
+
+class Workers:
+    """Each item's Worker scripted on its own: a request goes to the item its brief names."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.scripts: dict[str, deque[Reply | Callable[[RecordedRequest], Reply]]] = {}
+        self.seen: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def work(self, name: str, *steps: list[tuple[str, dict[str, Any]]] | str | Callable[[RecordedRequest], Reply]
+             ) -> None:
+        self.scripts[name] = deque(s if callable(s) else text_reply(s) if isinstance(s, str) else tool_use_reply(s)
+                                   for s in steps)
+        self.project.agents.add("worker", *([self._route] * len(steps)))
+
+    def _route(self, request: RecordedRequest) -> Reply:
+        brief = _first_user(request)
+        with self.lock:
+            name = next(n for n in self.scripts if f"## Item: {n}\n" in brief)
+            self.seen[name] = self.seen.get(name, 0) + 1
+            step = self.scripts[name].popleft()
+        return step(request) if callable(step) else step
+
+
+def _first_user(request: RecordedRequest) -> str:
+    first = request.body["messages"][0]["content"]
+    return first if isinstance(first, str) else "\n".join(b.get("text", "") for b in first)
+
+
+def _edit(path: str, old: str, new: str) -> list[tuple[str, dict[str, Any]]]:
+    return [("edit_file", {"path": path, "old_string": old, "new_string": new})]
+
+
+def _finish(report: str = "## Result\ndone") -> list[tuple[str, dict[str, Any]]]:
+    return [("finish", {"report": report})]
+
+
+def _parallel(project: Project, workers: int = 2, files: dict[str, str] | None = None, **sections: Any) -> str:
+    write(project.repo, {"autoformalize.toml": config_text(parallel={"workers": workers, "max_builds": 2},
+                                                           **sections), **(files or {})})
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-q", "-m", "parallel")
+    git(project.repo, "push", "-q", "origin", "main")
+    return project.head()
+
+
+def _log(project: Project, base: str) -> list[str]:
+    return git(project.repo, "log", "--format=%s", f"{base}..HEAD").splitlines()[::-1]
+
+
+def test_two_items_with_disjoint_scopes_land_as_two_commits_and_two_records(project: Project) -> None:
+    base = _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    record, c = project.cycle()
+
+    assert [r.outcome for r in project.history()] == ["accepted", "accepted"]
+    assert [(r.cycle, r.round, r.item) for r in project.history()] == [(1, 1, "hard"), (2, 1, "other")]
+    assert [r.scope for r in project.history()] == [["Book/A.lean"], ["Book/B.lean"]]
+    assert (record.item, [ic.item.name for ic in c.round if ic.item]) == ("other", ["hard", "other"])
+    assert len(_log(project, base)) == 2 and project.head() == project.remote_head()
+    assert "  sorry" not in project.show("HEAD", "Book/A.lean") and "  sorry" not in project.show("HEAD", "Book/B.lean")
+    assert project.changed("HEAD~2", "HEAD~1") and "Book/A.lean" in project.changed("HEAD~2", "HEAD~1")
+    assert "Book/B.lean" in project.changed("HEAD~1") and "Book/A.lean" not in project.changed("HEAD~1")
+    second = project.history()[1]
+    assert [g.name for g in second.gates][-1] == mergequeue.MERGE and second.gates[-1].passed  # re-gated on item 1
+    assert (second.pre_sorry_count, second.post_sorry_count) == (1, 0)  # counted on the branch as item 1 left it
+    assert workers.seen == {"hard": 2, "other": 2}
+    assert set(project.history()[0].usage) == {"planner", "worker", "evaluator"}  # the round's Planner, once
+    assert set(second.usage) == {"worker", "evaluator"} and second.usage["worker"].input == 20
+    assert "Autoformalize-Item: other" in git(project.repo, "log", "-1", "--format=%B")
+    strategy = project.show("HEAD", ".prover-state/strategy.md")
+    assert "## Item: hard" in strategy and "## Item: other" in strategy  # the round's whole strategy
+    assert project.clean()
+    beat, _ = read_heartbeat(project.repo / ".prover-state/heartbeat.json")
+    assert beat is not None and beat.items == {"hard": "landed", "other": "landed"}
+
+
+def test_each_worker_reads_only_its_own_item(project: Project) -> None:
+    _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _finish())
+    workers.work("other", _finish())
+    project.agents.evaluate(evaluation(0))
+    project.agents.evaluate(evaluation(0))
+
+    project.cycle()
+
+    briefs = [_first_user(r) for r in project.agents.requests["worker"]]
+    assert all(("## Item: hard" in b) != ("## Item: other" in b) for b in briefs)
+    assert all("Two things at once." in b for b in briefs)
+
+
+def test_an_item_whose_scope_could_meet_an_earlier_ones_is_dropped_never_worked(project: Project) -> None:
+    base = _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("greedy", ["Book/*.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    hard, greedy = project.history()
+    assert (hard.outcome, greedy.outcome) == ("accepted", "rejected")
+    assert greedy.item == "greedy" and greedy.gates[0].name == "scope" and not greedy.gates[0].passed
+    assert "shares Book/A.lean with item 'hard'" in greedy.gates[0].detail
+    assert workers.seen == {"hard": 2} and project.agents.calls["evaluator"] == 1
+    assert len(_log(project, base)) == 2  # its own commit, holding its record alone
+    assert project.changed("HEAD~1") == [".prover-state/cycle", ".prover-state/history.jsonl"]
+
+
+def test_a_second_item_failing_on_what_the_first_landed_is_rejected_alone(project: Project) -> None:
+    """Each passes against the round's base; after the first renames `spare`, the second's use of it no longer
+    compiles: the merge queue's re-run of the gates rejects it, and the first stays landed."""
+    base = _parallel(project, files={"Book/A.lean": SPARE})
+    project.agents.plan(items(("rename", ["Book/A.lean"]), ("use", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("rename", _edit("Book/A.lean", "theorem spare", "theorem spare'"), _finish())
+    workers.work("use", _edit("Book/B.lean", "end Book", "theorem more : True := Book.spare\n\nend Book"),
+                 _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    first, second = project.history()
+    assert first.outcome == "accepted" and second.outcome == "rejected", second.gates
+    build = next(g for g in second.gates if g.name == "build")
+    assert not build.passed and "unknown identifier 'Book.spare'" in build.detail
+    assert second.gates[-1].name == mergequeue.MERGE and "fails the gates: build" in second.gates[-1].detail
+    assert second.progress_score <= 0
+    assert "theorem spare'" in project.show("HEAD", "Book/A.lean")
+    assert "Book.spare" not in project.show("HEAD", "Book/B.lean")
+    assert len(_log(project, base)) == 2 and project.head() == project.remote_head()
+
+
+def test_a_second_item_whose_change_conflicts_after_the_first_landed_is_rejected_alone(project: Project) -> None:
+    """Disjoint Scopes, but both open the same issue file (any Worker may): the second no longer applies."""
+    base = _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    note = ".prover-state/issues/blocker.md"
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"),
+                 [("write_file", {"path": note, "content": "# Blocker\nfrom hard\n"})], _finish())
+    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"),
+                 [("write_file", {"path": note, "content": "# Blocker\nfrom other\n"})], _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    first, second = project.history()
+    assert first.outcome == "accepted" and second.outcome == "rejected", second.gates
+    assert second.gates[-1].name == mergequeue.MERGE and not second.gates[-1].passed
+    assert "does not apply after item(s) 'hard' landed" in (second.error or "")
+    assert "from hard" in project.show("HEAD", note) and "  sorry" in project.show("HEAD", "Book/B.lean")
+    assert len(_log(project, base)) == 2
+
+
+class Crash(BaseException):
+    """A kill: nothing after it runs."""
+
+
+def test_a_crash_in_the_merge_queue_leaves_whole_items_and_the_next_cycle_records_the_rest(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+    real = mergequeue.requeue
+
+    def killed(*args: Any) -> None:
+        raise Crash()
+
+    monkeypatch.setattr(mergequeue, "requeue", killed)  # the process dies as the second item comes up
+
+    with pytest.raises(Crash):
+        project.cycle()
+
+    monkeypatch.setattr(mergequeue, "requeue", real)
+    assert [r.item for r in project.history()] == ["hard"]  # the first item whole, the second not at all
+    assert len(_log(project, base)) == 1 and "  sorry" in project.show("HEAD", "Book/B.lean")
+    journal = Journal(workcopy.git_dir(Git(project.repo))).read()
+    assert journal is not None and [u.cycle for u in [journal, *journal.unfinished]] == [2]
+    assert journal.usage["worker"].input > 0  # what its Worker spent travels with it
+
+    project.agents.plan(items(("hard2", ["Book/B.lean"])))
+    project.agents.work(_edit("Book/B.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+
+    history = project.history()
+    assert [(r.cycle, r.outcome) for r in history] == [(1, "accepted"), (2, "interrupted"), (3, "accepted")]
+    assert history[1].usage["worker"].input > 0
+    assert record.round is None and project.clean()
+    assert Journal(workcopy.git_dir(Git(project.repo))).read() is None
+
+
+def test_status_shows_the_last_rounds_items(project: Project) -> None:
+    _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("greedy", ["Book/**"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.cycle()
+
+    shown = json.loads(json.dumps(status.collect(project.repo, datetime.now(UTC)), default=str))
+    assert shown["round"]["round"] == 1
+    assert [(i["item"], i["cycle"], i["outcome"]) for i in shown["round"]["items"]] == [
+        ("hard", 1, "accepted"), ("greedy", 2, "rejected")]
+    assert shown["heartbeat"]["items"] == {"hard": "landed", "greedy": "rejected"}
+    text = status.render(status.collect(project.repo, datetime.now(UTC)))
+    assert "round      1: hard accepted (cycle 1), greedy rejected (cycle 2)" in text
+    assert "items: hard landed, greedy rejected" in text
+
+
+def test_one_worker_is_a_cycle_as_before(project: Project) -> None:
+    """`workers = 1` (the default): a strategy with items is one Scope, its first, and the record has no round."""
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    project.agents.work(_edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+
+    record, c = project.cycle()
+
+    assert record.outcome == "accepted" and record.round is None and record.item is None and c.round == []
+    assert record.scope == ["Book/A.lean"]
+    assert "item" not in git(project.repo, "log", "-1", "--format=%B").lower()
+
+
+def test_the_planner_is_told_the_item_format_only_with_workers(project: Project) -> None:
+    _parallel(project, workers=3)
+    project.agents.plan(items(("hard", ["Book/A.lean"])))
+    project.agents.work(_finish())
+    project.agents.evaluate(evaluation(0))
+
+    project.cycle()
+
+    system = json.dumps(project.agents.requests["planner"][0].body["system"])
+    assert "up to 3 Workers at once" in system and "## Item: <a short name>" in system
+    assert project.history()[0].round is None  # one item: an ordinary cycle
+    assert user_text(project.agents.requests["worker"][0])
+
+
+def test_a_worker_editing_another_items_file_is_rejected_by_its_own_scope(project: Project) -> None:
+    """Each Worker's gates hold it to its own item's Scope, not the round's union."""
+    _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    first = workcopy.location(Git(project.repo), "worker-0")
+
+    def around_the_tools(request: RecordedRequest) -> Reply:  # as a coding-agent CLI with file access could
+        (first / "Book/B.lean").write_text(B.replace("  sorry", "  simp"))
+        return tool_use_reply(_finish())
+
+    workers.work("hard", around_the_tools)
+    workers.work("other", _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(0))
+    write(project.repo, {"autoformalize.toml": config_text(parallel={"workers": 2}, gates={"repair_rounds": 0})})
+    git(project.repo, "commit", "-qam", "no repair")
+    git(project.repo, "push", "-q", "origin", "main")
+
+    project.cycle()
+
+    hard = project.history()[0]
+    assert hard.outcome == "rejected"
+    assert "changed outside the Scope: Book/B.lean" in next(g.detail for g in hard.gates if g.name == "scope")
+    assert "  sorry" in project.show("HEAD", "Book/B.lean")
+
+
+def test_a_stop_while_items_work_lands_none_and_the_next_cycle_records_each(project: Project) -> None:
+    base = _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    stop, started = threading.Event(), threading.Event()
+
+    def starting(request: RecordedRequest) -> Reply:
+        started.set()
+        return tool_use_reply(_edit("Book/B.lean", "  sorry", "  simp"))
+
+    def stopping(request: RecordedRequest) -> Reply:
+        started.wait(30)
+        stop.set()  # SIGTERM arrives while both Workers work
+        return tool_use_reply(_finish())
+
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), stopping)
+    workers.work("other", starting, _finish())
+
+    with pytest.raises(Interrupted):
+        project.cycle(stop=stop)
+    project.agents.scripts["worker"].clear()
+
+    assert project.head() == base and project.history() == [] and project.clean()
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work(_edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    write(project.repo, {"autoformalize.toml": config_text()})
+    git(project.repo, "commit", "-qam", "one worker")
+
+    project.cycle()
+
+    history = project.history()
+    assert [(r.cycle, r.outcome) for r in history] == [(1, "interrupted"), (2, "interrupted"), (3, "accepted")]
+    assert "planner" in history[0].usage and "planner" not in history[1].usage  # the round's Planner, once
+    assert all(r.usage["worker"].input > 0 for r in history[:2])
+
+
+def test_what_one_item_spends_counts_against_the_others_daily_budget() -> None:
+    config = BudgetConfig(per_day_usd=1.0)
+    ledgers: list[Ledger] = []
+    for _ in range(2):
+        ledgers.append(Ledger(budget=round_._shared(Budget(config, today_usd=0.2), ledgers)))
+    ledgers[0].add(Charge("worker", "anthropic", "m", Usage(), 0.7))
+    ledgers[1].admit("worker", 0.05)
+    with pytest.raises(BudgetExceeded, match=r"today's spend would reach \$1\.10"):
+        ledgers[1].admit("worker", 0.2)  # alone it would have room: 0.2 + 0.2 of 1.0
+    assert ledgers[1].refused is Limit.DAY
