@@ -148,15 +148,15 @@ class Shared(Budget):
 
     others: Callable[[], float] = lambda: 0.0
 
-    def _with_others(self) -> Budget:
+    def now(self) -> Budget:
         spent = self.others()
         return Budget(self.config, self.today_usd + spent, self.total_usd + spent)
 
     def tightest(self, spend: float) -> tuple[Limit, float] | None:
-        return self._with_others().tightest(spend)
+        return self.now().tightest(spend)
 
     def why(self, limit: Limit, spend: float) -> str:
-        return self._with_others().why(limit, spend)
+        return self.now().why(limit, spend)
 
 
 def _shared(budget: Budget | None, ledgers: list[Ledger]) -> Budget | None:
