@@ -55,7 +55,7 @@ class RoundItem:
     round: int
     name: str
     strategy: str  # the round's whole strategy, which strategy.md keeps
-    engine: str = "local"  # where its Worker ran
+    engine: str | None = None  # where its Worker ran; None when it never did (dropped)
 
 
 @dataclass

@@ -41,6 +41,7 @@ from state.history import History, Outcome, Usage, read_history
 
 log = structlog.get_logger()
 REMOTE = "remote"  # the gate result naming what the coordinator could not take from a job
+BUNDLED = "refs/autoformalize/bundle"
 WORKER = "worker-remote"  # the job's working copy, under its machine's cache directory
 
 
@@ -104,7 +105,12 @@ def job(ic: Cycle) -> Job:
     budget = ic.ledger.budget.now() if ic.ledger.budget is not None else None
     with tempfile.TemporaryDirectory(prefix="autoformalize-bundle-") as tmp:
         path = Path(tmp) / "base.bundle"
-        ic.git.run("bundle", "create", "--quiet", str(path), ic.base)
+        ref = f"{BUNDLED}/{ic.number}"  # a bundle holds refs: the base's, for as long as it takes
+        ic.git.run("update-ref", ref, ic.base)
+        try:
+            ic.git.run("bundle", "create", "--quiet", str(path), ref)
+        finally:
+            ic.git.run("update-ref", "-d", ref)
         bundle = path.read_bytes()
     lake = ic.repo / ic.config.project.lake_dir / ".lake" / "packages"
     return Job(item=ic.item.name, cycle=ic.number, round=ic.item.round, base=ic.base, bundle=bundle,
@@ -123,9 +129,9 @@ def run(j: Job) -> Result:
     work: Git | None = None
     try:
         (tmp / "base.bundle").write_bytes(j.bundle)
-        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(tmp / "base.bundle"), str(repo)],
-                       check=True, capture_output=True)
+        subprocess.run(["git", "init", "--quiet", str(repo)], check=True, capture_output=True)
         git = Git(repo)
+        git.run("fetch", "--quiet", str(tmp / "base.bundle"), f"{BUNDLED}/*:refs/remotes/base/*")
         git.run("checkout", "--quiet", "--detach", j.base)
         (repo / CONFIG_FILE).write_text(j.config, encoding="utf-8")
         config = load_config(repo)
