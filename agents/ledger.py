@@ -40,6 +40,10 @@ class Budget:
     today_usd: float = 0.0  # spent by earlier cycles of this UTC day
     total_usd: float = 0.0  # spent by every earlier cycle
 
+    def now(self) -> Budget:
+        """The limits with what is spent against them as of now (a round's other items go on spending)."""
+        return self
+
     def tightest(self, spend: float) -> tuple[Limit, float] | None:
         """The limit that leaves least room once this cycle has spent `spend`, and that room (negative: crossed)."""
         c = self.config

@@ -9,7 +9,7 @@ import posixpath
 import textwrap
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -115,6 +115,26 @@ class HousekeepingConfig(BaseModel):
     """A sweep removes prover results (`<state>/prover_results/<job>/`) whose last commit is this many days old."""
 
 
+class SubmititConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    folder: str = ".cache/autoformalize/submitit"
+    """Where submitit keeps each job's pickles and logs (relative: to the home directory); on a cluster, a folder
+    every node can read and write."""
+    cluster: Literal["slurm", "local"] = "slurm"
+    """"slurm" submits each item as a SLURM job; "local" runs it in a subprocess of this machine."""
+    partition: str | None = None
+    """The SLURM partition (`--partition`); unset: the cluster's default."""
+    time_min: int = Field(default=180, ge=1)
+    """The job's time limit in minutes (`--time`); cover the Worker's session and its repair rounds."""
+    cpus: int = Field(default=4, ge=1)
+    """CPUs per job (`--cpus-per-task`): the Worker's Lean compiles run there."""
+    mem_gb: int = Field(default=16, ge=1)
+    """Memory per job in GB (`--mem`)."""
+    extra: dict[str, str] = Field(default_factory=dict)
+    """Other `#SBATCH` options, name to value (e.g. {account = "math", qos = "normal"})."""
+
+
 class ParallelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -124,6 +144,11 @@ class ParallelConfig(BaseModel):
     working copy, and land one at a time through the merge queue (each its own record and commit)."""
     max_builds: int | None = Field(default=None, ge=1)
     """Lean compiles running at once across the round's Workers and gates; unset: half the cores, at least 1."""
+    engine: Literal["local", "submitit"] = "local"
+    """Where the items' Workers run: "local", threads of this process; "submitit", a job each through submitit
+    (`[parallel.submitit]`; pip install 'autoformalize[submitit]'), returning its change as a patch. The gates, the
+    merge queue and the push stay here."""
+    submitit: SubmititConfig = Field(default_factory=SubmititConfig)
 
     def builds(self) -> int:
         return self.max_builds or max(1, (os.cpu_count() or 2) // 2)
@@ -277,13 +302,17 @@ _PRICES_EXAMPLE = """\
 def _table(name: str, model: BaseModel, doc: str | None, commented: frozenset[str] = frozenset()) -> str:
     """The table with each key's doc; the keys in `commented`, and unset ones, as comments."""
     lines = [f"[{name}]" + (f"  # {' '.join(doc.split())}" if doc else "")]
+    tables = {key: value for key, value in model if isinstance(value, BaseModel)}
     for key, value in model:
+        if key in tables:
+            continue
         description = type(model).model_fields[key].description
         if description:
             lines += [f"# {line}" for line in textwrap.wrap(" ".join(description.split()), 98)]
         lines.append(f"# {key} = (unset)" if value is None else
                      f"# {key} = {_toml_value(value)}" if key in commented else f"{key} = {_toml_value(value)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + "".join(
+        "\n" + _table(f"{name}.{key}", value, None) for key, value in tables.items())
 
 
 def _toml_value(value: object) -> str:

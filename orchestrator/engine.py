@@ -1,9 +1,11 @@
-"""Where a round's items are worked: an engine takes an item, says when it is done, and hands back its result
-(the Worker's change as a scratch commit of the shared object store, its session and the gates' verdicts).
+"""Where a round's items are worked: an engine takes an item, says when it is done, and hands back its result.
 
 The coordinator keeps everything that lands: the merge queue re-runs the gates on the branch as it is, and only
 it commits and pushes; an engine never does. `LocalEngine` runs items on threads of this process (the work is
-model calls and compiles, both waiting on other processes), bounded by `[parallel] workers`.
+model calls and compiles, both waiting on other processes), bounded by `[parallel] workers`; its result is the
+item's cycle, worked in place. `SubmititEngine` (`remote = True`) runs each item as a job of its own through
+submitit (SLURM, or subprocesses here): its job is `remote.run` on a `remote.Job`, and its result a
+`remote.Result` the coordinator applies and gates again.
 """
 
 from __future__ import annotations
@@ -11,15 +13,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Generic, Protocol, TypeVar
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 
 from gates.base import CheckResult, Compiler
+from orchestrator.config import SubmititConfig
+from state.errors import UsageError
 
 T = TypeVar("T")
 
 
 class Engine(Protocol[T]):
     name: str
+    remote: bool  # its jobs run in another process: picklable, each `remote.run` of a `remote.Job`
 
     def submit(self, item: str, job: Callable[[], T]) -> str:
         """Start working `item`; a ticket to poll and collect it by."""
@@ -38,6 +44,7 @@ class Engine(Protocol[T]):
 
 class LocalEngine(Generic[T]):
     name = "local"
+    remote = False
 
     def __init__(self, workers: int) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="item")
@@ -56,6 +63,55 @@ class LocalEngine(Generic[T]):
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+
+
+class SubmititEngine(Generic[T]):
+    """Each item a job of submitit's `AutoExecutor`: a SLURM job (`cluster = "slurm"`), or a subprocess here."""
+
+    name = "submitit"
+    remote = True
+
+    def __init__(self, cfg: SubmititConfig) -> None:
+        try:
+            import submitit
+        except ImportError:
+            raise UsageError('[parallel] engine = "submitit" needs submitit: pip install '
+                             "'autoformalize[submitit]'") from None
+        folder = Path(cfg.folder).expanduser()
+        folder = folder if folder.is_absolute() else Path.home() / folder
+        self._executor = submitit.AutoExecutor(folder=folder / "%j", cluster=cfg.cluster)
+        params: dict[str, Any] = {"name": "autoformalize-item", "timeout_min": cfg.time_min,
+                                  "cpus_per_task": cfg.cpus, "mem_gb": cfg.mem_gb}
+        if cfg.partition:
+            params["slurm_partition"] = cfg.partition
+        if cfg.extra:
+            params["slurm_additional_parameters"] = dict(cfg.extra)
+        self._executor.update_parameters(**params)
+        self._jobs: dict[str, Any] = {}
+
+    def submit(self, item: str, job: Callable[[], T]) -> str:
+        submitted = self._executor.submit(job)
+        ticket = f"{submitted.job_id}:{item}"
+        self._jobs[ticket] = submitted
+        return ticket
+
+    def poll(self, ticket: str) -> bool:
+        return bool(self._jobs[ticket].done())
+
+    def collect(self, ticket: str) -> T:
+        result: T = self._jobs[ticket].result()
+        return result
+
+    def close(self) -> None:
+        """Cancel the jobs still running: a round stopped leaves none behind."""
+        for job in self._jobs.values():
+            if not job.done():
+                job.cancel(check=False)
+
+
+def engine_of(workers: int, cfg: SubmititConfig, name: str) -> LocalEngine[Any] | SubmititEngine[Any]:
+    """The configured engine (`[parallel] engine`)."""
+    return SubmititEngine(cfg) if name == "submitit" else LocalEngine(workers)
 
 
 class Bounded:

@@ -70,6 +70,27 @@ class Git:
     def head(self) -> str:
         return self.run("rev-parse", "HEAD")
 
+    def diff_binary(self, old: str, new: str) -> bytes:
+        """`git diff --binary old new`, as bytes: a patch any file's content survives."""
+        return self._bytes("diff", "--binary", "--no-color", "--no-ext-diff", old, new)
+
+    def apply(self, patch: bytes) -> None:
+        """Apply `patch` to the checkout's files (`git apply --binary`); GitError, changing nothing, when it does not
+        apply whole."""
+        with tempfile.NamedTemporaryFile(suffix=".patch") as file:
+            file.write(patch)
+            file.flush()
+            self.run("apply", "--binary", "--whitespace=nowarn", file.name)
+
+    def _bytes(self, *args: str) -> bytes:
+        command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", "-c", NO_HOOKS, *args]
+        status, out, err = self.repo.git.execute(command, with_extended_output=True, with_exceptions=False,
+                                                 as_process=False, stdout_as_string=False,
+                                                 strip_newline_in_stdout=False)
+        if status != 0:
+            raise GitError(f"`git {' '.join(args)}` failed in {self.root}: {err!s}".strip())
+        return bytes(out)
+
     def ignored(self, paths: list[str]) -> dict[str, str]:
         """Of `paths` (existing or not, tracked or not), those the ignore rules exclude, each with its rule:
         `<file>:<line>: <pattern>`."""

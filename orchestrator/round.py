@@ -11,10 +11,13 @@ counts against the daily and total budgets of all. A plan of one item (or one Sc
 from __future__ import annotations
 
 import copy
+import functools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -23,18 +26,20 @@ from agents.ledger import Budget, Ledger, Limit
 from agents.planner import Plan
 from gates.base import Compiler, GateResult
 from gates.tree import DirTree
-from orchestrator import cycle, mergequeue, workcopy
+from orchestrator import cycle, mergequeue, remote, workcopy
 from orchestrator.cyclestate import Cycle, Interrupted, RoundItem
-from orchestrator.engine import Bounded, Engine, LocalEngine
+from orchestrator.engine import Bounded, Engine, engine_of
 from orchestrator.git import Git
 from orchestrator.journal import Entry, RoundJournal
 from orchestrator.liveness import Beat
+from state.errors import InfraError
 from state.history import HistoryRecord, Outcome, Usage
 
 log = structlog.get_logger()
+POLL_S = 0.5  # between polls of a remote engine's jobs
 
 
-def run(c: Cycle, beat: Beat, engine: Engine[Cycle] | None = None) -> tuple[HistoryRecord, Cycle]:
+def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[HistoryRecord, Cycle]:
     """Plan, then work the items at once and land them one at a time; the last item's record and cycle, which
     holds them all (`Cycle.round`)."""
     cycle.advance(c, beat, cycle.plan)
@@ -42,7 +47,8 @@ def run(c: Cycle, beat: Beat, engine: Engine[Cycle] | None = None) -> tuple[Hist
         cycle.advance(c, beat, cycle.work, cycle.judge, cycle.evaluate, cycle.escalate)
         return cycle.conclude(c, beat)
     items = split(c)
-    engine = engine or LocalEngine(c.config.parallel.workers)
+    p = c.config.parallel
+    engine = engine or engine_of(p.workers, p.submitit, p.engine)
     try:
         work(items, c, beat, engine)
     finally:
@@ -97,7 +103,7 @@ def split(c: Cycle) -> list[Cycle]:
     return out
 
 
-def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Cycle]) -> None:
+def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
     """Every item not dropped worked at once: the Worker's session and gates, the judge, the Evaluator."""
     cfg = c.config
     waves = -(-len(items) // cfg.parallel.workers)
@@ -111,8 +117,13 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Cycle]) -> Non
         if ic.outcome is Outcome.REJECTED:
             beat.item(name, "dropped")
             continue
+        assert ic.item is not None
+        ic.item = replace(ic.item, engine=engine.name)
         beat.item(name, "working")
-        tickets[name] = engine.submit(name, _job(ic, beat))
+        tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic)) if engine.remote
+                                      else _job(ic, beat))
+    if engine.remote:
+        return _gather(items, tickets, c, beat, engine)
     stopped: BaseException | None = None
     for ticket in tickets.values():
         try:
@@ -121,6 +132,37 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Cycle]) -> Non
             stopped = e
     if stopped is not None:
         raise stopped
+
+
+def _gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
+    """Each remote item as its job ends: its patch applied and gated here, then the judge and the Evaluator. A job
+    that failed rejects its item alone; a stop request cancels the jobs still running."""
+    waiting = {_name(ic): ic for ic in items if _name(ic) in tickets}
+    while waiting:
+        if c.options.stop.is_set():
+            engine.close()
+            raise Interrupted(f"round of cycle {c.number} was stopped before it landed")
+        done = [name for name in waiting if engine.poll(tickets[name])]
+        if not done:
+            time.sleep(POLL_S)
+            continue
+        for name in done:
+            ic = waiting.pop(name)
+            try:
+                result = engine.collect(tickets[name])
+            except Exception as e:  # the job's own failure, as its engine tells it
+                ic.session = None
+                remote.reject(ic, f"the {engine.name} job of item {name!r} failed: {str(e).strip()[-1500:]}")
+            else:
+                try:
+                    remote.adopt(ic, result)
+                except InfraError as e:  # as the Worker's phase fails in a local item
+                    ic.fail(f"work: {e}", infra=True)
+                if ic.session is not None:
+                    cycle.advance(ic, None, cycle.judge, cycle.evaluate)
+                elif ic.outcome is not Outcome.ERROR:
+                    remote.reject(ic, f"the {engine.name} job of item {name!r} returned no Worker session")
+            beat.item(name, "passed" if ic.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else str(ic.outcome))
 
 
 def _job(ic: Cycle, beat: Beat) -> Callable[[], Cycle]:
@@ -148,15 +190,15 @@ class Shared(Budget):
 
     others: Callable[[], float] = lambda: 0.0
 
-    def _with_others(self) -> Budget:
+    def now(self) -> Budget:
         spent = self.others()
         return Budget(self.config, self.today_usd + spent, self.total_usd + spent)
 
     def tightest(self, spend: float) -> tuple[Limit, float] | None:
-        return self._with_others().tightest(spend)
+        return self.now().tightest(spend)
 
     def why(self, limit: Limit, spend: float) -> str:
-        return self._with_others().why(limit, spend)
+        return self.now().why(limit, spend)
 
 
 def _shared(budget: Budget | None, ledgers: list[Ledger]) -> Budget | None:

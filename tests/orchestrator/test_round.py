@@ -257,7 +257,7 @@ def test_status_shows_the_last_rounds_items(project: Project) -> None:
         ("hard", 1, "accepted"), ("greedy", 2, "rejected")]
     assert shown["heartbeat"]["items"] == {"hard": "landed", "greedy": "rejected"}
     text = status.render(status.collect(project.repo, datetime.now(UTC)))
-    assert "round      1: hard accepted (cycle 1), greedy rejected (cycle 2)" in text
+    assert "round      1: hard accepted (cycle 1, local), greedy rejected (cycle 2)" in text
     assert "items: hard landed, greedy rejected" in text
 
 
