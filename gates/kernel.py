@@ -100,6 +100,8 @@ def check(inp: GateInput) -> GateResult:
         return GateResult(NAME, True, "no Lean file changed")
     if inp.compiler is None:
         raise ValueError("the kernel gate needs a compiler")
+    if inp.recheck is not None and not inp.recheck.kernel:
+        return GateResult(NAME, True, inp.recheck.why)
     names = Names(inp.after, inp.lean_roots)
     asked = requests(inp, names)
     bodies = own_bodies(inp.before, asked.judged)

@@ -95,6 +95,7 @@ class Cycle:
     desk: Desk | None = None  # the external prover's jobs, harvested after the baseline
     kernel: Baseline | None = None  # what Lean said of the base: the statement fingerprints a change is held to
     fingerprints: dict[str, str] = field(default_factory=dict)  # declaration → digest of the change's fingerprint
+    locked: dict[str, str] = field(default_factory=dict)  # the statement lock the gates last held the change to
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
     record: HistoryRecord | None = None

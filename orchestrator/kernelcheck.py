@@ -254,7 +254,8 @@ def _restore(c: Cycle) -> None:
 def learn(c: Cycle, inp: GateInput) -> None:
     """Keep what the kernel gate learned: facts about the changed files, and the change's fingerprints."""
     if not inp.kernel_answers:
-        c.fingerprints = {}
+        if inp.recheck is None or inp.recheck.kernel:  # else Lean's answers against the base carry over
+            c.fingerprints = {}
         return
     answers = inp.kernel_answers[-1]
     roots = c.config.project.lean_roots

@@ -51,7 +51,8 @@ def requeue(c: Cycle, head: str, landed: list[str]) -> None:
     assert c.entry is not None
     passed = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) and c.worker_commit is not None
     after = f"item(s) {', '.join(repr(n) for n in landed)} landed" if landed else "the round's earlier records landed"
-    applied = cycle.reapply(c, head, f"the change does not apply after {after}: it conflicts with what they changed")
+    applied = cycle.reapply(c, head, f"the change does not apply after {after}: it conflicts with what they changed",
+                            incremental=True)
     c.entry = c.entry.model_copy(update={"base": head})
     c.journal.write(c.entry)
     if c.book is not None:  # the book's text as first landed, with what the earlier items landed
@@ -59,7 +60,7 @@ def requeue(c: Cycle, head: str, landed: list[str]) -> None:
     if not passed:
         return
     if applied:
-        detail = f"re-applied onto {head[:12]} after {after}; every gate passed again"
+        detail = f"re-applied onto {head[:12]} after {after}; its gates passed again"
     elif c.error:
         detail = c.error
     else:
