@@ -11,8 +11,8 @@ ROOTS = ["Book"]
 
 def tree(**files: str) -> Census:
     """`A="import Book.B …"` is Book/A.lean."""
-    return census(MemTree({f"Book/{k}.lean": f"{v}\n\nnamespace Book\n\nend Book\n".encode() for k, v in files.items()}),
-                  ROOTS)
+    body = "\n\nnamespace Book\n\nend Book\n"
+    return census(MemTree({f"Book/{k}.lean": f"{v}{body}".encode() for k, v in files.items()}), ROOTS)
 
 
 def lean(*names: str) -> set[str]:
