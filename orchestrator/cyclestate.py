@@ -55,6 +55,7 @@ class RoundItem:
     round: int
     name: str
     strategy: str  # the round's whole strategy, which strategy.md keeps
+    engine: str = "local"  # the engine that works it (`Engine.name`)
 
 
 @dataclass
@@ -144,7 +145,8 @@ def record(c: Cycle) -> HistoryRecord:
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated),
-        round=c.item.round if c.item else None, item=c.item.name if c.item else None)
+        round=c.item.round if c.item else None, item=c.item.name if c.item else None,
+        engine=c.item.engine if c.item else None)
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:

@@ -41,8 +41,8 @@ def run(c: Cycle, beat: Beat, engine: Engine[Cycle] | None = None) -> tuple[Hist
     if c.outcome is Outcome.ERROR or c.plan is None or len(c.plan.items) <= 1:
         cycle.advance(c, beat, cycle.work, cycle.judge, cycle.evaluate, cycle.escalate)
         return cycle.conclude(c, beat)
-    items = split(c)
     engine = engine or LocalEngine(c.config.parallel.workers)
+    items = split(c, engine.name)
     try:
         work(items, c, beat, engine)
     finally:
@@ -56,7 +56,7 @@ def run(c: Cycle, beat: Beat, engine: Engine[Cycle] | None = None) -> tuple[Hist
     return last.record, last
 
 
-def split(c: Cycle) -> list[Cycle]:
+def split(c: Cycle, engine: str) -> list[Cycle]:
     """A cycle per item, numbered in the Planner's order, each with its own working copy at the round's base;
     an item whose Scope could meet an earlier item's is rejected before any Worker runs, with the reason."""
     assert c.plan is not None and c.work is not None and c.entry is not None
@@ -84,7 +84,7 @@ def split(c: Cycle) -> list[Cycle]:
                    pivot=c.pivot, ledger=ledger,
                    desk=c.desk if first else None, kernel=c.kernel, book=c.book, pairing=c.pairing,
                    planner_failed=c.planner_failed if first else None,
-                   item=RoundItem(number, item.name, c.plan.text))
+                   item=RoundItem(number, item.name, c.plan.text, engine))
         ledger.on_charge = _journaling(ic)
         if ic.desk is not None:
             ic.desk.on_submit = lambda job, ic=ic: _journal(ic, prover_jobs=[*_entry(ic).prover_jobs, job])
