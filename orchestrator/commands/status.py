@@ -124,7 +124,8 @@ def last_round(records: list[HistoryRecord]) -> dict[str, Any] | None:
     number = max((r.round for r in records if r.round is not None), default=None)
     if number is None:
         return None
-    return {"round": number, "items": [{"item": r.item, "cycle": r.cycle, "outcome": r.outcome, "commit": r.commit}
+    return {"round": number, "items": [{"item": r.item, "cycle": r.cycle, "outcome": r.outcome, "commit": r.commit,
+                                        "engine": r.engine}
                                        for r in records if r.round == number]}
 
 
@@ -163,7 +164,8 @@ def render(s: dict[str, Any]) -> str:
             lines.append(f"  summary    {last['summary']}")
     if s["round"]:
         lines.append(f"  round      {s['round']['round']}: " + ", ".join(
-            f"{i['item']} {i['outcome']} (cycle {i['cycle']})" for i in s["round"]["items"]))
+            f"{i['item']} {i['outcome']} (cycle {i['cycle']}, {i['engine'] or 'engine unknown'})"
+            for i in s["round"]["items"]))
     for f in s["large_files"]:
         lines.append(f"  large      {f['file']}: {f['lines']:,} lines, over the "
                      + ("cap: it must be split" if f["over"] == "cap" else "warning: split it soon"))

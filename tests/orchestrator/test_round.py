@@ -345,11 +345,11 @@ def test_status_shows_the_last_rounds_items(project: Project) -> None:
 
     shown = json.loads(json.dumps(status.collect(project.repo, datetime.now(UTC)), default=str))
     assert shown["round"]["round"] == 1
-    assert [(i["item"], i["cycle"], i["outcome"]) for i in shown["round"]["items"]] == [
-        ("hard", 1, "accepted"), ("greedy", 2, "rejected")]
+    assert [(i["item"], i["cycle"], i["outcome"], i["engine"]) for i in shown["round"]["items"]] == [
+        ("hard", 1, "accepted", "local"), ("greedy", 2, "rejected", "local")]
     assert shown["heartbeat"]["items"] == {"hard": "landed", "greedy": "rejected"}
     text = status.render(status.collect(project.repo, datetime.now(UTC)))
-    assert "round      1: hard accepted (cycle 1), greedy rejected (cycle 2)" in text
+    assert "round      1: hard accepted (cycle 1, local), greedy rejected (cycle 2, local)" in text
     assert "items: hard landed, greedy rejected" in text
 
 
