@@ -1,4 +1,5 @@
-"""The build gate: the changed Lean files and every project file importing them compile."""
+"""The build gate: the changed Lean files and every project file importing them compile (of a change re-applied
+onto a moved branch, those `GateInput.recheck` names: `gates.regate`)."""
 
 from __future__ import annotations
 
