@@ -146,7 +146,7 @@ def record(c: Cycle) -> HistoryRecord:
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated),
         round=c.item.round if c.item else None, item=c.item.name if c.item else None,
-        engine=c.item.engine if c.item else None)
+        worked_by=c.item.engine if c.item else None)
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:

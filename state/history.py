@@ -131,7 +131,7 @@ class HistoryRecord(BaseModel):
     restated: list[str] = Field(default_factory=list)  # statements paired with the book whose meaning it changed
     round: int | None = None  # the parallel round the cycle was an item of; None for a cycle of one Worker
     item: str | None = None  # that item's name in the round's strategy
-    engine: str | None = None  # the engine that worked that item (`local`, …); None outside a round
+    worked_by: str | None = None  # the engine that worked that item (`local`, …); None outside a round
 
     @field_validator("started_at", "finished_at")
     @classmethod

@@ -588,7 +588,7 @@ def _rounds(rounds: Sequence[RoundRow]) -> str:
             body += (f'<tr data-item="{_e(r.item or "")}" data-outcome="{_e(outcome)}">'
                      f'<td>{_e(r.item or "—")}</td><td class="num">{r.cycle}</td>'
                      f'<td><span class="outcome outcome-{_e(outcome)}">{_e(outcome.replace("_", " "))}</span></td>'
-                     f'<td>{_e(r.engine or "—")}</td><td>{commit}</td>'
+                     f'<td>{_e(r.worked_by or "—")}</td><td>{commit}</td>'
                      f'<td class="num">{_cost(r.cost_usd, r.spent_usd)}</td></tr>')
         body += "</tbody>"
     return ('<h3>Parallel rounds, newest first</h3><div class="scroll"><table id="round-table"><thead><tr>'

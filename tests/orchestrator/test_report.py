@@ -228,7 +228,8 @@ def write_history(path: Path) -> Expected:
         costs: dict[str, float | None] = {"planner": 0.25, "worker": None} if cost is None else {"worker": cost}
         finished = NOW - timedelta(days=50) + timedelta(hours=4 * (cycle - LEGACY))
         number = next((n for n, items in ROUNDS.items() if cycle in items), None)
-        item = {"round": number, "item": EVIL if cycle == 299 else f"item-{cycle}", "engine": "local"} if number else {}
+        name = EVIL if cycle == 299 else f"item-{cycle}"
+        item = {"round": number, "item": name, "worked_by": "local"} if number else {}
         record = HistoryRecord(
             cycle=cycle, started_at=finished - timedelta(hours=1), finished_at=finished, outcome=outcome,
             gates=gates, pre_sorry_count=sorries, post_sorry_count=sorries - 1 if accepted else sorries,
