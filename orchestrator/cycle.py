@@ -622,7 +622,7 @@ def _rebase(c: Cycle, new_base: str) -> None:
 def reapply(c: Cycle, new_base: str, conflict: str, *, incremental: bool = False) -> bool:
     """Make `new_base` the cycle's base, and re-apply and re-gate a change that passed onto it; False (the change
     rejected, `conflict` its error when it does not apply) when it no longer passes. `incremental`: compile again
-    only what what `new_base` changed can make compile differently (`gates.regate`)."""
+    only what the commits up to `new_base` can make compile differently (`gates.regate`)."""
     assert c.work is not None
     old_base, c.base = c.base, new_base
     history_path = c.paths.relative(c.paths.history)
