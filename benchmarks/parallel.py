@@ -8,8 +8,9 @@ stand-in Lean checker of the tests, in the real sandbox) takes `--compile-s` sec
 `--max-builds` build slots. The project has one file per item, each holding one sorry; each round's Planner
 gives each of its N Workers one file, each Worker closes the sorry in `--worker-turns` turns (reads, a write,
 then `finish`), the
-Evaluator scores it, and the merge queue lands the items one at a time, re-running the gates on each. N = 1 is
-an ordinary cycle. Printed per N: wall time, accepted items, items per hour, the speed-up over N = 1, and the
+Evaluator scores it, and the merge queue lands the items one at a time, re-gating each on the branch as it is
+(no item's file imports another's, so the build and kernel verdicts carry over). N = 1 is an ordinary cycle.
+Printed per N: wall time, accepted items, items per hour, the speed-up over N = 1, and the
 orchestrator's own CPU time per item (this process alone: no model, Lean or git time).
 """
 

@@ -15,6 +15,7 @@ from state.history import HistoryRecord
 
 if TYPE_CHECKING:
     from gates.credentials import Secrets
+    from gates.regate import Recheck
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class GateInput:
     secrets: Secrets | None = None  # the values no change may carry
     kernel_base: Baseline | None = None  # what Lean said of the base before the Worker ran (statement fingerprints)
     kernel_answers: list[Answers] = field(default_factory=list)  # where the kernel gate leaves what Lean answered
+    recheck: Recheck | None = None  # a change re-applied after passing on another base: what to compile again
 
     @cached_property
     def changes(self) -> list[Change]:

@@ -1,4 +1,5 @@
-"""The build gate: the changed Lean files and every project file importing them compile."""
+"""The build gate: the changed Lean files and every project file importing them compile (of a change re-applied
+onto a moved branch, those `GateInput.recheck` names: `gates.regate`)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,11 @@ def check(inp: GateInput) -> GateResult:
     targets = graph.dependents({c.path for c in lean}) | present
     if not targets:
         return GateResult(NAME, True, "only deleted files, imported by no project file")
+    if inp.recheck is not None and inp.recheck.files is not None:  # the others' verdicts carry over (`regate`)
+        kept = len(targets - inp.recheck.files)
+        targets &= inp.recheck.files
+        if not targets:
+            return GateResult(NAME, True, f"{kept} file(s) kept their verdict: {inp.recheck.why}")
     results: list[CheckResult] = []
     if len(targets) > inp.build.max_check_files:
         results.append(inp.compiler.build_all())

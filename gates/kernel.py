@@ -33,6 +33,9 @@ declarations the claimed proofs name; and for the fingerprint of each closed and
 - the changed modules, or a project module importing one, failing a kernel replay (leanchecker, `[gates]
   kernel_replay`).
 
+A change re-applied onto a moved branch keeps this gate's verdict against its base only when `gates.regate` shows
+nothing Lean would answer on can differ (`GateInput.recheck`); otherwise the gate runs in full.
+
 `private` declarations cannot be named from another file: the change's are asked about in a copy of their own
 file, the questions after its last line (`probe.ask_home`). Where Lean cannot be asked so (the file runs code at
 build time, or it or its imports hold code that could answer in Lean's place), a change that closes a private
@@ -100,6 +103,8 @@ def check(inp: GateInput) -> GateResult:
         return GateResult(NAME, True, "no Lean file changed")
     if inp.compiler is None:
         raise ValueError("the kernel gate needs a compiler")
+    if inp.recheck is not None and not inp.recheck.kernel:
+        return GateResult(NAME, True, inp.recheck.why)
     names = Names(inp.after, inp.lean_roots)
     asked = requests(inp, names)
     bodies = own_bodies(inp.before, asked.judged)

@@ -32,6 +32,7 @@ from agents.worker import Limits
 from audit.book import Book
 from audit.judge import Score
 from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, update_lock
+from gates import regate
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.integrity import restated
@@ -393,8 +394,10 @@ def work(c: Cycle) -> None:
             c.worker_commit = c.work.commit_all(f"autoformalize: worker changes of cycle {c.number} (scratch)")
 
 
-def gate(c: Cycle) -> bool:
-    """Run every gate on the working copy against the base; True (and the outcome set) when all pass."""
+def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:
+    """Run every gate on the working copy against the base; True (and the outcome set) when all pass. With `since`
+    (the paths the change changed from the base it passed on, and those the branch changed from it since), the
+    build and kernel gates take again only what the combination can change (`gates.regate`)."""
     assert c.work is not None and c.plan is not None
     workcopy.unflag(c.work)  # what the gates read, the build compiles and git commits: one and the same
     workcopy.drop_scratch(c.work, c.base)
@@ -409,6 +412,11 @@ def gate(c: Cycle) -> bool:
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
                     if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing), secrets=c.deps.secrets,
                     kernel_base=c.kernel)
+    if since is not None:
+        relocked = {n for n in inp.locked.keys() | c.locked.keys() if inp.locked.get(n) != c.locked.get(n)}
+        inp.recheck = regate.plan(inp.after, *since, cfg.project.lean_roots,
+                                  build_time_code=gates.allow_build_time_code, relocked=relocked)
+    c.locked = inp.locked
     gated = _fingerprint(c.work)
     c.gates = run_gates(inp) + [g for g in c.gates if g.name == RESTATEMENT]  # the judge's, on a re-run
     kernelcheck.learn(c, inp)
@@ -611,11 +619,12 @@ def _rebase(c: Cycle, new_base: str) -> None:
     bookkeeping(c)
 
 
-def reapply(c: Cycle, new_base: str, conflict: str) -> bool:
+def reapply(c: Cycle, new_base: str, conflict: str, *, incremental: bool = False) -> bool:
     """Make `new_base` the cycle's base, and re-apply and re-gate a change that passed onto it; False (the change
-    rejected, `conflict` its error when it does not apply) when it no longer passes."""
+    rejected, `conflict` its error when it does not apply) when it no longer passes. `incremental`: compile again
+    only what the commits up to `new_base` can make compile differently (`gates.regate`)."""
     assert c.work is not None
-    c.base = new_base
+    old_base, c.base = c.base, new_base
     history_path = c.paths.relative(c.paths.history)
     tree = GitTree(c.git, new_base)
     c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
@@ -636,7 +645,9 @@ def reapply(c: Cycle, new_base: str, conflict: str) -> bool:
             c.work.abort_cherry_pick()
             c.outcome, c.error, applied = Outcome.REJECTED, conflict, False
         else:
-            if not gate(c):
+            since = (set(c.git.changed_between(old_base, c.worker_commit)),
+                     set(c.git.changed_between(old_base, new_base))) if incremental else None
+            if not gate(c, since):
                 c.outcome, applied = Outcome.REJECTED, False
         if c.evaluation is not None:
             c.evaluation = cs.capped(c, c.evaluation)

@@ -96,6 +96,7 @@ class Cycle:
     desk: Desk | None = None  # the external prover's jobs, harvested after the baseline
     kernel: Baseline | None = None  # what Lean said of the base: the statement fingerprints a change is held to
     fingerprints: dict[str, str] = field(default_factory=dict)  # declaration → digest of the change's fingerprint
+    locked: dict[str, str] = field(default_factory=dict)  # the statement lock the gates last held the change to
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
     record: HistoryRecord | None = None
@@ -145,7 +146,7 @@ def record(c: Cycle) -> HistoryRecord:
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated),
         round=c.item.round if c.item else None, item=c.item.name if c.item else None,
-        engine=c.item.engine if c.item else None)
+        worked_by=c.item.engine if c.item else None)
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:

@@ -162,7 +162,8 @@ class Git:
                 if code != "!!" or not set(p.rstrip("/").split("/")) & BUILD_DIRS]
 
     def changed_between(self, old: str, new: str) -> list[str]:
-        return [p for p in self.run("diff", "--name-only", "-z", old, new).split("\0") if p]
+        """Every path whose content differs; a renamed file is its two paths (git's rename detection off)."""
+        return [p for p in self.run("diff", "--name-only", "--no-renames", "-z", old, new).split("\0") if p]
 
     def commit_all(self, message: str) -> str:
         """Stage everything in this checkout and commit it; returns the new commit."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger()
 KEPT_FILES = 20_000  # file entries of kernel.json
 KEPT_PRINTS = 20_000  # fingerprints in fingerprints.json
+# A round's items learn at once: each read-modify-write of a cache re-reads it under this lock, so none of them
+# writes over what another learned.
+_CACHES = threading.Lock()
 
 
 def content_key(path: str, index: FileIndex) -> str | None:
@@ -199,8 +203,10 @@ def baseline(c: Cycle, *, builds: bool) -> None:
     log.info("cycle.kernel_census", asked=len(unknown), seconds=round(answers.seconds, 2),
              problem=(answers.failure or "")[:200])
     if answers.failure is None:
-        facts.learn(c.census, Names(c.census, roots), answers, c.census.files)
-        facts.save()
+        with _CACHES:
+            facts = Facts.load(facts.path)
+            facts.learn(c.census, Names(c.census, roots), answers, c.census.files)
+            facts.save()
         facts.mark(c.census)
     _restore(c)
 
@@ -233,10 +239,12 @@ def fingerprints(c: Cycle, *, builds: bool) -> None:
         log.info("cycle.kernel_fingerprints", asked=len(missing), cached=len(wanted) - len(missing),
                  rounds=answers.rounds, seconds=round(answers.seconds, 2), problem=(problem or "")[:200])
         if problem is None:
-            for name, text in base.fingerprints.items():
-                cache.prints.pop(keys[name], None)
-                cache.prints[keys[name]] = text
-            cache.save()
+            with _CACHES:
+                cache = Fingerprints.load(cache.path)
+                for name, text in base.fingerprints.items():
+                    cache.prints.pop(keys[name], None)
+                    cache.prints[keys[name]] = text
+                cache.save()
         _restore(c)
     found = {name: cache.prints[key] for name, key in keys.items() if key in cache.prints}
     c.kernel = Baseline(found, stored, problem, chain)
@@ -254,7 +262,8 @@ def _restore(c: Cycle) -> None:
 def learn(c: Cycle, inp: GateInput) -> None:
     """Keep what the kernel gate learned: facts about the changed files, and the change's fingerprints."""
     if not inp.kernel_answers:
-        c.fingerprints = {}
+        if inp.recheck is None or inp.recheck.kernel:  # else Lean's answers against the base carry over
+            c.fingerprints = {}
         return
     answers = inp.kernel_answers[-1]
     roots = c.config.project.lean_roots
@@ -263,16 +272,17 @@ def learn(c: Cycle, inp: GateInput) -> None:
     prints = {n: fingerprint(answers, names, n, own_body=n in bodies, depth=c.config.gates.fingerprint_depth)
               for n in answers.checks}
     c.fingerprints = {_written(names, n): digest(f) for n, f in prints.items() if f is not None}
-    facts = Facts.load(workcopy.git_dir(c.git) / "autoformalize" / "kernel.json")
     changed = [ch.path for ch in inp.lean_changes() if ch.path in inp.after.files]
-    carried = {}
-    for path in changed:
-        old, new = inp.before.files.get(path), inp.after.files[path]
-        if old is not None and content_key(path, old) in facts.files:
-            was = {d.name: d.text_hash for d in old.decls if d.name}
-            carried[path] = {d.name for d in new.decls if d.name and was.get(d.name) == d.text_hash}
-    facts.learn(inp.after, names, answers, changed, carried)
-    facts.save()
+    with _CACHES:
+        facts = Facts.load(workcopy.git_dir(c.git) / "autoformalize" / "kernel.json")
+        carried = {}
+        for path in changed:
+            old, new = inp.before.files.get(path), inp.after.files[path]
+            if old is not None and content_key(path, old) in facts.files:
+                was = {d.name: d.text_hash for d in old.decls if d.name}
+                carried[path] = {d.name for d in new.decls if d.name and was.get(d.name) == d.text_hash}
+        facts.learn(inp.after, names, answers, changed, carried)
+        facts.save()
 
 
 def _written(names: Names, name: str) -> str:

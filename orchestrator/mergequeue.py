@@ -1,8 +1,9 @@
 """The merge queue: a round's items land one at a time, in the Planner's order, each in a commit of its own.
 
 An item's change was gated against the round's base. Once an earlier item has landed the branch is no longer
-that base, so the change is re-applied onto the branch as it is now and every gate runs again on it (the build
-compiles the files it changes and their importers, against what landed before it). A change that no longer
+that base, so the change is re-applied onto the branch as it is now and gated again there: the cheap gates on the
+whole change, the build and kernel gates on what the combination with the landed items can change
+(`gates.regate`, which says why the other verdicts carry over). A change that no longer
 applies, or no longer passes, is rejected alone, with the reason; the other items land. Every item, landed or
 not, commits its own record. The run lock is held throughout, and the round's journal holds every item not yet
 landed, so a crash leaves only whole items on the branch and the next cycle records the rest as interrupted.
@@ -51,7 +52,8 @@ def requeue(c: Cycle, head: str, landed: list[str]) -> None:
     assert c.entry is not None
     passed = c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) and c.worker_commit is not None
     after = f"item(s) {', '.join(repr(n) for n in landed)} landed" if landed else "the round's earlier records landed"
-    applied = cycle.reapply(c, head, f"the change does not apply after {after}: it conflicts with what they changed")
+    applied = cycle.reapply(c, head, f"the change does not apply after {after}: it conflicts with what they changed",
+                            incremental=True)
     c.entry = c.entry.model_copy(update={"base": head})
     c.journal.write(c.entry)
     if c.book is not None:  # the book's text as first landed, with what the earlier items landed
@@ -59,7 +61,7 @@ def requeue(c: Cycle, head: str, landed: list[str]) -> None:
     if not passed:
         return
     if applied:
-        detail = f"re-applied onto {head[:12]} after {after}; every gate passed again"
+        detail = f"re-applied onto {head[:12]} after {after}; its gates passed again"
     elif c.error:
         detail = c.error
     else:

@@ -131,7 +131,8 @@ class HistoryRecord(BaseModel):
     restated: list[str] = Field(default_factory=list)  # statements paired with the book whose meaning it changed
     round: int | None = None  # the parallel round the cycle was an item of; None for a cycle of one Worker
     item: str | None = None  # that item's name in the round's strategy
-    engine: str | None = None  # where that item's Worker ran ([parallel] engine); None for a cycle of one Worker
+    worked_by: str | None = None  # the engine that worked that item ([parallel] engine); None outside a round or
+    # when it was never worked (dropped). Not `engine`: the reference loop's records use that key for the backend.
 
     @field_validator("started_at", "finished_at")
     @classmethod

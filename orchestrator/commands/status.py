@@ -125,7 +125,7 @@ def last_round(records: list[HistoryRecord]) -> dict[str, Any] | None:
     if number is None:
         return None
     return {"round": number, "items": [{"item": r.item, "cycle": r.cycle, "outcome": r.outcome, "commit": r.commit,
-                                        "engine": r.engine}
+                                        "engine": r.worked_by}
                                        for r in records if r.round == number]}
 
 

@@ -31,7 +31,7 @@ from orchestrator.report import svg
 from state.atomic import write_atomic
 from state.errors import UsageError
 from state.files import open_issues, read_cycle, read_text
-from state.history import GateVerdict, HistoryRecord, cached_share, read_history
+from state.history import GateVerdict, HistoryRecord, Outcome, cached_share, read_history
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
 
@@ -79,6 +79,33 @@ class CycleRow:
         if self.outcome is None and self.summary.startswith("REVERTED"):
             return self.pre_sorries
         return self.post_sorries if self.post_sorries is not None else self.pre_sorries
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    """A parallel round: its items' records (`round`, `item`), in the order they landed or were rejected."""
+
+    round: int
+    items: list[HistoryRecord]
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the round cost, its items together; None when the price of some role is unknown."""
+        costs = [r.cost_usd for r in self.items]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+    @property
+    def spent_usd(self) -> float:
+        return sum(r.spent_usd for r in self.items)
+
+
+def rounds(records: Sequence[HistoryRecord]) -> list[RoundRow]:
+    """Every parallel round the history holds, in the order its first record was written."""
+    by_round: dict[int, list[HistoryRecord]] = {}
+    for r in records:
+        if r.round is not None:
+            by_round.setdefault(r.round, []).append(r)
+    return [RoundRow(n, items) for n, items in by_round.items()]
 
 
 @dataclass(frozen=True)
@@ -147,6 +174,7 @@ class Report:
     large: list[tuple[str, int, bool]] = field(default_factory=list)  # file, lines, over the cap (else the warning)
     holes: list[tuple[str, str, int]] = field(default_factory=list)  # declaration, file:line, sorries and admits
     axioms: list[tuple[str, str]] = field(default_factory=list)  # the project's own axioms: name, file:line
+    rounds: list[RoundRow] = field(default_factory=list)  # the parallel rounds, oldest first
 
 
 def gather(repo: Path, now: datetime) -> Report:
@@ -188,7 +216,7 @@ def gather(repo: Path, now: datetime) -> Report:
     holes += [(name, path, 0) for path, name in tree.hidden_holes()]
     axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
-                  _issues(repo, paths, problems), problems, jobs, old, big, holes, axioms)
+                  _issues(repo, paths, problems), problems, jobs, old, big, holes, axioms, rounds(history.records))
 
 
 # ---------------------------------------------------------------- the plan
@@ -394,6 +422,7 @@ def render(report: Report) -> str:
         coverage=_coverage(report.plan, report.coverage),
         outcomes=_outcomes(report.overview.outcomes),
         cycles=_cycles(report.cycles),
+        rounds=_rounds(report.rounds),
         issues=_issue_list(report.issues, report.generated_at),
         audit=_audit(report.audit, report.coverage),
         prover=_prover(report.prover_jobs),
@@ -543,6 +572,36 @@ def _cycles(rows: Sequence[CycleRow]) -> str:
             f"<tbody>{body}</tbody></table></div>")
 
 
+def _rounds(rounds: Sequence[RoundRow]) -> str:
+    """Each round's items (newest round first): name, outcome, engine, commit, cost; and the round's cost."""
+    if not rounds:
+        return ""
+    body = ""
+    for rr in reversed(rounds):
+        landed = sum(1 for r in rr.items if r.outcome is Outcome.ACCEPTED)
+        body += (f'<tbody data-round="{rr.round}"><tr class="round-head"><th scope="rowgroup" colspan="5">'
+                 f"Round {rr.round}: {len(rr.items)} item(s), {landed} accepted</th>"
+                 f'<td class="num" data-round-cost="{rr.round}">{_cost(rr.cost_usd, rr.spent_usd)}</td></tr>')
+        for r in rr.items:
+            outcome = r.outcome.value if r.outcome else "legacy"
+            commit = f"<code>{_e(r.commit[:12])}</code>" if r.commit else "—"
+            body += (f'<tr data-item="{_e(r.item or "")}" data-outcome="{_e(outcome)}">'
+                     f'<td>{_e(r.item or "—")}</td><td class="num">{r.cycle}</td>'
+                     f'<td><span class="outcome outcome-{_e(outcome)}">{_e(outcome.replace("_", " "))}</span></td>'
+                     f'<td>{_e(r.worked_by or "—")}</td><td>{commit}</td>'
+                     f'<td class="num">{_cost(r.cost_usd, r.spent_usd)}</td></tr>')
+        body += "</tbody>"
+    return ('<h3>Parallel rounds, newest first</h3><div class="scroll"><table id="round-table"><thead><tr>'
+            '<th scope="col">Item</th><th scope="col" class="num">Cycle</th><th scope="col">Outcome</th>'
+            '<th scope="col">Engine</th><th scope="col">Commit</th><th scope="col" class="num">Cost</th></tr>'
+            f"</thead>{body}</table></div>")
+
+
+def _cost(cost: float | None, spent: float) -> str:
+    return (f"${cost:,.2f}" if cost is not None else
+            f'<span title="the price of a role is unknown">≥ ${spent:,.2f}</span>' if spent else "—")
+
+
 def _cycle_row(r: CycleRow) -> str:
     when = (f'<time datetime="{_e(r.finished_at.isoformat())}">{_e(r.finished_at.strftime("%Y-%m-%d %H:%M"))}</time>'
             if r.finished_at else "—")
@@ -554,8 +613,7 @@ def _cycle_row(r: CycleRow) -> str:
     score_class = "score-pos" if r.score > 0 else "score-neg" if r.score < 0 else ""
     sorries = ("—" if r.pre_sorries is None and r.post_sorries is None else
                f"{_e(_count(r.pre_sorries))} → {_e(_count(r.post_sorries))}")
-    cost = (f"${r.cost_usd:,.2f}" if r.cost_usd is not None else
-            f'<span title="the price of a role is unknown">≥ ${r.spent_usd:,.2f}</span>' if r.spent_usd else "—")
+    cost = _cost(r.cost_usd, r.spent_usd)
     summary = f"<p>{_e(r.summary)}</p>" if r.summary else ""
     if r.details:
         items = "".join(f"<dt>{_e(label)}</dt><dd>{_e(text)}</dd>" for label, text in r.details)

@@ -50,7 +50,7 @@ def test_two_items_worked_as_submitit_jobs_land_as_two_commits_with_their_engine
     project.cycle()
 
     history = project.history()
-    assert [(r.item, r.outcome, r.engine) for r in history] == [("hard", "accepted", "submitit"),
+    assert [(r.item, r.outcome, r.worked_by) for r in history] == [("hard", "accepted", "submitit"),
                                                                 ("other", "accepted", "submitit")]
     assert len(_log(project, base)) == 2 and project.head() == project.remote_head() and project.clean()
     assert "  sorry" not in project.show("HEAD", "Book/A.lean") and "  sorry" not in project.show("HEAD", "Book/B.lean")

@@ -37,6 +37,7 @@ LEGACY = 40  # the first ones, as the OpenMath reference script wrote them
 STATE = "state-files"  # a configured state directory, not the default
 EVIL = '<script>alert("pwned")</script> & <b>bold</b>'
 SVG = "{http://www.w3.org/2000/svg}"
+ROUNDS = {1: range(287, 291), 2: range(297, 301)}  # parallel rounds: their items' cycles
 
 
 # ---------------------------------------------------------------- the plot helpers
@@ -226,13 +227,16 @@ def write_history(path: Path) -> Expected:
         cost = None if cycle % 17 == 0 else round(0.5 + (cycle % 5) * 0.1, 2)
         costs: dict[str, float | None] = {"planner": 0.25, "worker": None} if cost is None else {"worker": cost}
         finished = NOW - timedelta(days=50) + timedelta(hours=4 * (cycle - LEGACY))
+        number = next((n for n, items in ROUNDS.items() if cycle in items), None)
+        name = EVIL if cycle == 299 else f"item-{cycle}"
+        item = {"round": number, "item": name, "worked_by": "local"} if number else {}
         record = HistoryRecord(
             cycle=cycle, started_at=finished - timedelta(hours=1), finished_at=finished, outcome=outcome,
             gates=gates, pre_sorry_count=sorries, post_sorry_count=sorries - 1 if accepted else sorries,
             progress_score=1 if accepted else -1, summary=EVIL if cycle == 123 else f"cycle {cycle} did things",
             stuck_on="lemma foo" if not accepted else "", error="the Planner gave no Scope twice"
             if outcome is Outcome.ERROR else None, usage={"worker": Usage(input=1000, output=100)}, cost_usd=cost,
-            costs=costs)
+            costs=costs, commit=f"{cycle:04d}abcdef0123456789" if accepted else None, **item)
         append_record(path, record)
         expected.sorries[cycle] = (sorries, record.post_sorry_count or 0)
         sorries = record.post_sorry_count or 0
@@ -363,6 +367,23 @@ def test_the_cycles_their_outcomes_and_the_overview(site: Site) -> None:
     text = " ".join(page.text)  # the damaged history line and the unreadable entity are named, not hidden
     assert "history.jsonl line 21: not valid JSON" in text
     assert "1 of 8 entities could not be read" in text
+
+
+def test_each_rounds_items_and_cost(site: Site) -> None:
+    page = Parsed(site.html)
+    rows = page.tables["round-table"]
+    heads = [r.cells for r in rows if r.attrs.get("class") == "round-head"]
+    assert heads == [["Round 2: 4 item(s), 2 accepted", "$2.90"],  # newest first: 0.7 + 0.8 + 0.9 + 0.5
+                     ["Round 1: 4 item(s), 2 accepted", "≥ $2.25"]]  # cycle 289's Worker has no known price
+    items = [r for r in rows if "data-item" in r.attrs]
+    assert [r.cells[1] for r in items] == ["297", "298", "299", "300", "287", "288", "289", "290"]
+    by_cycle = {int(r.cells[1]): r.cells for r in items}
+    assert by_cycle[297] == ["item-297", "297", "no change", "local", "—", "$0.70"]
+    assert by_cycle[298] == ["item-298", "298", "accepted", "local", "0298abcdef01", "$0.80"]
+    assert by_cycle[287][2] == "rejected" and by_cycle[289][5] == "≥ $0.25" and by_cycle[290][2] == "interrupted"
+    assert by_cycle[299][0] == EVIL and by_cycle[299][2] == "error"  # the Planner's item name, shown as text
+    assert Counter(r.attrs["data-outcome"] for r in items) == {"accepted": 4, "no_change": 1, "rejected": 1,
+                                                               "error": 1, "interrupted": 1}
 
 
 def test_the_charts_hold_every_cycle(site: Site) -> None:
@@ -550,6 +571,12 @@ def test_the_page_in_headless_chromium(site: Site, chromium: Browser, tmp_path: 
     assert [c["points"] for c in charts] == [[CYCLES], [CYCLES], [CYCLES]]
     assert page.evaluate("document.scripts.length") == 0
     assert EVIL in page.inner_text("#cycles")  # shown as text, not run
+    rounds = page.evaluate("""() => [...document.querySelectorAll('#round-table tbody')].map(b => ({
+        round: b.dataset.round, items: [...b.querySelectorAll('tr[data-item]')].map(r => r.dataset.item),
+        height: b.getBoundingClientRect().height}))""")
+    assert [r["round"] for r in rounds] == ["2", "1"] and rounds[1]["items"] == [f"item-{c}" for c in ROUNDS[1]]
+    assert all(r["height"] > 0 for r in rounds)
+    assert EVIL in page.inner_text("#round-table")
     styled = page.evaluate("getComputedStyle(document.querySelector('section')).borderTopStyle")
     assert styled == "solid"  # style.css applied
 

@@ -7,6 +7,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -178,6 +179,97 @@ def test_a_second_item_failing_on_what_the_first_landed_is_rejected_alone(projec
     assert len(_log(project, base)) == 2 and project.head() == project.remote_head()
 
 
+def _lean(imports: str, body: str) -> str:
+    return f"import {imports}\n\nnamespace Book\n\n{body}\n\nend Book\n"
+
+
+C = _lean("Mathlib.Tactic", "theorem c (n : ℕ) : n + 0 = n := by\n  sorry")
+D = _lean("Mathlib.Tactic", "theorem d (n : ℕ) : 0 + n = n := by\n  sorry")
+BOTH = _lean("Book.C\nimport Book.D", "theorem both : True := trivial")
+
+
+def _runs(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_disjoint_items_land_without_compiling_the_second_again(project: Project, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither file imports the other: what the second item's gates compiled against the round's base is what it
+    compiles on the branch after the first landed, so its build and kernel verdicts carry over."""
+    base = _parallel(project, files={"Book/C.lean": C, "Book/D.lean": D},
+                     sandbox={"mode": "none", "env": ["STANDIN_LOG"]})  # unconfined: the log is outside the copy
+    log = tmp_path / "standin.log"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    project.agents.plan(items(("c", ["Book/C.lean"]), ("d", ["Book/D.lean"])))
+    workers = Workers(project)
+    workers.work("c", _edit("Book/C.lean", "  sorry", "  simp"), _finish())
+    workers.work("d", _edit("Book/D.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+    landing = []
+    land = mergequeue.requeue
+
+    def counted(*args: Any) -> None:
+        before = len(_runs(log))
+        land(*args)
+        landing.extend(_runs(log)[before:])
+
+    monkeypatch.setattr(mergequeue, "requeue", counted)
+
+    project.cycle()
+
+    assert [r.outcome for r in project.history()] == ["accepted", "accepted"]
+    assert sorted(r for r in _runs(log) if r.startswith("check Book/")) == ["check Book/C.lean", "check Book/D.lean"]
+    assert landing == []  # re-applied, re-gated, and not one Lean run
+    second = {g.name: g for g in project.history()[1].gates}
+    assert second["build"].passed and "kept their verdict" in second["build"].detail
+    assert second["kernel"].passed and "carry over" in second["kernel"].detail
+    assert second[mergequeue.MERGE].passed
+    assert "  sorry" not in project.show("HEAD", "Book/D.lean") and len(_log(project, base)) == 2
+
+
+def test_items_harmless_alone_that_break_a_file_importing_both_are_rejected(project: Project) -> None:
+    """Each item declares `Book.twin` in its own file, fine alone; a file importing both no longer compiles, and
+    only it can tell: the queue compiles it again."""
+    base = _parallel(project, files={"Book/C.lean": C, "Book/D.lean": D, "Book/Both.lean": BOTH})
+    project.agents.plan(items(("c", ["Book/C.lean"]), ("d", ["Book/D.lean"])))
+    workers = Workers(project)
+    twin = "theorem twin : True := trivial\n\nend Book"
+    workers.work("c", _edit("Book/C.lean", "end Book", twin), _finish())
+    workers.work("d", _edit("Book/D.lean", "end Book", twin), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    first, second = project.history()
+    assert first.outcome == "accepted" and second.outcome == "rejected", second.gates
+    build = next(g for g in second.gates if g.name == "build")
+    assert not build.passed and "Book/Both.lean" in build.detail and "already contains 'Book.twin'" in build.detail
+    assert "twin" not in project.show("HEAD", "Book/D.lean") and len(_log(project, base)) == 2
+
+
+def test_an_item_using_an_instance_the_first_removed_is_rejected(project: Project) -> None:
+    """B imports A: the second item's new proof names an instance the first item removed."""
+    with_instance = A.replace("end Book", "instance natInh : Inhabited ℕ := ⟨0⟩\n\nend Book")
+    base = _parallel(project, files={"Book/A.lean": with_instance})
+    project.agents.plan(items(("drop", ["Book/A.lean"]), ("use", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("drop", _edit("Book/A.lean", "instance natInh : Inhabited ℕ := ⟨0⟩\n\n", ""), _finish())
+    workers.work("use", _edit("Book/B.lean", "end Book", "def some : Inhabited ℕ := Book.natInh\n\nend Book"),
+                 _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    first, second = project.history()
+    assert first.outcome == "accepted" and second.outcome == "rejected", second.gates
+    build = next(g for g in second.gates if g.name == "build")
+    assert not build.passed and "unknown identifier 'Book.natInh'" in build.detail
+    assert "natInh" not in project.show("HEAD", "Book/B.lean") and len(_log(project, base)) == 2
+
+
 def test_a_second_item_whose_change_conflicts_after_the_first_landed_is_rejected_alone(project: Project) -> None:
     """Disjoint Scopes, but both open the same issue file (any Worker may): the second no longer applies."""
     base = _parallel(project)
@@ -253,8 +345,8 @@ def test_status_shows_the_last_rounds_items(project: Project) -> None:
 
     shown = json.loads(json.dumps(status.collect(project.repo, datetime.now(UTC)), default=str))
     assert shown["round"]["round"] == 1
-    assert [(i["item"], i["cycle"], i["outcome"]) for i in shown["round"]["items"]] == [
-        ("hard", 1, "accepted"), ("greedy", 2, "rejected")]
+    assert [(i["item"], i["cycle"], i["outcome"], i["engine"]) for i in shown["round"]["items"]] == [
+        ("hard", 1, "accepted", "local"), ("greedy", 2, "rejected", None)]  # greedy was dropped, never worked
     assert shown["heartbeat"]["items"] == {"hard": "landed", "greedy": "rejected"}
     text = status.render(status.collect(project.repo, datetime.now(UTC)))
     assert "round      1: hard accepted (cycle 1, local), greedy rejected (cycle 2)" in text

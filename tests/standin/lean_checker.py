@@ -8,6 +8,7 @@ with logic of its own (it shares no code with autoformalize):
   project declares) that neither the file nor its imports declare is
   `unknown identifier`, as after a rename;
 - `import X` of a project module that does not exist is `unknown module`;
+- two imported modules declaring one name fail the import (`environment already contains`);
 - unbalanced parentheses are a parse error;
 - `exact absurd_marker` stands for a proof Lean rejects (`type mismatch`);
 - a declaration written with `sorry`, `admit`, `stop`, `apply?` or `exact?` gets the sorry warning;
@@ -96,8 +97,15 @@ def check(root: Path, rel: str) -> list[Message]:
             line = text.count("\n", 0, m.start()) + 1
             out.append(Message(line, 0, "error", f"unknown module prefix '{module}'"))
     known: set[str] = set(model.env.decls)
-    for file in closure(root, path, set()):
-        known |= declared(strip_comments(file.read_text(encoding="utf-8")))
+    first: dict[str, Path] = {}
+    for file in sorted(closure(root, path, set())):
+        names = declared(strip_comments(file.read_text(encoding="utf-8")))
+        known |= names
+        for name in sorted(names) if file != path else ():
+            if (other := first.setdefault(name, file)) != file:  # two imported modules declare one name
+                module = other.relative_to(root).with_suffix("").as_posix().replace("/", ".")
+                out.append(Message(1, 0, "error", f"import failed, environment already contains '{name}' from "
+                                                  f"{module}"))
     namespaces = {n.split(".")[0] for n in known}
     blank = lambda i: " " * len(i.group())  # noqa: E731
     # An escaped name (`«…»`) is one identifier, whatever it holds.
