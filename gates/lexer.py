@@ -207,6 +207,14 @@ class Runs:
             return run - 1 + len(command)
         return run
 
+    def _lone_dot(self, dot: int, floor: int) -> bool:
+        """Whether the `.` at `dot` is a token of its own: Lean splits a run of dots into `..` tokens from the left
+        (after a numeral's own), so an odd run ends in one."""
+        first = dot
+        while first > floor and self.text[first - 1] == ".":
+            first -= 1
+        return (dot + 1 - first - self._numeral_dot(first, floor)) % 2 == 1
+
     def _numeral_dot(self, dot: int, floor: int) -> bool:
         """Whether the `.` at `dot` belongs to a numeral (`2.`, `2.5`) rather than a field or a dotted name."""
         if dot <= floor or not _ID_REST_CHAR.match(self.text, dot - 1):
@@ -248,7 +256,8 @@ class Runs:
             if is_digit(text[i]):
                 pattern = _NUMBER
                 if i == start and start > floor and text[i - 1] == ".":  # `2.5`: a fraction; `x.1`: a field index
-                    pattern = _FRACTION if self._numeral_dot(i - 1, floor) else _FIELD_INDEX
+                    pattern = _FRACTION if self._numeral_dot(i - 1, floor) else (
+                        _FIELD_INDEX if self._lone_dot(i - 1, floor) else _NUMBER)  # `..1_0`: a `..` token first
                 j = pattern.match(text, i).end()  # type: ignore[union-attr]  # each matches an ASCII digit
             else:  # `!`, `?`, a subscript, `''`: symbols
                 j = i + 2 if text.startswith("''", i) else i + 1

@@ -16,7 +16,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from gates.header import Keywords
@@ -142,6 +142,7 @@ def test_a_project_token_holding_a_literal_start_is_noted(text: str, tokens: tup
 @given(st.lists(st.sampled_from([*NAMES, *NUMBERS, *SYMBOLS, *CHARS, '"{"', '"}"', "'", '"', "/-", "-/", "{", "}"]),
                 max_size=12).map(lambda parts: "".join(parts)))
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@example("..1_000'a'")  # after a `..` token a numeral, not a field index: `'a'` is a character literal
 def test_glued_tokens_are_split_as_lean_splits_them(text: str) -> None:
     expected = reference_mask(text)
     assume(expected is not None)
