@@ -9,7 +9,6 @@ verbatim into an answer it is no heading of that answer (no `## Plan update`, no
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from agents import window
 from agents.context import Quote, fence
 from agents.lsp import READING, LeanServer, rooted
 from agents.model import Model, System, ToolCall, ToolResult, ToolSpec
-from agents.tools import SPECS, Refused, Workspace
+from agents.tools import SPECS, Workspace, invoke
 from agents.worker import Limits, Stop, WorkerSession
 from state.errors import InfraError
 
@@ -72,14 +71,8 @@ class Reader:
 
     def _run(self, tool: Tool, arguments: dict[str, Any]) -> tuple[str, bool]:
         secrets = self.workspace.secrets
-        try:
-            return tool.run(**{k: secrets.redact(v) if isinstance(v, str) else v for k, v in arguments.items()}), False
-        except Refused as e:
-            return f"refused: {e}", True
-        except TypeError as e:  # wrong or missing arguments
-            return f"bad arguments for {tool.spec.name}: {e}", True
-        except (OSError, UnicodeDecodeError, re.error) as e:
-            return f"{tool.spec.name} failed: {e}", True
+        return invoke(tool.spec.name, tool.run,
+                      {k: secrets.redact(v) if isinstance(v, str) else v for k, v in arguments.items()})
 
 
 class _NoTools:

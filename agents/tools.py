@@ -48,6 +48,19 @@ class Refused(Exception):
     """A tool call the Worker may not make; the message goes back to it."""
 
 
+def invoke(name: str, handler: Callable[..., str], arguments: dict[str, Any]) -> tuple[str, bool]:
+    """`handler`'s answer to `arguments` and whether it is an error: a refusal, wrong arguments or a failed read
+    are told to the model, never raised."""
+    try:
+        return handler(**arguments), False
+    except Refused as e:
+        return f"refused: {e}", True
+    except TypeError as e:  # wrong or missing arguments
+        return f"bad arguments for {name}: {e}", True
+    except (OSError, UnicodeDecodeError, re.error) as e:
+        return f"{name} failed: {e}", True
+
+
 def _schema(**props: tuple[str, str]) -> dict[str, Any]:
     """`name=(type, description)`; a description starting with '(optional)' marks it optional."""
     return {
@@ -157,14 +170,7 @@ class Workspace:
             return self.lsp.call(name, rooted(arguments, self.root))
         if handler is None:
             return f"unknown tool {name!r}; use one of {', '.join(s.name for s in self.specs())}", True
-        try:
-            return handler(**arguments), False
-        except Refused as e:
-            return f"refused: {e}", True
-        except TypeError as e:  # wrong or missing arguments
-            return f"bad arguments for {name}: {e}", True
-        except (OSError, UnicodeDecodeError, re.error) as e:
-            return f"{name} failed: {e}", True
+        return invoke(name, handler, arguments)
 
     # -- paths -------------------------------------------------------------
 

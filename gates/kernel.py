@@ -122,7 +122,7 @@ def check(inp: GateInput) -> GateResult:
     problems += changed_statements
     notes += private_notes
     if not problems:
-        failed, note = _replay(inp, replayed(inp))
+        failed, note = _replay(inp, replayed(inp, names))
         problems += failed
         notes += note
     if problems:
@@ -442,11 +442,10 @@ def settled_definitions(inp: GateInput) -> Callable[[str], bool]:
     return lambda name: bool(where.get(canonical(name))) and not where[canonical(name)] & moved
 
 
-def replayed(inp: GateInput) -> list[str]:
+def replayed(inp: GateInput, names: Names) -> list[str]:
     """The modules a kernel replay checks: the changed ones and every project module importing one, which the change
     can alter too (a command, a macro or an instance it redefines runs there)."""
     affected = ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
-    names = Names(inp.after, inp.lean_roots)
     return sorted({names.module_of(p) for p in affected if p in inp.after.files})
 
 
