@@ -37,15 +37,17 @@ def cli(log_format: str) -> None:
               help="The folder holding the Lake project, when it is not the repository root; found below the root "
                    "by default.")
 @click.option("--github", is_flag=True, help="Also write the scheduled GitHub Actions workflow.")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=None, metavar="N",
+              help="Workers a round ([parallel] workers); with --github, a job each in the workflow.")
 @_repo_option
 def init(directory: Path | None, lean_roots: tuple[str, ...], project: Path | None, github: bool,
-         repo: Path | None) -> int:
+         workers: int | None, repo: Path | None) -> int:
     """Add configuration, state files and agent rules to an existing Lean repository."""
     from orchestrator.commands import init as command
 
     if directory is not None and repo is not None and directory != repo:
         raise click.UsageError("give the repository once: DIRECTORY or --repo")
-    return command.run(directory or repo, lean_roots, github, project)
+    return command.run(directory or repo, lean_roots, github, project, workers)
 
 
 @cli.command()
@@ -151,6 +153,50 @@ def report(out: Path, repo: Path | None) -> int:
     from orchestrator.commands import report as command
 
     return command.run(repo, out)
+
+
+@cli.group(name="round")
+def round_() -> None:
+    """A parallel round as separate jobs: plan, work each item, land (the workflow `init --github` writes)."""
+
+
+@round_.command(name="plan")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="An empty directory for the round's files (matrix.json lists the items to work).")
+@_repo_option
+def round_plan(out: Path, repo: Path | None) -> int:
+    """The Planner's items, written for one job each; a plan of one item runs as a cycle here."""
+    from orchestrator.commands import round as command
+
+    return command.plan(repo, out)
+
+
+@round_.command(name="work")
+@click.option("--round", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
+              help="The round's directory, as `round plan` wrote it.")
+@click.option("--item", type=click.IntRange(min=0), required=True, help="The item's index (from matrix.json).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The directory to write the item's result into.")
+@_repo_option
+def round_work(folder: Path, item: int, out: Path, repo: Path | None) -> int:
+    """One item's Worker, in a temporary clone at the round's base; its change and session as files."""
+    from orchestrator.commands import round as command
+
+    return command.work(repo, folder, item, out)
+
+
+@round_.command(name="land")
+@click.option("--round", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
+              help="The round's directory, as `round plan` wrote it.")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The items' results, each in result-<index>/ (a missing one rejects its item).")
+@click.option("--no-push", is_flag=True, help="Commit locally; do not push.")
+@_repo_option
+def round_land(folder: Path, results: Path, no_push: bool, repo: Path | None) -> int:
+    """Every item's result gated again here, judged and evaluated, then landed through the merge queue."""
+    from orchestrator.commands import round as command
+
+    return command.land(repo, folder, results, no_push)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,10 +144,11 @@ class ParallelConfig(BaseModel):
     working copy, and land one at a time through the merge queue (each its own record and commit)."""
     max_builds: int | None = Field(default=None, ge=1)
     """Lean compiles running at once across the round's Workers and gates; unset: half the cores, at least 1."""
-    engine: Literal["local", "submitit"] = "local"
+    engine: Literal["local", "submitit", "github"] = "local"
     """Where the items' Workers run: "local", threads of this process; "submitit", a job each through submitit
-    (`[parallel.submitit]`; pip install 'autoformalize[submitit]'), returning its change as a patch. The gates, the
-    merge queue and the push stay here."""
+    (`[parallel.submitit]`; pip install 'autoformalize[submitit]'), returning its change as a patch; "github", a job
+    each of the workflow `init --github` writes (`round plan`, `round work`, `round land`), returning its change as
+    an artifact. The gates, the merge queue and the push stay with the coordinator."""
     submitit: SubmititConfig = Field(default_factory=SubmititConfig)
 
     def builds(self) -> int:

@@ -49,6 +49,7 @@ from orchestrator.buildcheck import check as check_build
 from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_of
 from orchestrator.deps import Deps
+from orchestrator.engine import runs_here
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
@@ -78,27 +79,34 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
     whole life, it beats the daemon's. A stop request abandons it at the next safe point (`Interrupted`).
     """
     paths = config.state(repo)
+    if config.parallel.workers > 1:
+        runs_here(config.parallel.engine)
     with contextlib.ExitStack() as stack:
         if beat is None:
             stack.enter_context(RunLock(paths.lock))
             beat = stack.enter_context(Beat(paths.heartbeat, config.loop.heartbeat_s, deps.clock))
         git = Git(repo)
         c = Cycle(repo, config, deps, options, git, paths, Journal(workcopy.git_dir(git)), deps.clock.now())
-        git_s = float(NETWORK_TIMEOUT_S)
-        beat.phase("sync", 2 * git_s)
-        sync(c)
-        beat.phase("baseline", 3 * config.build.timeout_s + git_s)
-        baseline(c)
-        beat.phase("sweep", 2 * git_s)
-        sweep(c)
-        open_desk(c)
-        beat.phase("harvest", PROVER_CALLS * PROVER_CALL_S * max(1, len(c.desk.open_jobs()) if c.desk else 0))
-        harvest(c)
+        start(c, beat)
         if config.parallel.workers > 1:  # the Planner's items, each its own Worker, through the merge queue
             from orchestrator import round as parallel
             return parallel.run(c, beat)
         advance(c, beat, plan, work, judge, evaluate, escalate)
         return conclude(c, beat)
+
+
+def start(c: Cycle, beat: Beat) -> None:
+    """Everything before the plan: the branch caught up, the base counted and built, the sweep, the prover's jobs."""
+    git_s = float(NETWORK_TIMEOUT_S)
+    beat.phase("sync", 2 * git_s)
+    sync(c)
+    beat.phase("baseline", 3 * c.config.build.timeout_s + git_s)
+    baseline(c)
+    beat.phase("sweep", 2 * git_s)
+    sweep(c)
+    open_desk(c)
+    beat.phase("harvest", PROVER_CALLS * PROVER_CALL_S * max(1, len(c.desk.open_jobs()) if c.desk else 0))
+    harvest(c)
 
 
 class Phase(Protocol):

@@ -21,25 +21,32 @@ from orchestrator.config import SubmititConfig
 from state.errors import UsageError
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
-class Engine(Protocol[T]):
+class Results(Protocol[T_co]):
+    """Where the items' results are had: every engine, and the `github` engine's land job, whose items were
+    submitted by its workflow (`orchestrator.actions`)."""
+
     name: str
-    remote: bool  # its jobs run in another process: picklable, each `remote.run` of a `remote.Job`
-
-    def submit(self, item: str, job: Callable[[], T]) -> str:
-        """Start working `item`; a ticket to poll and collect it by."""
-        ...
 
     def poll(self, ticket: str) -> bool:
         """Whether the item is done (worked, or failed)."""
         ...
 
-    def collect(self, ticket: str) -> T:
+    def collect(self, ticket: str) -> T_co:
         """The item's result, once done (waiting for it if not); raises what working it raised."""
         ...
 
     def close(self) -> None: ...
+
+
+class Engine(Results[T], Protocol[T]):
+    remote: bool  # its jobs run in another process: picklable, each `remote.run` of a `remote.Job`
+
+    def submit(self, item: str, job: Callable[[], T]) -> str:
+        """Start working `item`; a ticket to poll and collect it by."""
+        ...
 
 
 class LocalEngine(Generic[T]):
@@ -111,7 +118,16 @@ class SubmititEngine(Generic[T]):
 
 def engine_of(workers: int, cfg: SubmititConfig, name: str) -> LocalEngine[Any] | SubmititEngine[Any]:
     """The configured engine (`[parallel] engine`)."""
+    runs_here(name)
     return SubmititEngine(cfg) if name == "submitit" else LocalEngine(workers)
+
+
+def runs_here(name: str) -> None:
+    """Refuse, before a round starts, an engine whose jobs only a workflow submits."""
+    if name == "github":
+        raise UsageError('[parallel] engine = "github" works a round as the jobs of the workflow `autoformalize init '
+                         "--github` writes (`autoformalize round plan`, `round work`, `round land`); `cycle` and "
+                         '`run` work rounds with engine "local" or "submitit"')
 
 
 class Bounded:

@@ -14,6 +14,7 @@ there again; a patch that does not apply, or a job that failed, rejects that ite
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import structlog
+from pydantic import TypeAdapter
 
 from agents.ledger import Budget, Charge, Ledger, Limit
 from agents.planner import Plan
@@ -36,6 +38,7 @@ from orchestrator.cyclestate import Cycle, Options, RoundItem
 from orchestrator.git import Git, GitTree
 from orchestrator.journal import Journal
 from orchestrator.wiring import real_deps
+from state.atomic import write_atomic
 from state.errors import InfraError
 from state.history import History, Outcome, Usage, read_history
 
@@ -97,6 +100,57 @@ class Result:
     outcome: Outcome | None = None  # what the job's own gates said (advice only: the coordinator's decide)
     error: str | None = None
     infra: bool = False
+    item: str = ""  # the job's item and base: a result in a file must be the one its item's job wrote
+    base: str = ""
+
+
+# Jobs and results as files, for engines whose jobs reach the coordinator through files (GitHub Actions' artifacts).
+# Plain JSON, never pickle: a result comes from a machine that ran Worker-written code, so it is read as data of a
+# fixed shape and bounded size, and everything it carries is gated again.
+JOB_ADAPTER = TypeAdapter(Job)
+RESULT_ADAPTER = TypeAdapter(Result)
+RESULT = "result.json"
+PATCH = "change.patch"
+MAX_RESULT_BYTES = 16 << 20
+MAX_PATCH_BYTES = 64 << 20
+
+
+def dump_job(j: Job) -> bytes:
+    """The job without its bundle, which a round's jobs share (`load_job`)."""
+    return JOB_ADAPTER.dump_json(j, exclude={"bundle"}, indent=1)
+
+
+def load_job(data: bytes, bundle: bytes) -> Job:
+    return JOB_ADAPTER.validate_python({**json.loads(data), "bundle": bundle})
+
+
+def save_result(folder: Path, result: Result) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / PATCH, result.patch)
+    write_atomic(folder / RESULT, RESULT_ADAPTER.dump_json(result, exclude={"patch"}, indent=1))
+
+
+def load_result(folder: Path, item: str, base: str) -> Result:
+    """The result `save_result` wrote for `item` at `base`; ValueError saying what is wrong with it."""
+    sizes = {name: (folder / name).stat().st_size if (folder / name).is_file() else None
+             for name in (RESULT, PATCH)}
+    if None in sizes.values():
+        missing = " and ".join(name for name, size in sizes.items() if size is None)
+        raise ValueError(f"its result has no {missing} (the job failed or was cancelled before it wrote them)")
+    if (sizes[RESULT] or 0) > MAX_RESULT_BYTES or (sizes[PATCH] or 0) > MAX_PATCH_BYTES:
+        raise ValueError(f"its result is larger than the bound ({MAX_RESULT_BYTES:,} bytes of record, "
+                         f"{MAX_PATCH_BYTES:,} of patch)")
+    try:
+        data = json.loads((folder / RESULT).read_bytes())
+        result = RESULT_ADAPTER.validate_python({**data, "patch": (folder / PATCH).read_bytes()})
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"its result cannot be read: {str(e)[:500]}") from None
+    if any((ch.cost_usd or 0) < 0 or min(ch.usage.model_dump().values()) < 0 for ch in result.charges):
+        raise ValueError("its result charges a negative spend")
+    if (result.item, result.base) != (item, base):
+        raise ValueError(f"its result is for item {result.item!r} at {result.base[:12] or 'no base'}, not for "
+                         f"{item!r} at {base[:12]}")
+    return result
 
 
 def job(ic: Cycle) -> Job:
@@ -154,7 +208,7 @@ def run(j: Job) -> Result:
         s = c.session
         played = Played(s.turns, list(s.rounds), s.context, s.tools, s.report()) if s is not None else None
         spent = c.ledger.charges[len(j.charges):]
-        return Result(patch, played, list(spent), c.ledger.refused, c.outcome, c.error, c.infra)
+        return Result(patch, played, list(spent), c.ledger.refused, c.outcome, c.error, c.infra, j.item, j.base)
     finally:
         if work is not None:
             shutil.rmtree(work.root.parent, ignore_errors=True)

@@ -28,7 +28,7 @@ from gates.base import Compiler, GateResult
 from gates.tree import DirTree
 from orchestrator import cycle, mergequeue, remote, workcopy
 from orchestrator.cyclestate import Cycle, Interrupted, RoundItem
-from orchestrator.engine import Bounded, Engine, engine_of
+from orchestrator.engine import Bounded, Engine, Results, engine_of
 from orchestrator.git import Git
 from orchestrator.journal import Entry, RoundJournal
 from orchestrator.liveness import Beat
@@ -43,9 +43,8 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
     """Plan, then work the items at once and land them one at a time; the last item's record and cycle, which
     holds them all (`Cycle.round`)."""
     cycle.advance(c, beat, cycle.plan)
-    if c.outcome is Outcome.ERROR or c.plan is None or len(c.plan.items) <= 1:
-        cycle.advance(c, beat, cycle.work, cycle.judge, cycle.evaluate, cycle.escalate)
-        return cycle.conclude(c, beat)
+    if single(c):
+        return ordinary(c, beat)
     items = split(c)
     p = c.config.parallel
     engine = engine or engine_of(p.workers, p.submitit, p.engine)
@@ -53,6 +52,22 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
         work(items, c, beat, engine)
     finally:
         engine.close()
+    return finish(items, beat)
+
+
+def single(c: Cycle) -> bool:
+    """Whether the plan is no round: an error, or a plan of one item (or one Scope)."""
+    return c.outcome is Outcome.ERROR or c.plan is None or len(c.plan.items) <= 1
+
+
+def ordinary(c: Cycle, beat: Beat) -> tuple[HistoryRecord, Cycle]:
+    """A plan that is no round, worked and landed as a cycle."""
+    cycle.advance(c, beat, cycle.work, cycle.judge, cycle.evaluate, cycle.escalate)
+    return cycle.conclude(c, beat)
+
+
+def finish(items: list[Cycle], beat: Beat) -> tuple[HistoryRecord, Cycle]:
+    """The round's worked items: the Consultant, if due, then the merge queue."""
     last = items[-1]
     cycle.advance(last, beat, cycle.escalate)  # once a round, on the facts of its last item
     mergequeue.land(items, beat)
@@ -123,7 +138,7 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
         tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic)) if engine.remote
                                       else _job(ic, beat))
     if engine.remote:
-        return _gather(items, tickets, c, beat, engine)
+        return gather(items, tickets, c, beat, engine)
     stopped: BaseException | None = None
     for ticket in tickets.values():
         try:
@@ -134,7 +149,7 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
         raise stopped
 
 
-def _gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
+def gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, engine: Results[Any]) -> None:
     """Each remote item as its job ends: its patch applied and gated here, then the judge and the Evaluator. A job
     that failed rejects its item alone; a stop request cancels the jobs still running."""
     waiting = {_name(ic): ic for ic in items if _name(ic) in tickets}

@@ -9,7 +9,7 @@ import click
 
 from gates import sandbox
 from orchestrator import toolchain
-from orchestrator.config import load_config
+from orchestrator.config import Config, load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.cyclestate import Cycle, budget_of
 from orchestrator.notify import Event, Notifier
@@ -17,7 +17,7 @@ from orchestrator.preview import preview
 from orchestrator.repo import find_repo
 from orchestrator.wiring import check_endpoints, loop_roles, real_deps
 from state.errors import InfraError, UsageError
-from state.history import Outcome, read_history
+from state.history import HistoryRecord, Outcome, read_history
 
 
 def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> int:
@@ -28,17 +28,7 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         for line in preview(root, config, skip_planner=skip_planner):
             click.echo(f"  {line}")
         return 0
-    sandbox.check(config.sandbox)
-    toolchain.check(root / config.project.lake_dir, config.sandbox)
-    check_endpoints(config, loop_roles(config))
-    budget = budget_of(config.budget, read_history(config.state(root).history).records, datetime.now(UTC))
-    total, day = config.budget.total_usd, config.budget.per_day_usd
-    if total is not None and budget.total_usd >= total:
-        raise InfraError(f"the total budget is spent: ${budget.total_usd:.2f} of [budget] total_usd ${total:.2f}; "
-                         "raise it in autoformalize.toml to continue")
-    if day is not None and budget.today_usd >= day:
-        click.echo(f"Today's budget is spent (${budget.today_usd:.2f} of [budget] per_day_usd ${day:.2f}); "
-                   "no cycle runs until the next UTC day.")
+    if not ready(root, config):
         return 0
     notify = Notifier.from_env(config.notify, root.name)
     try:
@@ -47,7 +37,34 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
     except (InfraError, UsageError) as e:
         notify.send(Event.FAILURE, cycle="(unnumbered)", error=str(e)[:300])
         raise
-    notify.cycle(record, [*cycle.history.records, *cycle.interrupted], stall_after=config.loop.escalate_after)
+    return report(record, cycle, notify)
+
+
+def ready(root: Path, config: Config) -> bool:
+    """The checks before a cycle spends anything; False (and why, printed) when today's budget is spent."""
+    setup(root, config, loop_roles(config))
+    budget = budget_of(config.budget, read_history(config.state(root).history).records, datetime.now(UTC))
+    total, day = config.budget.total_usd, config.budget.per_day_usd
+    if total is not None and budget.total_usd >= total:
+        raise InfraError(f"the total budget is spent: ${budget.total_usd:.2f} of [budget] total_usd ${total:.2f}; "
+                         "raise it in autoformalize.toml to continue")
+    if day is not None and budget.today_usd >= day:
+        click.echo(f"Today's budget is spent (${budget.today_usd:.2f} of [budget] per_day_usd ${day:.2f}); "
+                   "no cycle runs until the next UTC day.")
+        return False
+    return True
+
+
+def setup(root: Path, config: Config, roles: tuple[str, ...]) -> None:
+    """The sandbox, the toolchain and the keys and prices `roles` need, before any work starts."""
+    sandbox.check(config.sandbox)
+    toolchain.check(root / config.project.lake_dir, config.sandbox)
+    check_endpoints(config, roles)
+
+
+def report(record: HistoryRecord, cycle: Cycle, notify: Notifier) -> int:
+    """The cycle's (or round's) records, printed and notified; its exit code."""
+    notify.cycle(record, [*cycle.history.records, *cycle.interrupted], stall_after=cycle.config.loop.escalate_after)
     for item in cycle.round or [cycle]:  # a parallel round: each item's record, in the order they landed
         _show(item)
     if record.outcome is Outcome.ERROR and cycle.infra:

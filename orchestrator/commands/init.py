@@ -10,7 +10,7 @@ import click
 from agents.config import BudgetConfig
 from orchestrator import config as configuration
 from orchestrator import ignores
-from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config, render_config
+from orchestrator.config import CONFIG_FILE, Config, ParallelConfig, ProjectConfig, load_config, render_config
 from orchestrator.git import Git
 from orchestrator.repo import LeanProject, detect_lean_project, find_repo, lake_projects
 from state.atomic import write_atomic
@@ -23,7 +23,7 @@ MAX_JOB_MINUTES = 360  # GitHub-hosted runners stop a job after six hours
 
 
 def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = False,
-        project_dir: Path | None = None) -> int:
+        project_dir: Path | None = None, workers: int | None = None) -> int:
     repo = find_repo(directory)
     if (repo / CONFIG_FILE).exists():  # kept as it is; the rest follows it
         config = load_config(repo)
@@ -32,9 +32,9 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
             raise UsageError(f"{CONFIG_FILE}: [project] lake_dir {config.project.lake_dir!r} holds no Lean project "
                              "(no lakefile.lean, lakefile.toml or lean-toolchain)")
         roots = config.project.lean_roots
-        if lean_roots or project_dir:
-            click.echo(f"note: {CONFIG_FILE} exists, so its lake_dir and lean_roots are kept and --project and "
-                       "--lean-root are ignored")
+        if lean_roots or project_dir or workers:
+            click.echo(f"note: {CONFIG_FILE} exists, so its lake_dir, lean_roots and [parallel] are kept and "
+                       "--project, --lean-root and --workers are ignored")
     else:
         project = choose_project(repo, project_dir or (directory if directory is not None else None))
         roots = list(lean_roots) or project.roots
@@ -43,7 +43,9 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         if problem := configuration.lake_problem(repo, project.lake_dir, roots):
             raise UsageError(f"--lean-root: {problem}")
         config = Config(project=ProjectConfig(lake_dir=project.lake_dir, lean_roots=roots),
-                        budget=BudgetConfig(per_day_usd=DAY_USD))
+                        budget=BudgetConfig(per_day_usd=DAY_USD),
+                        parallel=ParallelConfig(workers=workers or 1,
+                                                engine="github" if github and (workers or 1) > 1 else "local"))
     paths = StatePaths(repo, config.project.state_dir)
     rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
     rules = rules.replace("{state_dir}", config.project.state_dir)
@@ -105,7 +107,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
     click.echo("Next: describe the book in plan.md, review autoformalize.toml, commit, "
                "then `autoformalize status`.")
     if github:
-        click.echo(f"GitHub Actions: add the repository secret ANTHROPIC_API_KEY; {WORKFLOW} runs a cycle on "
+        runs = (f"a round of up to {config.parallel.workers} Workers (a job each)" if rounds(config) else "a cycle")
+        click.echo(f"GitHub Actions: add the repository secret ANTHROPIC_API_KEY; {WORKFLOW} runs {runs} on "
                    f"the schedule \"{config.github.schedule}\" and on demand (Actions → autoformalize → Run workflow).")
     return 0
 
@@ -138,21 +141,42 @@ def _none(repo: Path) -> UsageError:
                       "root or in a folder below it); create one with `lake new` or `lake init` first")
 
 
+def rounds(config: Config) -> bool:
+    """Whether the workflow works rounds as jobs (`[parallel] engine = "github"`) rather than cycles."""
+    return config.parallel.workers > 1 and config.parallel.engine == "github"
+
+
 def workflow(config: Config) -> str:
-    """The scheduled GitHub Actions workflow, its job timeout above one whole cycle's."""
-    a = config.agents
-    cycle_s = (a.planner.timeout_s + a.worker.timeout_s + a.judge.timeout_s + a.evaluator.timeout_s
-               + a.consultant.timeout_s + 2 * config.build.timeout_s)
-    minutes = min(MAX_JOB_MINUTES, cycle_s // 60 + 15)
-    text = resources.files("orchestrator.templates").joinpath("autoformalize.yml").read_text(encoding="utf-8")
+    """The scheduled GitHub Actions workflow, each job's timeout above what it runs at most: a cycle; or a round's
+    plan (a whole cycle when the plan is one item), an item's Worker and its gates, and the landing of them all."""
+    a, build_s = config.agents, config.build.timeout_s
+    cycle_s = a.planner.timeout_s + a.worker.timeout_s + a.judge.timeout_s + a.evaluator.timeout_s + \
+        a.consultant.timeout_s + 2 * build_s
+    gated_s = (config.gates.repair_rounds + 4) * build_s
+    land_s = config.parallel.workers * (a.judge.timeout_s + a.evaluator.timeout_s + gated_s) + a.consultant.timeout_s
     lake_dir = config.project.lake_dir
-    for key, value in {"@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": str(minutes),
-                       "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
-                       "@WEBHOOK_ENV@": config.notify.webhook_env,
-                       "@PROVER_ENV@": config.prover.api_key_env, "@STATE_DIR@": config.project.state_dir,
-                       "@LAKE_DIR@": lake_dir, "@LAKE@": "" if lake_dir == "." else f"{lake_dir}/"}.items():
+    keys = {"@SETUP@": _template("setup.yml"), "@LAKE_STEPS@": _template("lake.yml"),
+            "@LAKE_RESTORE@": _template("lake.yml").replace("@CACHE@", "actions/cache/restore@v4"),
+            "@CACHE@": "actions/cache@v4", "@BLAME@": _template("blame.yml"),
+            "@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": _minutes(cycle_s),
+            "@PLAN_MINUTES@": _minutes(cycle_s), "@WORK_MINUTES@": _minutes(a.worker.timeout_s + gated_s),
+            "@LAND_MINUTES@": _minutes(land_s), "@WORKERS@": str(config.parallel.workers),
+            "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
+            "@WEBHOOK_ENV@": config.notify.webhook_env,
+            "@PROVER_ENV@": config.prover.api_key_env, "@STATE_DIR@": config.project.state_dir,
+            "@LAKE_DIR@": lake_dir, "@LAKE@": "" if lake_dir == "." else f"{lake_dir}/"}
+    text = _template("autoformalize-round.yml" if rounds(config) else "autoformalize.yml")
+    for key, value in keys.items():  # in order: the fragments first, then what they hold
         text = text.replace(key, value)
     return text
+
+
+def _template(name: str) -> str:
+    return resources.files("orchestrator.templates").joinpath(name).read_text(encoding="utf-8")
+
+
+def _minutes(seconds: int) -> str:
+    return str(min(MAX_JOB_MINUTES, seconds // 60 + 15))
 
 
 def _append(repo: Path, why: str, lines: list[str]) -> None:

@@ -192,3 +192,62 @@ def test_state_the_ignore_rules_swallow_is_refused_then_re_included_by_init(
     staged = git(repo, "diff", "--cached", "--name-only").split()
     assert ".prover-state/issues/some-issue.md" in staged and ".prover-state/strategy.md" in staged
     assert not [p for p in staged if p.endswith((".tmp", "heartbeat.json", "run.lock"))], staged
+
+
+def _job(text: str, name: str) -> str:
+    """One job of a workflow: from its key to the next job's (jobs are the 2-space-indented keys under `jobs:`)."""
+    jobs = text[text.index("\njobs:\n"):]
+    start = jobs.index(f"\n  {name}:\n")
+    end = next((i for i in range(start + 1, len(jobs)) if jobs.startswith("\n  ", i) and jobs[i + 3] != " "),
+               len(jobs))
+    return jobs[start:end]
+
+
+def test_init_github_with_workers_writes_a_round_workflow_actionlint_accepts(make_repo: Callable[..., Path],
+                                                                            capsys: pytest.CaptureFixture[str]
+                                                                            ) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo), "--github", "--workers", "3"]) == 0
+    config = load_config(repo)
+    assert (config.parallel.workers, config.parallel.engine) == (3, "github")
+    path = repo / ".github/workflows/autoformalize.yml"
+    done = actionlint(path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = path.read_text()
+    plan, work, land = _job(text, "plan"), _job(text, "work"), _job(text, "land")
+    assert "autoformalize round plan --out" in plan and 'echo "items=$(cat' in plan and "name: round" in plan
+    assert "contents: write" in plan and "autoformalize doctor" in plan
+    # The Workers' jobs: a matrix of the plan's indices, no token that could push, no cache they could poison.
+    assert "item: ${{ fromJSON(needs.plan.outputs.items) }}" in work and "max-parallel: 3" in work
+    assert "contents: read" in work and "contents: write" not in work and "persist-credentials: false" in work
+    assert "GITHUB_TOKEN" not in work and "ARISTOTLE_API_KEY" not in work
+    assert "actions/cache/restore@v4" in work and "actions/cache@v4" not in work
+    assert "ITEM: ${{ matrix.item }}" in work and '--item "$ITEM"' in work and "name: result-${{ matrix.item }}" in work
+    assert "needs: [plan, work]" in land and "!cancelled()" in land and "pattern: result-*" in land
+    assert "autoformalize round land --round" in land and "contents: write" in land
+    assert "runs a round of up to 3 Workers" in capsys.readouterr().out
+
+
+def test_the_round_workflow_hands_the_matrix_on(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    """The plan step's script, run as the runner runs it: the matrix the command wrote becomes the job's output."""
+    repo = make_repo()
+    assert main(["init", str(repo), "--github", "--workers", "2"]) == 0
+    plan = _job((repo / ".github/workflows/autoformalize.yml").read_text(), "plan")
+    step = plan[plan.index("- name: Plan the round"):plan.index("- name: Keep the round")]
+    script = "\n".join(line[10:] for line in step[step.index("run: |"):].splitlines()[1:] if line.strip())
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "autoformalize").write_text('#!/bin/sh\nmkdir -p "$4" && echo "[0, 1]" > "$4/matrix.json"\n')
+    (stub / "autoformalize").chmod(0o755)
+    output = tmp_path / "output"
+    env = {**os.environ, "PATH": f"{stub}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(output)}
+    subprocess.run(["bash", "-c", script], cwd=repo, env=env, check=True)
+    assert output.read_text() == "items=[0, 1]\n"
+
+
+def test_workers_without_github_set_local_rounds(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo), "--workers", "4"]) == 0
+    assert (load_config(repo).parallel.workers, load_config(repo).parallel.engine) == (4, "local")
+    assert not (repo / ".github").exists()
