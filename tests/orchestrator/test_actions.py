@@ -183,3 +183,25 @@ def test_round_commands_say_what_is_wrong_with_their_arguments(project: Project,
     assert main(["round", "land", "--round", str(tmp_path), "--results", str(tmp_path),
                  "--repo", str(project.repo)]) == 2
     assert "holds no planned round" in capsys.readouterr().err
+
+
+def test_a_job_that_fails_says_why_in_its_items_record(project: Project, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    _github(project)
+    _script(project)
+    folder = _plan(project, tmp_path)
+    bundle = (folder / actions.BUNDLE).read_bytes()
+    (folder / actions.BUNDLE).write_bytes(b"# v2 git bundle\nnot one\n")
+    out = tmp_path / "results" / "result-0"
+    assert main(["round", "work", "--round", str(folder), "--item", "0", "--out", str(out),
+                 "--repo", str(_runner(project, tmp_path, 0))]) == 1
+    assert "error: the item's job failed" in capsys.readouterr().err
+    (folder / actions.BUNDLE).write_bytes(bundle)
+    _work(project, tmp_path, folder, 1)
+
+    assert _land(project, folder, tmp_path) == 0
+
+    hard, other = project.history()
+    assert (hard.outcome, other.outcome) == ("error", "accepted")
+    assert hard.error is not None and hard.error.startswith("the item's job failed") and "bundle" in hard.error
+    assert "  sorry" in project.show("HEAD", "Book/A.lean") and "  sorry" not in project.show("HEAD", "Book/B.lean")
