@@ -44,6 +44,17 @@ class Budget:
         """The limits with what is spent against them as of now (a round's other items go on spending)."""
         return self
 
+    def share(self, n: int) -> Budget:
+        """This budget for one of `n` items worked at once where none sees what the others spend (jobs on other
+        machines): each may spend a 1/n part of the room the day and the total have left."""
+        now = self.now()
+        c = now.config
+
+        def spent(cap: float | None, before: float) -> float:
+            return before if cap is None else cap - max(0.0, cap - before) / n
+
+        return Budget(c, spent(c.per_day_usd, now.today_usd), spent(c.total_usd, now.total_usd))
+
     def tightest(self, spend: float) -> tuple[Limit, float] | None:
         """The limit that leaves least room once this cycle has spent `spend`, and that room (negative: crossed)."""
         c = self.config

@@ -84,7 +84,7 @@ def plan(repo: Path, config: Config, deps: Deps, options: Options, out: Path) ->
                           items=[i.name for i in c.plan.items], worked=worked)
         bundle = b""
         for k in worked:
-            job = remote.job(items[k])
+            job = remote.job(items[k], len(worked))
             bundle = bundle or job.bundle
             write_atomic(out / ITEMS / f"{k}.json", remote.dump_job(job))
         write_atomic(out / BUNDLE, bundle)

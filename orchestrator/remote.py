@@ -63,7 +63,7 @@ class Job:
     config: str  # the configuration file's text
     build_ok: bool  # whether the base builds (the kernel gate's baseline is taken only then)
     pairing: dict[str, str]
-    budget: Budget | None  # the limits, with what the history and the round's other items spent so far
+    budget: Budget | None  # the limits, with what the history and the round's other items spent, and its share
     charges: list[Charge]  # the item's charges so far (the round's Planner, on its first): a cycle's limit counts them
     packages: str  # the coordinator's `.lake/packages`: linked when the node sees it (a shared file system)
 
@@ -153,10 +153,11 @@ def load_result(folder: Path, item: str, base: str) -> Result:
     return result
 
 
-def job(ic: Cycle) -> Job:
-    """The item's job, at the round's base."""
+def job(ic: Cycle, items: int) -> Job:
+    """The item's job, at the round's base, one of `items` worked elsewhere at once: it may spend its part of what
+    the day's and the total budget have left (no job sees what the others spend)."""
     assert ic.item is not None and ic.plan is not None and ic.build is not None
-    budget = ic.ledger.budget.now() if ic.ledger.budget is not None else None
+    budget = ic.ledger.budget.share(items) if ic.ledger.budget is not None else None
     with tempfile.TemporaryDirectory(prefix="autoformalize-bundle-") as tmp:
         path = Path(tmp) / "base.bundle"
         ref = f"{BUNDLED}/{ic.number}"  # a bundle holds refs: the base's, for as long as it takes

@@ -127,6 +127,7 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
     beat.phase("round", waves * (cfg.agents.worker.timeout_s + cfg.agents.judge.timeout_s
                                  + cfg.agents.evaluator.timeout_s) + gated, cycle=c.number)
     tickets: dict[str, str] = {}
+    worked = sum(ic.outcome is not Outcome.REJECTED for ic in items)
     for ic in items:
         name = _name(ic)
         if ic.outcome is Outcome.REJECTED:
@@ -135,8 +136,8 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
         assert ic.item is not None
         ic.item = replace(ic.item, engine=engine.name)
         beat.item(name, "working")
-        tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic)) if engine.remote
-                                      else _job(ic, beat))
+        tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic, worked))
+                                      if engine.remote else _job(ic, beat))
     if engine.remote:
         return gather(items, tickets, c, beat, engine)
     stopped: BaseException | None = None

@@ -454,3 +454,21 @@ def test_what_one_item_spends_counts_against_the_others_daily_budget() -> None:
     with pytest.raises(BudgetExceeded, match=r"today's spend would reach \$1\.10"):
         ledgers[1].admit("worker", 0.2)  # alone it would have room: 0.2 + 0.2 of 1.0
     assert ledgers[1].refused is Limit.DAY
+
+
+def test_items_worked_elsewhere_each_get_a_part_of_what_the_budget_has_left() -> None:
+    """Jobs on other machines do not see what the others spend: four at once may together spend what is left of
+    the day and the total, no more."""
+    config = BudgetConfig(per_day_usd=1.0, total_usd=10.0)
+    ledgers: list[Ledger] = []
+    for _ in range(4):
+        ledgers.append(Ledger(budget=round_._shared(Budget(config, today_usd=0.2, total_usd=9.0), ledgers)))
+    ledgers[0].add(Charge("planner", "anthropic", "m", Usage(), 0.2))
+    jobs = [Ledger(budget=ledger.budget.share(4)) for ledger in ledgers if ledger.budget is not None]
+    for job in jobs[1:]:  # each item may spend up to (1.0 - 0.2 - 0.2) / 4 today
+        job.admit("worker", 0.14)
+        with pytest.raises(BudgetExceeded):
+            job.admit("worker", 0.16)
+    assert jobs[1].refused is Limit.DAY
+    uncapped = Budget(BudgetConfig(per_cycle_usd=1.0), today_usd=3.0, total_usd=7.0).share(4)
+    assert (uncapped.today_usd, uncapped.total_usd) == (3.0, 7.0)
