@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from orchestrator import actions, remote
 from orchestrator.cli import main
+from orchestrator.commands import status
 from tests.conftest import git, write
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy
 from tests.orchestrator.test_round import Workers, _edit, _finish, _log, items
@@ -88,6 +90,7 @@ def test_a_round_planned_worked_in_other_checkouts_and_landed(project: Project, 
     assert set(history[1].usage) == {"worker", "evaluator"} and history[1].usage["worker"].input > 0
     assert all(r.worker_stop == "finished" and r.tool_calls["edit_file"].count == 1 for r in history)
     assert "cycle 2 (round 1, item other): accepted" in capsys.readouterr().out
+    assert "hard accepted (cycle 1, github)" in status.render(status.collect(project.repo, datetime.now(UTC)))
 
 
 def test_an_item_whose_job_left_no_result_is_rejected_alone(project: Project, tmp_path: Path) -> None:
