@@ -15,6 +15,7 @@ Planner's spend in the plan job's log.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import replace
@@ -117,11 +118,11 @@ def work(repo: Path | None, folder: Path, k: int, out: Path) -> remote.Result:
     return result
 
 
-def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path, results: Path
-         ) -> tuple[HistoryRecord, Cycle]:
-    """The round of `folder` landed: each item's result from `results/result-<k>/` adopted, gated, judged,
-    evaluated, then the merge queue."""
-    planned = read(folder)
+def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path, results: Path,
+         digest: str | None = None) -> tuple[HistoryRecord, Cycle]:
+    """The round of `folder` (checked against `digest`) landed: each item's result from `results/result-<k>/`
+    adopted, gated, judged, evaluated, then the merge queue."""
+    planned = read(folder, digest)
     with _held(repo, config, deps, options) as (c, beat):
         try:
             p = planner.read(planned.strategy, planned.usage, config.project.lean_roots, c.census, config.gates,
@@ -149,11 +150,16 @@ def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path,
         return parallel.finish(items, beat)
 
 
-def read(folder: Path) -> Planned:
+def read(folder: Path, digest: str | None = None) -> Planned:
+    """The planned round; with `digest`, only if its file is the one the plan job wrote (its SHA-256, which the
+    workflow hands from job to job where no work job can change it)."""
     path = folder / ROUND
     if not path.is_file():
         raise UsageError(f"{folder} holds no planned round ({ROUND}); `autoformalize round plan --out` writes one")
-    return Planned.model_validate_json(path.read_bytes())
+    data = path.read_bytes()
+    if digest is not None and hashlib.sha256(data).hexdigest() != digest.strip().lower():
+        raise UsageError(f"{path} is not the round the plan job wrote: its SHA-256 is not {digest.strip()}")
+    return Planned.model_validate_json(data)
 
 
 class Artifacts:

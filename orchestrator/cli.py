@@ -190,13 +190,15 @@ def round_work(folder: Path, item: int, out: Path, repo: Path | None) -> int:
               help="The round's directory, as `round plan` wrote it.")
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The items' results, each in result-<index>/ (a missing one rejects its item).")
+@click.option("--digest", default=None, metavar="SHA256",
+              help="round.json's SHA-256 as the plan job computed it: refuse a round file changed since.")
 @click.option("--no-push", is_flag=True, help="Commit locally; do not push.")
 @_repo_option
-def round_land(folder: Path, results: Path, no_push: bool, repo: Path | None) -> int:
+def round_land(folder: Path, results: Path, digest: str | None, no_push: bool, repo: Path | None) -> int:
     """Every item's result gated again here, judged and evaluated, then landed through the merge queue."""
     from orchestrator.commands import round as command
 
-    return command.land(repo, folder, results, no_push)
+    return command.land(repo, folder, results, no_push, digest)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,13 +56,14 @@ def work(repo: Path | None, folder: Path, item: int, out: Path) -> int:
     return 0
 
 
-def land(repo: Path | None, folder: Path, results: Path, no_push: bool) -> int:
+def land(repo: Path | None, folder: Path, results: Path, no_push: bool, digest: str | None) -> int:
     root = find_repo(repo)
     config = load_config(root)
     setup(root, config, loop_roles(config))  # no budget check: the round's Workers have spent; what passes lands
     notify = Notifier.from_env(config.notify, root.name)
     try:
-        record, c = actions.land(root, config, real_deps(config, root), Options(push=not no_push), folder, results)
+        record, c = actions.land(root, config, real_deps(config, root), Options(push=not no_push), folder, results,
+                                 digest)
     except (InfraError, UsageError) as e:
         notify.send(Event.FAILURE, cycle="(unnumbered)", error=str(e)[:300])
         raise

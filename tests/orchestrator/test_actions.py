@@ -5,6 +5,7 @@ bounded data and its patch gated again."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -59,9 +60,10 @@ def _work(project: Project, tmp_path: Path, folder: Path, k: int) -> Path:
     return out
 
 
-def _land(project: Project, folder: Path, tmp_path: Path) -> int:
+def _land(project: Project, folder: Path, tmp_path: Path, digest: str | None = None) -> int:
+    digest = digest or hashlib.sha256((folder / actions.ROUND).read_bytes()).hexdigest()
     return main(["round", "land", "--round", str(folder), "--results", str(tmp_path / "results"),
-                 "--repo", str(project.repo)])
+                 "--digest", digest, "--repo", str(project.repo)])
 
 
 def test_a_round_planned_worked_in_other_checkouts_and_landed(project: Project, tmp_path: Path,
@@ -208,3 +210,24 @@ def test_a_job_that_fails_says_why_in_its_items_record(project: Project, tmp_pat
     assert (hard.outcome, other.outcome) == ("error", "accepted")
     assert hard.error is not None and hard.error.startswith("the item's job failed") and "bundle" in hard.error
     assert "  sorry" in project.show("HEAD", "Book/A.lean") and "  sorry" not in project.show("HEAD", "Book/B.lean")
+
+
+def test_a_round_file_changed_after_the_plan_job_is_refused(project: Project, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A round file rewritten between the jobs (to let an item restate a statement the Planner never let it) is
+    not the one whose digest the plan job handed on: nothing lands, nothing is recorded."""
+    base = _github(project)
+    _script(project)
+    folder = _plan(project, tmp_path)
+    digest = hashlib.sha256((folder / actions.ROUND).read_bytes()).hexdigest()
+    for k in (0, 1):
+        _work(project, tmp_path, folder, k)
+    planned = actions.read(folder)
+    forged = planned.model_copy(update={"strategy": planned.strategy.replace(
+        "### Target\nWork on hard.", "### Target\nWork on hard.\nRESTATE: Book.hard")})
+    (folder / actions.ROUND).write_text(forged.model_dump_json())
+
+    assert _land(project, folder, tmp_path, digest) == 2
+
+    assert "is not the round the plan job wrote" in capsys.readouterr().err
+    assert project.history() == [] and project.head() == base

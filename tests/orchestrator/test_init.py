@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -237,13 +238,17 @@ def test_the_round_workflow_hands_the_matrix_on(make_repo: Callable[..., Path], 
     script = "\n".join(line[10:] for line in step[step.index("run: |"):].splitlines()[1:] if line.strip())
     stub = tmp_path / "bin"
     stub.mkdir()
-    (stub / "autoformalize").write_text('#!/bin/sh\nmkdir -p "$4" && echo "[0, 1]" > "$4/matrix.json"\n')
+    (stub / "autoformalize").write_text('#!/bin/sh\nmkdir -p "$4" && echo "[0, 1]" > "$4/matrix.json"\n'
+                                        'echo "{}" > "$4/round.json"\n')
     (stub / "autoformalize").chmod(0o755)
     output = tmp_path / "output"
     env = {**os.environ, "PATH": f"{stub}{os.pathsep}{os.environ['PATH']}", "RUNNER_TEMP": str(tmp_path),
            "GITHUB_OUTPUT": str(output)}
     subprocess.run(["bash", "-c", script], cwd=repo, env=env, check=True)
-    assert output.read_text() == "items=[0, 1]\n"
+    digest = hashlib.sha256(b"{}\n").hexdigest()
+    assert output.read_text() == f"items=[0, 1]\nround={digest}\n"
+    land = _job((repo / ".github/workflows/autoformalize.yml").read_text(), "land")
+    assert "ROUND_DIGEST: ${{ needs.plan.outputs.round }}" in land and '--digest "$ROUND_DIGEST"' in land
 
 
 def test_workers_without_github_set_local_rounds(make_repo: Callable[..., Path]) -> None:
