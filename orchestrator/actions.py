@@ -111,7 +111,7 @@ def work(repo: Path | None, folder: Path, k: int, out: Path) -> remote.Result:
             job = replace(job, packages=str(packages.resolve()))
     try:
         result = remote.run(job)
-    except Exception as e:  # the land job rejects the item with this reason, instead of with none
+    except Exception as e:  # the item's record then says why, where a missing result could not
         result = remote.Result(b"", None, outcome=Outcome.ERROR, error=f"the item's job failed: {e}", infra=True,
                                item=job.item, base=job.base)
     remote.save_result(out, result)
