@@ -194,11 +194,13 @@ class Git:
         with contextlib.suppress(GitCommandError):  # nothing in progress
             self.repo.git.cherry_pick("--abort")
 
-    def worktree(self, path: Path, commit: str) -> Git:
+    def worktree(self, path: Path, commit: str, *, prune: bool = True) -> Git:
         """A detached worktree at `commit`, created or reset; its ignored files (build outputs) are kept.
 
         It is ours alone (the run lock is held), so a lock file a killed git left in it is removed, and a
-        worktree that cannot be reused (the repository moved, its metadata broke) is made anew.
+        worktree that cannot be reused (the repository moved, its metadata broke) is made anew. `prune=False`
+        when other worktrees are being added at the same time (a prune could take one git has not finished
+        registering): the caller pruned before; `--force` adds over a registration whose folder is gone.
         """
         if (path / ".git").exists():
             try:
@@ -206,7 +208,8 @@ class Git:
             except GitError as e:
                 log.warning("git.worktree_recreated", path=str(path), error=str(e)[:300])
                 shutil.rmtree(path, ignore_errors=True)
-        self.run("worktree", "prune")
+        if prune:
+            self.run("worktree", "prune")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.run("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
         return Git(path)
