@@ -26,7 +26,7 @@ from agents.ledger import Budget, Ledger, Limit
 from agents.planner import Plan
 from gates.base import Compiler, GateResult
 from gates.tree import DirTree
-from orchestrator import cycle, mergequeue, remote, workcopy
+from orchestrator import cycle, kernelcheck, mergequeue, remote, workcopy
 from orchestrator.cyclestate import Cycle, Interrupted, RoundItem
 from orchestrator.engine import Bounded, Engine, engine_of
 from orchestrator.git import Git
@@ -76,6 +76,8 @@ def split(c: Cycle) -> list[Cycle]:
     out: list[Cycle] = []
     copies = [c.work, *workcopy.prepare_all(c.git, c.base, c.config.project.lake_dir,
                                             [f"worker-{k}" for k in range(1, len(c.plan.items))])]
+    kernelcheck.prefetch(c, [i.scope for i in c.plan.items if i.name not in dropped],
+                         builds=c.build is not None and c.build.ok)
     for k, item in enumerate(c.plan.items):
         first = k == 0
         n = c.number + k

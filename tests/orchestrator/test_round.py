@@ -454,3 +454,63 @@ def test_what_one_item_spends_counts_against_the_others_daily_budget() -> None:
     with pytest.raises(BudgetExceeded, match=r"today's spend would reach \$1\.10"):
         ledgers[1].admit("worker", 0.2)  # alone it would have room: 0.2 + 0.2 of 1.0
     assert ledgers[1].refused is Limit.DAY
+
+
+CDEF = _lean("Mathlib.Tactic", "def cdef : ℕ := 1\n\ntheorem c : cdef + 0 = cdef := by\n  sorry")
+DDEF = _lean("Mathlib.Tactic", "def ddef : ℕ := 1\n\ntheorem d : ddef + 0 = ddef := by\n  sorry")
+
+
+def _probes_before_the_workers(project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, files: dict[str, str],
+                               **sections: Any) -> list[int]:
+    """A round of items `c` and `d`, each closing its sorry: the probes Lean ran after the Planner answered and
+    before the Workers' first turns."""
+    _parallel(project, files=files, sandbox={"mode": "none", "env": ["STANDIN_LOG"]}, **sections)
+    log = tmp_path / "standin.log"
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    planned: list[int] = []
+
+    def plan(request: RecordedRequest) -> Reply:
+        planned.append(len(_runs(log)))
+        return text_reply(items(("c", ["Book/C.lean"]), ("d", ["Book/D.lean"])))
+
+    started: list[int] = []
+    both = threading.Barrier(2, timeout=60)  # neither item has gated yet: what ran is what came before the Workers
+
+    def first(path: str) -> Callable[[RecordedRequest], Reply]:
+        def step(request: RecordedRequest) -> Reply:
+            both.wait()
+            started.append(len([r for r in _runs(log)[planned[0]:] if "autoformalize/Probe" in r]))
+            return tool_use_reply(_edit(path, "  sorry", "  rfl"))
+        return step
+
+    project.agents.add("planner", plan)
+    workers = Workers(project)
+    workers.work("c", first("Book/C.lean"), _finish())
+    workers.work("d", first("Book/D.lean"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    assert [r.outcome for r in project.history()] == ["accepted", "accepted"]
+    cache = json.loads((project.repo / ".git/autoformalize/fingerprints.json").read_text())
+    assert not [t for t in cache.values() if "fingerprint_max_defs" in t]
+    return started
+
+
+def test_a_round_asks_lean_for_its_items_fingerprints_in_one_probe(project: Project, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """One Lean process for the statements every item may close, rather than one per item before its Worker."""
+    started = _probes_before_the_workers(project, monkeypatch, tmp_path, {"Book/C.lean": CDEF, "Book/D.lean": DDEF})
+
+    assert started == [1, 1]
+
+
+def test_a_fingerprint_the_rounds_probe_cut_short_is_asked_again_by_its_item(project: Project, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """One definition printed per probe: the round's probe prints `cdef` alone and leaves `d`'s fingerprint with a
+    gap an item asking alone would not have; that one is not kept, and item `d` asks for it itself."""
+    started = _probes_before_the_workers(project, monkeypatch, tmp_path, {"Book/C.lean": CDEF, "Book/D.lean": DDEF},
+                                         gates={"fingerprint_max_defs": 1})
+
+    assert started == [2, 2]
