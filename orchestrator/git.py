@@ -10,6 +10,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ NO_HOOKS = f"core.hooksPath={os.devnull}"
 
 
 log = structlog.get_logger()
+_REGISTERING = threading.Lock()  # `git worktree add` and `prune` of one repository, one at a time
 
 
 class GitError(InfraError):
@@ -194,13 +196,13 @@ class Git:
         with contextlib.suppress(GitCommandError):  # nothing in progress
             self.repo.git.cherry_pick("--abort")
 
-    def worktree(self, path: Path, commit: str, *, prune: bool = True) -> Git:
+    def worktree(self, path: Path, commit: str) -> Git:
         """A detached worktree at `commit`, created or reset; its ignored files (build outputs) are kept.
 
         It is ours alone (the run lock is held), so a lock file a killed git left in it is removed, and a
-        worktree that cannot be reused (the repository moved, its metadata broke) is made anew. `prune=False`
-        when other worktrees are being added at the same time (a prune could take one git has not finished
-        registering): the caller pruned before; `--force` adds over a registration whose folder is gone.
+        worktree that cannot be reused (the repository moved, its metadata broke) is made anew. Several may be
+        prepared at once (a round's): registering one reads every other's metadata, so registrations take turns,
+        and the files are checked out after.
         """
         if (path / ".git").exists():
             try:
@@ -208,11 +210,13 @@ class Git:
             except GitError as e:
                 log.warning("git.worktree_recreated", path=str(path), error=str(e)[:300])
                 shutil.rmtree(path, ignore_errors=True)
-        if prune:
+        with _REGISTERING:
             self.run("worktree", "prune")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.run("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
-        return Git(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.run("worktree", "add", "--quiet", "--detach", "--force", "--no-checkout", str(path), commit)
+        tree = Git(path)
+        tree.reset_hard(commit)  # its index and files, from nothing
+        return tree
 
     def _reset_worktree(self, path: Path, commit: str) -> Git:
         tree = Git(path)

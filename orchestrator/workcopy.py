@@ -56,23 +56,21 @@ def prepare(git: Git, base: str, lake_dir: str = ".", worker: str = WORKER) -> G
     """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm. `lake_dir`:
     the Lake project's folder, whose `.lake` holds the outputs and the dependencies."""
     remove_former(git)
-    return _prepare(git, base, lake_dir, worker, prune=True)
+    return _prepare(git, base, lake_dir, worker)
 
 
 def prepare_all(git: Git, base: str, lake_dir: str, workers: list[str]) -> list[Git]:
-    """`prepare` for each of `workers` (a round's items), at once: each copy's git commands touch its own
-    worktree, and the repository's list of worktrees is pruned once, before any is added."""
+    """`prepare` for each of `workers` (a round's items), at once: each copy's checkout is its own."""
     if not workers:
         return []
     remove_former(git)
-    git.run("worktree", "prune")
     with ThreadPoolExecutor(max_workers=min(len(workers), PREPARING)) as pool:
-        return list(pool.map(lambda worker: _prepare(git, base, lake_dir, worker, prune=False), workers))
+        return list(pool.map(lambda worker: _prepare(git, base, lake_dir, worker), workers))
 
 
-def _prepare(git: Git, base: str, lake_dir: str, worker: str, *, prune: bool) -> Git:
+def _prepare(git: Git, base: str, lake_dir: str, worker: str) -> Git:
     path = location(git, worker)
-    work = git.worktree(path, base, prune=prune)
+    work = git.worktree(path, base)
     buildoutputs.recover(path, lake_dir)  # a cycle killed mid-way: what its session wrote goes before any build
     link_packages(path / lake_dir, git.root / lake_dir / ".lake" / "packages")
     return work

@@ -6,6 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from orchestrator import workcopy
 from orchestrator.git import Git
 from tests.conftest import git
@@ -83,3 +85,15 @@ def test_a_rounds_working_copies_are_prepared_at_once_each_at_the_base(project: 
     assert (again[0].root / "Book/A.lean").read_text() == (project.repo / "Book/A.lean").read_text()
     listed = git(project.repo, "worktree", "list", "--porcelain")
     assert all(listed.count(f"worktree {c.root}\n") == 1 for c in again)
+
+
+def test_working_copies_made_at_once_never_read_each_others_half_made_metadata(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git worktree add` reads every other worktree's metadata: two adds at once can find one half-written."""
+    repo = Git(project.repo)
+    names = [f"worker-{k}" for k in range(1, 8)]
+    for attempt in range(12):  # each time new copies, under a new cache directory
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"cache-{attempt}"))
+        copies = workcopy.prepare_all(repo, project.head(), ".", names)
+        assert all(c.head() == project.head() and not c.dirty() and (c.root / "Book/A.lean").is_file()
+                   for c in copies)
