@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -33,6 +34,8 @@ NO_HOOKS = f"core.hooksPath={os.devnull}"
 
 
 log = structlog.get_logger()
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+LISTINGS = 16  # commits whose file listing a checkout's Git keeps
 _REGISTERING = threading.Lock()  # `git worktree add` and `prune` of one repository, one at a time
 
 
@@ -58,6 +61,8 @@ class Git:
             raise GitError(f"{root} is not a git checkout ({e})") from None
         self.repo.git.update_environment(**_ENVIRONMENT)
         self.repo.git.set_persistent_git_options(c=NO_HOOKS)
+        self._listings: dict[str, tuple[str, ...]] = {}
+        self._listing = threading.Lock()
 
     def run(self, *args: str, timeout_s: float | None = None) -> str:
         try:
@@ -111,6 +116,20 @@ class Git:
             if not pattern.startswith("!"):  # a negation matched: the path is kept
                 found[path] = f"{source}:{line}: {pattern}"
         return found
+
+    def listing(self, commit: str) -> list[str]:
+        """Every file of `commit`, sorted: exactly what was committed, whatever its folder. A commit named by its
+        id never changes, so its listing is read once (a round's merge queue reads each base's several times)."""
+        if (known := self._listings.get(commit)) is not None:
+            return list(known)
+        listed = self.run("ls-tree", "-r", "-z", "--name-only", commit).split("\0")
+        files = sorted(p for p in listed if p)
+        if _COMMIT_ID.fullmatch(commit):
+            with self._listing:
+                self._listings[commit] = tuple(files)
+                while len(self._listings) > LISTINGS:
+                    self._listings.pop(next(iter(self._listings)))
+        return files
 
     def branch(self) -> str | None:
         """The checked-out branch, or None when HEAD is detached."""
@@ -267,8 +286,7 @@ class GitTree:
 
     def files(self) -> list[str]:
         if self._files is None:
-            listed = self.git.run("ls-tree", "-r", "-z", "--name-only", self.commit).split("\0")
-            self._files = sorted(p for p in listed if p)  # exactly what was committed, whatever its folder
+            self._files = self.git.listing(self.commit)
         return self._files
 
     def read(self, path: str) -> bytes:

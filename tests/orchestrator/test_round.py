@@ -514,3 +514,43 @@ def test_a_fingerprint_the_rounds_probe_cut_short_is_asked_again_by_its_item(pro
                                          gates={"fingerprint_max_defs": 1})
 
     assert started == [2, 2]
+
+
+def test_the_merge_queue_lists_each_commits_files_once(project: Project, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A landing item reads the branch's new head for its history, census, gates and book: one `git ls-tree` each."""
+    _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+    trace = tmp_path / "git.trace"
+    land = mergequeue.requeue
+
+    def traced(*args: Any) -> None:
+        monkeypatch.setenv("GIT_TRACE", str(trace))
+        try:
+            land(*args)
+        finally:
+            monkeypatch.delenv("GIT_TRACE")
+
+    monkeypatch.setattr(mergequeue, "requeue", traced)
+
+    project.cycle()
+
+    assert [r.outcome for r in project.history()] == ["accepted", "accepted"]
+    listed = [line.split("ls-tree -r -z --name-only ", 1)[1] for line in trace.read_text().splitlines()
+              if "built-in: git ls-tree -r -z --name-only " in line]
+    assert listed and len(listed) == len(set(listed))
+
+
+def test_a_listing_is_kept_for_a_commit_id_never_for_a_name(project: Project) -> None:
+    repo = Git(project.repo)
+    first = project.head()
+    assert repo.listing("HEAD") == repo.listing(first) and "Book/A.lean" in repo.listing(first)
+    write(project.repo, {"Book/New.lean": "theorem n : True := trivial\n"})
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-q", "-m", "a file more")
+    assert "Book/New.lean" in repo.listing("HEAD") and "Book/New.lean" not in repo.listing(first)
