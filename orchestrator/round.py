@@ -47,6 +47,8 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
         cycle.advance(c, beat, cycle.work, cycle.judge, cycle.evaluate, cycle.escalate)
         return cycle.conclude(c, beat)
     items = split(c)
+    kernelcheck.prefetch(c, [ic.plan.scope for ic in items if ic.plan and ic.outcome is not Outcome.REJECTED],
+                         builds=c.build is not None and c.build.ok)
     p = c.config.parallel
     engine = engine or engine_of(p.workers, p.submitit, p.engine)
     try:
@@ -76,8 +78,6 @@ def split(c: Cycle) -> list[Cycle]:
     out: list[Cycle] = []
     copies = [c.work, *workcopy.prepare_all(c.git, c.base, c.config.project.lake_dir,
                                             [f"worker-{k}" for k in range(1, len(c.plan.items))])]
-    kernelcheck.prefetch(c, [i.scope for i in c.plan.items if i.name not in dropped],
-                         builds=c.build is not None and c.build.ok)
     for k, item in enumerate(c.plan.items):
         first = k == 0
         n = c.number + k
