@@ -4,6 +4,7 @@ onto a moved branch, those `GateInput.recheck` names: `gates.regate`)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import posixpath
 import re
 import secrets
@@ -24,6 +25,10 @@ from state.errors import InfraError
 NAME = "build"
 MAX_REPORTED = 12
 _SORRY_WARNING = re.compile(r"declaration uses ['`]?sorry|declaration uses `")
+TOOLCHAIN_FILES = ("lean-toolchain", "lake-manifest.json", "lakefile.lean", "lakefile.toml")
+# Toolchains `replay_available` said have leanchecker: one that has it keeps it, so each gate's replay need not
+# start `lake env` to ask again. A no is not kept: it only ever skips the replay, and is asked again the next time.
+_REPLAYABLE: set[str] = set()
 
 
 @dataclass
@@ -52,15 +57,29 @@ class LakeCompiler:
             path.unlink(missing_ok=True)
 
     def replay(self, modules: list[str]) -> CheckResult | None:
-        """`replay` on the modules when `replay_available` says the toolchain has leanchecker; else None."""
-        try:
-            available = self._run(self.config.replay_available, "", "")
-        except InfraError:
-            return None
-        if available.exit_code != 0:
-            return None
+        """`replay` on the modules when `replay_available` says the toolchain has leanchecker; else None. A yes is
+        asked once per process and toolchain (`_REPLAYABLE`); a no, every time."""
+        toolchain = self._toolchain()
+        if toolchain not in _REPLAYABLE:
+            try:
+                available = self._run(self.config.replay_available, "", "")
+            except InfraError:
+                return None
+            if available.exit_code != 0:
+                return None
+            _REPLAYABLE.add(toolchain)
         listed = " ".join(shlex.quote(m) for m in modules)
         return self._run(self.config.replay.replace("{modules}", listed), "", "")
+
+    def _toolchain(self) -> str:
+        """What decides `replay_available`'s answer here: the command, the sandbox it runs in, and the files naming
+        the toolchain and the dependencies (which no change may touch)."""
+        h = hashlib.sha256(f"{self.config.replay_available}\0{self.sandbox.config!r}\0{self.sandbox.lake_dir}".encode())
+        project = self.sandbox.project(self.root)
+        for name in TOOLCHAIN_FILES:
+            file = project / name
+            h.update(b"\0" + name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b"(none)"))
+        return h.hexdigest()
 
     def _run(self, template: str, path: str, module: str) -> CheckResult:
         """`template` run where Lake runs, `path` (repository-relative) given relative to it."""

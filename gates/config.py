@@ -25,7 +25,8 @@ class BuildConfig(BaseModel):
     """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules and the project
     modules importing them."""
     replay_available: str = "lake env sh -c 'command -v leanchecker'"
-    """Exits 0 when the toolchain has `leanchecker` (shipped with Lean since v4.28)."""
+    """Exits 0 when the toolchain has `leanchecker` (shipped with Lean since v4.28). A yes is asked once per process
+    and toolchain (`lean-toolchain`, `lake-manifest.json`, the lakefile); a no, at every replay."""
 
 
 class GatesConfig(BaseModel):

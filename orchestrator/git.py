@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,9 @@ NO_HOOKS = f"core.hooksPath={os.devnull}"
 
 
 log = structlog.get_logger()
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+LISTINGS = 16  # commits whose file listing a checkout's Git keeps
+_REGISTERING = threading.Lock()  # `git worktree add` and `prune` of one repository, one at a time
 
 
 class GitError(InfraError):
@@ -56,6 +61,8 @@ class Git:
             raise GitError(f"{root} is not a git checkout ({e})") from None
         self.repo.git.update_environment(**_ENVIRONMENT)
         self.repo.git.set_persistent_git_options(c=NO_HOOKS)
+        self._listings: dict[str, tuple[str, ...]] = {}
+        self._listing = threading.Lock()
 
     def run(self, *args: str, timeout_s: float | None = None) -> str:
         try:
@@ -109,6 +116,20 @@ class Git:
             if not pattern.startswith("!"):  # a negation matched: the path is kept
                 found[path] = f"{source}:{line}: {pattern}"
         return found
+
+    def listing(self, commit: str) -> list[str]:
+        """Every file of `commit`, sorted: exactly what was committed, whatever its folder. A commit named by its
+        id never changes, so its listing is read once (a round's merge queue reads each base's several times)."""
+        if (known := self._listings.get(commit)) is not None:
+            return list(known)
+        listed = self.run("ls-tree", "-r", "-z", "--name-only", commit).split("\0")
+        files = sorted(p for p in listed if p)
+        if _COMMIT_ID.fullmatch(commit):
+            with self._listing:
+                self._listings[commit] = tuple(files)
+                while len(self._listings) > LISTINGS:
+                    self._listings.pop(next(iter(self._listings)))
+        return files
 
     def branch(self) -> str | None:
         """The checked-out branch, or None when HEAD is detached."""
@@ -198,7 +219,9 @@ class Git:
         """A detached worktree at `commit`, created or reset; its ignored files (build outputs) are kept.
 
         It is ours alone (the run lock is held), so a lock file a killed git left in it is removed, and a
-        worktree that cannot be reused (the repository moved, its metadata broke) is made anew.
+        worktree that cannot be reused (the repository moved, its metadata broke) is made anew. Several may be
+        prepared at once (a round's): registering one reads every other's metadata, so registrations take turns,
+        and the files are checked out after.
         """
         if (path / ".git").exists():
             try:
@@ -206,10 +229,13 @@ class Git:
             except GitError as e:
                 log.warning("git.worktree_recreated", path=str(path), error=str(e)[:300])
                 shutil.rmtree(path, ignore_errors=True)
-        self.run("worktree", "prune")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.run("worktree", "add", "--quiet", "--detach", "--force", str(path), commit)
-        return Git(path)
+        with _REGISTERING:
+            self.run("worktree", "prune")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.run("worktree", "add", "--quiet", "--detach", "--force", "--no-checkout", str(path), commit)
+        tree = Git(path)
+        tree.reset_hard(commit)  # its index and files, from nothing
+        return tree
 
     def _reset_worktree(self, path: Path, commit: str) -> Git:
         tree = Git(path)
@@ -260,8 +286,7 @@ class GitTree:
 
     def files(self) -> list[str]:
         if self._files is None:
-            listed = self.git.run("ls-tree", "-r", "-z", "--name-only", self.commit).split("\0")
-            self._files = sorted(p for p in listed if p)  # exactly what was committed, whatever its folder
+            self._files = self.git.listing(self.commit)
         return self._files
 
     def read(self, path: str) -> bytes:

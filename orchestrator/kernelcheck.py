@@ -14,7 +14,8 @@ more thing a change could forge:
   imports (and the toolchain), so a cycle asks Lean only about statements whose sources changed.
 
 The census batch runs at the baseline, before planning, so the Planner's counts include what Lean said; the
-fingerprints are taken when the Scope is known, before the Worker runs, for the statements it can reach.
+fingerprints are taken when the Scope is known, before the Worker runs, for the statements it can reach (a
+parallel round asks for all its items' in one probe first).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import hashlib
 import json
 import shutil
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,13 +37,14 @@ from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
 from gates.imports import ImportGraph
 from gates.index import FileIndex
-from gates.probe import FORMAT, Answers, Baseline, Names, canonical, digest, fingerprint
+from gates.probe import FORMAT, Answers, Baseline, Names, canonical, digest, fingerprint, gaps
 from gates.registry import run_gates
 from gates.scope import matches
 from gates.tree import DirTree, MemTree
 from orchestrator import workcopy
 from orchestrator.git import Git
 from state.atomic import write_atomic
+from state.errors import InfraError
 from state.statement_lock import StatementLock, read_lock
 
 if TYPE_CHECKING:
@@ -215,39 +217,71 @@ def fingerprints(c: Cycle, *, builds: bool) -> None:
     """Before the Worker runs, on the working copy at the base: the fingerprints of the statements a change within
     the Scope may close (sorried ones in its files) or must keep (locked ones in its files and their importers)."""
     assert c.work is not None and c.plan is not None
-    cfg = c.config
-    roots = cfg.project.lean_roots
     chain = toolchain(c.work.root / c.config.project.lake_dir)
-    lock = read_lock(c.paths.statement_lock) if cfg.audit.judge_in_loop else StatementLock()
+    lock = read_lock(c.paths.statement_lock) if c.config.audit.judge_in_loop else StatementLock()
     stored = {canonical(n): s.fingerprint for n, s in lock.statements.items()
               if s.fingerprint is not None and s.toolchain == chain}
     if not builds:
         c.kernel = Baseline(locked=stored, problem="the base does not build", toolchain=chain)
         return
-    affected = ImportGraph(c.census).dependents({p for p in c.census.files if matches(p, c.plan.scope)})
-    wanted = kernel.statements_to_compare(c.census, lock.statements, affected)
-    cache = Fingerprints.load(workcopy.git_dir(c.git) / "autoformalize" / "fingerprints.json")
-    closure = closure_keys(c.git, c.base, c.census, roots, chain)
-    paths = {canonical(d.name): path for path, d in c.census.decls() if d.name}
-    keys = {canonical(n): f"{closure.get(paths[canonical(n)], '')} {canonical(n)}" for n in wanted}
-    missing = [n for n in wanted if keys[canonical(n)] not in cache.prints]
-    problem = None
-    if missing:
-        base, answers = kernel.take_baseline(c.deps.compiler(c.work.root), c.census, roots, cfg.gates, missing,
-                                             toolchain=chain)
-        problem = base.problem
-        log.info("cycle.kernel_fingerprints", asked=len(missing), cached=len(wanted) - len(missing),
-                 rounds=answers.rounds, seconds=round(answers.seconds, 2), problem=(problem or "")[:200])
-        if problem is None:
-            with _CACHES:
-                cache = Fingerprints.load(cache.path)
-                for name, text in base.fingerprints.items():
-                    cache.prints.pop(keys[name], None)
-                    cache.prints[keys[name]] = text
-                cache.save()
-        _restore(c)
+    wanted, keys = _wanted(c, [c.plan.scope], lock, chain)
+    cache, problem = _take(c, wanted, keys, chain)
     found = {name: cache.prints[key] for name, key in keys.items() if key in cache.prints}
     c.kernel = Baseline(found, stored, problem, chain)
+
+
+def prefetch(c: Cycle, scopes: list[list[str]], *, builds: bool) -> None:
+    """A round's items at its base, before they work: what each item's `fingerprints` will want, asked of Lean in
+    one probe rather than one per item. A fingerprint the probe's shared `[gates] fingerprint_max_defs` cut short
+    is not kept (an item asking alone may print more): that item asks for it itself, as does every item when the
+    probe fails."""
+    assert c.work is not None
+    if not builds or len(scopes) < 2:
+        return
+    chain = toolchain(c.work.root / c.config.project.lake_dir)
+    lock = read_lock(c.paths.statement_lock) if c.config.audit.judge_in_loop else StatementLock()
+    try:
+        _take(c, *_wanted(c, scopes, lock, chain), chain,
+              keep=lambda text: "fingerprint_max_defs" not in gaps(text).values())
+    except InfraError as e:  # each item asks for its own, and fails as it would have
+        log.warning("round.prefetch_failed", error=str(e)[:300])
+        _restore(c)
+
+
+def _wanted(c: Cycle, scopes: list[list[str]], lock: StatementLock, chain: str) -> tuple[list[str], dict[str, str]]:
+    """The base's statements a change within any of `scopes` may need the fingerprint of, and their cache keys (by
+    canonical name)."""
+    affected = ImportGraph(c.census).dependents({p for p in c.census.files if any(matches(p, s) for s in scopes)})
+    wanted = kernel.statements_to_compare(c.census, lock.statements, affected)
+    closure = closure_keys(c.git, c.base, c.census, c.config.project.lean_roots, chain)
+    paths = {canonical(d.name): path for path, d in c.census.decls() if d.name}
+    return wanted, {canonical(n): f"{closure.get(paths[canonical(n)], '')} {canonical(n)}" for n in wanted}
+
+
+def _take(c: Cycle, wanted: list[str], keys: dict[str, str], chain: str,
+          keep: Callable[[str], bool] = lambda _: True) -> tuple[Fingerprints, str | None]:
+    """The cache, with the fingerprints of `wanted` it lacked asked of Lean in the working copy at the base (those
+    `keep` accepts); and what kept the probe from answering."""
+    assert c.work is not None
+    cfg = c.config
+    cache = Fingerprints.load(workcopy.git_dir(c.git) / "autoformalize" / "fingerprints.json")
+    missing = [n for n in wanted if keys[canonical(n)] not in cache.prints]
+    if not missing:
+        return cache, None
+    base, answers = kernel.take_baseline(c.deps.compiler(c.work.root), c.census, cfg.project.lean_roots, cfg.gates,
+                                         missing, toolchain=chain)
+    log.info("cycle.kernel_fingerprints", asked=len(missing), cached=len(wanted) - len(missing),
+             rounds=answers.rounds, seconds=round(answers.seconds, 2), problem=(base.problem or "")[:200])
+    if base.problem is None:
+        with _CACHES:
+            cache = Fingerprints.load(cache.path)
+            for name, text in base.fingerprints.items():
+                if keep(text):
+                    cache.prints.pop(keys[name], None)
+                    cache.prints[keys[name]] = text
+            cache.save()
+    _restore(c)
+    return cache, base.problem
 
 
 def _restore(c: Cycle) -> None:

@@ -26,7 +26,7 @@ from agents.ledger import Budget, Ledger, Limit
 from agents.planner import Plan
 from gates.base import Compiler, GateResult
 from gates.tree import DirTree
-from orchestrator import cycle, mergequeue, remote, workcopy
+from orchestrator import cycle, kernelcheck, mergequeue, remote, workcopy
 from orchestrator.cyclestate import Cycle, Interrupted, RoundItem
 from orchestrator.engine import Bounded, Engine, Results, engine_of
 from orchestrator.git import Git
@@ -46,6 +46,8 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
     if single(c):
         return ordinary(c, beat)
     items = split(c)
+    kernelcheck.prefetch(c, [ic.plan.scope for ic in items if ic.plan and ic.outcome is not Outcome.REJECTED],
+                         builds=c.build is not None and c.build.ok)
     p = c.config.parallel
     engine = engine or engine_of(p.workers, p.submitit, p.engine)
     try:
@@ -89,6 +91,8 @@ def split(c: Cycle) -> list[Cycle]:
     journal = RoundJournal(c.journal, carried=list(c.entry.unfinished))
     ledgers: list[Ledger] = []
     out: list[Cycle] = []
+    copies = [c.work, *workcopy.prepare_all(c.git, c.base, c.config.project.lake_dir,
+                                            [f"worker-{k}" for k in range(1, len(c.plan.items))])]
     for k, item in enumerate(c.plan.items):
         first = k == 0
         n = c.number + k
@@ -96,11 +100,10 @@ def split(c: Cycle) -> list[Cycle]:
         ledgers.append(ledger)
         entry = c.entry.model_copy(update={"cycle": n, "unfinished": []} if first else {
             "cycle": n, "unfinished": [], "prover_jobs": [], "usage": {}, "costs": {}, "served_by": {}})
-        work = c.work if first else workcopy.prepare(c.git, c.base, c.config.project.lake_dir, f"worker-{k}")
         ic = Cycle(c.repo, c.config, deps, c.options, Git(c.repo), c.paths, journal.view(n), c.started_at,
                    entry=entry, found=c.found, number=n, base=c.base, interrupted=c.interrupted if first else [],
                    adopted=c.adopted if first else [], history=c.history, census=copy.deepcopy(c.census),
-                   build=c.build, work=work,
+                   build=c.build, work=copies[k],
                    plan=Plan(item.text, item.scope, Usage(), plan_update=c.plan.plan_update if first else None),
                    pivot=c.pivot, ledger=ledger,
                    desk=c.desk if first else None, kernel=c.kernel, book=c.book, pairing=c.pairing,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import structlog
@@ -20,6 +21,7 @@ from orchestrator import buildoutputs
 from orchestrator.git import Git, GitError
 
 WORKER = "worker-0"  # a cycle's Worker; the items of a parallel round use worker-1, worker-2, …
+PREPARING = 8  # working copies a round prepares at once: git's work there is mostly waiting on the disk
 SCRATCH = ".scratch"
 """The Worker's scratch folder for experiments: its tools may write Lean files there whatever the Scope, and it is
 put back as the base has it before any gate runs, so nothing there lands and nothing that lands may import it."""
@@ -54,6 +56,19 @@ def prepare(git: Git, base: str, lake_dir: str = ".", worker: str = WORKER) -> G
     """The working copy at `base`: created once, then reset each cycle so its build outputs stay warm. `lake_dir`:
     the Lake project's folder, whose `.lake` holds the outputs and the dependencies."""
     remove_former(git)
+    return _prepare(git, base, lake_dir, worker)
+
+
+def prepare_all(git: Git, base: str, lake_dir: str, workers: list[str]) -> list[Git]:
+    """`prepare` for each of `workers` (a round's items), at once: each copy's checkout is its own."""
+    if not workers:
+        return []
+    remove_former(git)
+    with ThreadPoolExecutor(max_workers=min(len(workers), PREPARING)) as pool:
+        return list(pool.map(lambda worker: _prepare(git, base, lake_dir, worker), workers))
+
+
+def _prepare(git: Git, base: str, lake_dir: str, worker: str) -> Git:
     path = location(git, worker)
     work = git.worktree(path, base)
     buildoutputs.recover(path, lake_dir)  # a cycle killed mid-way: what its session wrote goes before any build

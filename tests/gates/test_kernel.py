@@ -341,3 +341,35 @@ def test_a_private_declaration_beside_code_run_at_build_time_is_not_asked_and_it
     assert not results["kernel"].passed
     assert "Lean could not be asked about this private declaration in its own file" in results["kernel"].detail
     assert "Book/A.lean:" in results["kernel"].detail and "#eval" in results["kernel"].detail
+
+
+def _asking(tmp_path: Path, answer: int) -> tuple[BuildConfig, Path]:
+    """A `replay_available` that notes each time it is asked."""
+    asked = tmp_path / "asked"
+    return standin(replay_available=f"sh -c 'echo asked >> {asked}; exit {answer}'"), asked
+
+
+def _copies(tmp_path: Path, toolchains: list[str]) -> list[Path]:
+    roots = []
+    for k, toolchain in enumerate(toolchains):
+        write(tmp_path / f"copy{k}", {**BASE, "lean-toolchain": toolchain})
+        roots.append(tmp_path / f"copy{k}")
+    return roots
+
+
+def test_a_toolchain_with_leanchecker_is_asked_once_and_every_change_is_replayed(tmp_path: Path) -> None:
+    build, asked = _asking(tmp_path, 0)
+    copies = _copies(tmp_path, ["leanprover/lean4:v4.28.0\n"] * 2 + ["leanprover/lean4:v4.29.0\n"])
+    # Unconfined: the command notes outside the copy, which the sandbox would refuse.
+    replays = [LakeCompiler(root, build, sandbox(mode="none")).replay(["Book.A"]) for root in [*copies, copies[0]]]
+
+    assert all(r is not None and r.command.endswith("replay Book.A") for r in replays)
+    assert asked.read_text().split() == ["asked", "asked"]  # once per toolchain
+
+
+def test_a_toolchain_without_it_is_asked_every_time(tmp_path: Path) -> None:
+    build, asked = _asking(tmp_path, 1)
+    root = _copies(tmp_path, ["leanprover/lean4:v4.27.0\n"])[0]
+    replays = [LakeCompiler(root, build, sandbox(mode="none")).replay(["Book.A"]) for _ in range(3)]
+
+    assert replays == [None, None, None] and asked.read_text().split() == ["asked"] * 3
