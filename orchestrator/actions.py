@@ -138,6 +138,7 @@ def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path,
             c.fail(f"the round's items read {[i.name for i in c.plan.items]}, not {planned.items}", infra=True)
             return cycle.conclude(c, beat)
         items = parallel.split(c)
+        parallel.prefetch(c, items)
         engine = Artifacts(results, planned)
         tickets: dict[str, str] = {}
         for k, ic in enumerate(items):

@@ -46,8 +46,7 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
     if single(c):
         return ordinary(c, beat)
     items = split(c)
-    kernelcheck.prefetch(c, [ic.plan.scope for ic in items if ic.plan and ic.outcome is not Outcome.REJECTED],
-                         builds=c.build is not None and c.build.ok)
+    prefetch(c, items)
     p = c.config.parallel
     engine = engine or engine_of(p.workers, p.submitit, p.engine)
     try:
@@ -55,6 +54,12 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
     finally:
         engine.close()
     return finish(items, beat)
+
+
+def prefetch(c: Cycle, items: list[Cycle]) -> None:
+    """The base's fingerprints every item to be gated here will want, asked of Lean in one probe."""
+    kernelcheck.prefetch(c, [ic.plan.scope for ic in items if ic.plan and ic.outcome is not Outcome.REJECTED],
+                         builds=c.build is not None and c.build.ok)
 
 
 def single(c: Cycle) -> bool:
