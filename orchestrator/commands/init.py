@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from agents.config import BudgetConfig
+from gates.probe import rounds as rounds_of
 from orchestrator import config as configuration
 from orchestrator import ignores
 from orchestrator.config import CONFIG_FILE, Config, ParallelConfig, ProjectConfig, load_config, render_config
@@ -106,6 +107,12 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
                    "cycle's cost. Raise it for a daemon.")
     click.echo("Next: describe the book in plan.md, review autoformalize.toml, commit, "
                "then `autoformalize status`.")
+    if github and rounds(config) and (over := {job: m for job, m in timeouts(config).items()
+                                               if job != "cycle" and m > MAX_JOB_MINUTES}):
+        click.echo(f"note: at their limits the round's {' and '.join(over)} job(s) could take "
+                   f"{', '.join(f'{m} min' for m in over.values())}, over GitHub's {MAX_JOB_MINUTES} min a job: a job "
+                   "stopped there records nothing of its round; lower [agents.worker] timeout_s, [build] timeout_s or "
+                   "[parallel] workers if your runs come near it")
     if github:
         runs = (f"a round of up to {config.parallel.workers} Workers (a job each)" if rounds(config) else "a cycle")
         click.echo(f"GitHub Actions: add the repository secret ANTHROPIC_API_KEY; {WORKFLOW} runs {runs} on "
@@ -147,25 +154,26 @@ def rounds(config: Config) -> bool:
 
 
 def workflow(config: Config) -> str:
-    """The scheduled GitHub Actions workflow, each job's timeout above what it runs at most: a cycle; or a round's
-    plan (a whole cycle when the plan is one item), an item's Worker and its gates, and the landing of them all."""
-    a, build_s = config.agents, config.build.timeout_s
-    cycle_s = a.planner.timeout_s + a.worker.timeout_s + a.judge.timeout_s + a.evaluator.timeout_s + \
-        a.consultant.timeout_s + 2 * build_s
-    gated_s = (config.gates.repair_rounds + 4) * build_s
-    land_s = config.parallel.workers * (a.judge.timeout_s + a.evaluator.timeout_s + gated_s) + a.consultant.timeout_s
+    """The scheduled GitHub Actions workflow, each job's timeout above what it runs at most (to the cap): a cycle;
+    or a round's plan (a whole cycle when the plan is one item), an item's Worker and its gates, and the landing of
+    them all."""
+    minutes = timeouts(config)
     lake_dir = config.project.lake_dir
+    round_ = rounds(config)
     keys = {"@SETUP@": _template("setup.yml"), "@LAKE_STEPS@": _template("lake.yml"),
             "@LAKE_RESTORE@": _template("lake.yml").replace("@CACHE@", "actions/cache/restore@v4"),
             "@CACHE@": "actions/cache@v4", "@BLAME@": _template("blame.yml"),
-            "@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": _minutes(cycle_s),
-            "@PLAN_MINUTES@": _minutes(cycle_s), "@WORK_MINUTES@": _minutes(a.worker.timeout_s + gated_s),
-            "@LAND_MINUTES@": _minutes(land_s), "@WORKERS@": str(config.parallel.workers),
+            # A round's jobs that push restore the exact key alone: a prefix could match an entry a Worker's job made.
+            "@LAKE_KEY@": "" if round_ else "-${{ github.sha }}\n          restore-keys: |\n            lake-${{ "
+            "runner.os }}-${{ hashFiles('@LAKE@lean-toolchain', '@LAKE@lake-manifest.json') }}-",
+            "@CRON@": config.github.schedule, "@TIMEOUT_MINUTES@": _capped(minutes["cycle"]),
+            "@PLAN_MINUTES@": _capped(minutes["cycle"]), "@WORK_MINUTES@": _capped(minutes["work"]),
+            "@LAND_MINUTES@": _capped(minutes["land"]), "@WORKERS@": str(config.parallel.workers),
             "@PYTHON@": config.github.python, "@INSTALL@": config.github.install,
             "@WEBHOOK_ENV@": config.notify.webhook_env,
             "@PROVER_ENV@": config.prover.api_key_env, "@STATE_DIR@": config.project.state_dir,
             "@LAKE_DIR@": lake_dir, "@LAKE@": "" if lake_dir == "." else f"{lake_dir}/"}
-    text = _template("autoformalize-round.yml" if rounds(config) else "autoformalize.yml")
+    text = _template("autoformalize-round.yml" if round_ else "autoformalize.yml")
     for key, value in keys.items():  # in order: the fragments first, then what they hold
         text = text.replace(key, value)
     return text
@@ -175,8 +183,24 @@ def _template(name: str) -> str:
     return resources.files("orchestrator.templates").joinpath(name).read_text(encoding="utf-8")
 
 
-def _minutes(seconds: int) -> str:
-    return str(min(MAX_JOB_MINUTES, seconds // 60 + 15))
+def _capped(minutes: int) -> str:
+    return str(min(MAX_JOB_MINUTES, minutes))
+
+
+def timeouts(config: Config) -> dict[str, int]:
+    """Minutes each job may take, before the cap: a cycle (or a round's plan, which may be one), an item's work job,
+    and a round's land job (the gates' runs each at their limit, as `cycle.advance` allows them), plus 15 minutes to
+    set up; GitHub stops a job at `MAX_JOB_MINUTES` whatever it says."""
+    a, build_s = config.agents, config.build.timeout_s
+    probes = rounds_of(config.gates.fingerprint_depth)
+    gated_s = (probes + (config.gates.repair_rounds + 1) * (3 + probes)) * build_s  # as `advance` bounds work
+    cycle_s = (a.planner.timeout_s + a.worker.timeout_s + a.judge.timeout_s + a.evaluator.timeout_s
+               + a.consultant.timeout_s + 2 * build_s)  # the phases, their gates' builds mostly shorter than a limit
+    regate_s = (3 + 2 * probes) * build_s  # an item gated here again, then once more in the merge queue
+    land_s = (3 + probes) * build_s + a.consultant.timeout_s + config.parallel.workers * (
+        2 * a.judge.timeout_s + a.evaluator.timeout_s + 2 * regate_s)
+    return {job: seconds // 60 + 15 for job, seconds in
+            {"cycle": cycle_s, "work": a.worker.timeout_s + gated_s, "land": land_s}.items()}
 
 
 def _append(repo: Path, why: str, lines: list[str]) -> None:

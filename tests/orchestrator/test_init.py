@@ -226,7 +226,20 @@ def test_init_github_with_workers_writes_a_round_workflow_actionlint_accepts(mak
     assert "ITEM: ${{ matrix.item }}" in work and '--item "$ITEM"' in work and "name: result-${{ matrix.item }}" in work
     assert "needs: [plan, work]" in land and "!cancelled()" in land and "pattern: result-*" in land
     assert "autoformalize round land --round" in land and "contents: write" in land
-    assert "runs a round of up to 3 Workers" in capsys.readouterr().out
+    # The jobs that push restore no cache by a prefix, which could match an entry a Worker's job saved.
+    assert "restore-keys" not in text and "blame" not in text
+    key = "key: lake-${{ runner.os }}-${{ hashFiles('lean-toolchain', 'lake-manifest.json') }}\n"
+    assert key in plan and key in work and key in land
+    out = capsys.readouterr().out
+    assert "runs a round of up to 3 Workers" in out
+    assert "note: at their limits the round's work and land job(s) could take 585 min, 1485 min" in out
+
+
+def test_the_single_workflow_restores_the_lean_cache_by_prefix(make_repo: Callable[..., Path]) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo), "--github"]) == 0
+    text = (repo / ".github/workflows/autoformalize.yml").read_text()
+    assert "-${{ github.sha }}\n          restore-keys: |\n            lake-${{ runner.os }}-" in text
 
 
 def test_the_round_workflow_hands_the_matrix_on(make_repo: Callable[..., Path], tmp_path: Path) -> None:
