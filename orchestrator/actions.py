@@ -91,10 +91,7 @@ def plan(repo: Path, config: Config, deps: Deps, options: Options, out: Path) ->
         write_atomic(out / BUNDLE, bundle)
         write_atomic(out / ROUND, planned.model_dump_json(indent=1))
         write_atomic(out / MATRIX, json.dumps(worked) + "\n")
-        if c.found is None:  # the land job records the round; a crash found here is its to record too
-            c.journal.clear()
-        else:
-            c.journal.write(c.found)
+        _unjournal(c)  # the land job records the round; a crash found here is its to record too
         return None, c
 
 
@@ -124,18 +121,23 @@ def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path,
     adopted, gated, judged, evaluated, then the merge queue."""
     planned = read(folder, digest)
     with _held(repo, config, deps, options) as (c, beat):
+        if landed := [r.cycle for r in c.history.records if r.round == planned.round]:
+            _unjournal(c)
+            raise UsageError(f"round {planned.round} has landed already (cycles {', '.join(map(str, landed))}): a "
+                             "round lands once; start a new run of the workflow rather than re-running its jobs")
+        for charge in planned.charges:  # spent whatever becomes of the round
+            c.ledger.add(charge)
+        c.planner_failed, c.pivot = planned.planner_failed, planned.pivot
         try:
             p = planner.read(planned.strategy, planned.usage, config.project.lean_roots, c.census, config.gates,
                              config.parallel.workers)
         except InvalidStrategy as e:
-            c.fail(f"the round's strategy cannot be used at {c.base[:12]}: {e}", infra=False)
+            c.fail(f"the round's strategy cannot be used at {c.base[:12]}, where the branch is now: {e}", infra=False)
             return cycle.conclude(c, beat)
-        for charge in planned.charges:
-            c.ledger.add(charge)
         c.plan = replace(p, plan_update=planned.plan_update, turns=planned.turns)
-        c.planner_failed, c.pivot = planned.planner_failed, planned.pivot
         if [i.name for i in c.plan.items] != planned.items:  # the same text gives the same items: never expected
-            c.fail(f"the round's items read {[i.name for i in c.plan.items]}, not {planned.items}", infra=True)
+            c.fail(f"the round's strategy, read here, gives the items {[i.name for i in c.plan.items]}, where the "
+                   f"plan job read {planned.items}", infra=True)
             return cycle.conclude(c, beat)
         items = parallel.split(c)
         parallel.prefetch(c, items)
@@ -144,6 +146,10 @@ def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path,
         for k, ic in enumerate(items):
             assert ic.item is not None
             if ic.outcome is Outcome.REJECTED:
+                continue
+            if k not in planned.worked:  # the plan job gave it no Worker: its Scope met an earlier item's there
+                remote.reject(ic, f"item {ic.item.name!r} was dropped when the round was planned: its Scope could "
+                                  "meet an earlier item's")
                 continue
             ic.item = replace(ic.item, engine=engine.name)
             tickets[ic.item.name] = str(k)
@@ -178,10 +184,22 @@ class Artifacts:
 
     def collect(self, ticket: str) -> remote.Result:
         k = int(ticket)
-        return remote.load_result(self.results / RESULT.format(k=k), self.planned.items[k], self.planned.base)
+        folder = self.results / RESULT.format(k=k)
+        if not folder.is_dir() or folder.is_symlink():
+            raise ValueError(f"no artifact {folder.name} reached the land job: the item's job failed or was cancelled "
+                             "before it uploaded one, or fetching the results failed (see those steps' logs)")
+        return remote.load_result(folder, self.planned.items[k], self.planned.base)
 
     def close(self) -> None:
         return None
+
+
+def _unjournal(c: Cycle) -> None:
+    """The journal as the cycle found it: this step lands nothing, so it leaves nothing to recover."""
+    if c.found is None:
+        c.journal.clear()
+    else:
+        c.journal.write(c.found)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ there again; a patch that does not apply, or a job that failed, rejects that ite
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import tempfile
@@ -130,13 +131,18 @@ def save_result(folder: Path, result: Result) -> None:
     write_atomic(folder / RESULT, RESULT_ADAPTER.dump_json(result, exclude={"patch"}, indent=1))
 
 
+def _regular(path: Path) -> bool:
+    """A file as it is, never one a link points to."""
+    return path.is_file() and not path.is_symlink()
+
+
 def load_result(folder: Path, item: str, base: str) -> Result:
     """The result `save_result` wrote for `item` at `base`; ValueError saying what is wrong with it."""
-    sizes = {name: (folder / name).stat().st_size if (folder / name).is_file() else None
-             for name in (RESULT, PATCH)}
+    sizes = {name: (folder / name).lstat().st_size if _regular(folder / name) else None for name in (RESULT, PATCH)}
     if None in sizes.values():
         missing = " and ".join(name for name, size in sizes.items() if size is None)
-        raise ValueError(f"its result has no {missing} (the job failed or was cancelled before it wrote them)")
+        raise ValueError(f"its result has no {missing} as a regular file (the job failed or was cancelled before "
+                         "it wrote them)")
     if (sizes[RESULT] or 0) > MAX_RESULT_BYTES or (sizes[PATCH] or 0) > MAX_PATCH_BYTES:
         raise ValueError(f"its result is larger than the bound ({MAX_RESULT_BYTES:,} bytes of record, "
                          f"{MAX_PATCH_BYTES:,} of patch)")
@@ -145,8 +151,9 @@ def load_result(folder: Path, item: str, base: str) -> Result:
         result = RESULT_ADAPTER.validate_python({**data, "patch": (folder / PATCH).read_bytes()})
     except (ValueError, TypeError) as e:
         raise ValueError(f"its result cannot be read: {str(e)[:500]}") from None
-    if any((ch.cost_usd or 0) < 0 or min(ch.usage.model_dump().values()) < 0 for ch in result.charges):
-        raise ValueError("its result charges a negative spend")
+    if any(not math.isfinite(ch.cost_usd or 0) or (ch.cost_usd or 0) < 0 or min(ch.usage.model_dump().values()) < 0
+           for ch in result.charges):
+        raise ValueError("its result charges a negative or unbounded spend")
     if (result.item, result.base) != (item, base):
         raise ValueError(f"its result is for item {result.item!r} at {result.base[:12] or 'no base'}, not for "
                          f"{item!r} at {base[:12]}")

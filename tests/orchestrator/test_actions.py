@@ -106,7 +106,7 @@ def test_an_item_whose_job_left_no_result_is_rejected_alone(project: Project, tm
     hard, other = project.history()
     assert (hard.outcome, other.outcome) == ("rejected", "accepted")
     assert hard.gates[-1].name == remote.REMOTE and "the github job of item 'hard' failed" in hard.error
-    assert "no result.json and change.patch" in hard.error
+    assert "no artifact result-0 reached the land job" in hard.error
     assert "  sorry" in project.show("HEAD", "Book/A.lean") and "  sorry" not in project.show("HEAD", "Book/B.lean")
 
 
@@ -231,3 +231,57 @@ def test_a_round_file_changed_after_the_plan_job_is_refused(project: Project, tm
 
     assert "is not the round the plan job wrote" in capsys.readouterr().err
     assert project.history() == [] and project.head() == base
+
+
+def test_a_round_lands_once(project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Jobs re-run (GitHub's "Re-run all jobs") would land the round's results again: refused, nothing spent."""
+    _github(project)
+    _script(project)
+    folder = _plan(project, tmp_path)
+    for k in (0, 1):
+        _work(project, tmp_path, folder, k)
+    assert _land(project, folder, tmp_path) == 0
+    head, requests = project.head(), len(project.server.requests)
+
+    assert _land(project, folder, tmp_path) == 2
+
+    assert "round 1 has landed already (cycles 1, 2)" in capsys.readouterr().err
+    assert len(project.history()) == 2 and project.head() == head and len(project.server.requests) == requests
+    assert not (project.repo / ".git/autoformalize/journal.json").exists()
+
+
+def test_results_of_unbounded_spend_or_through_links_are_refused(project: Project, tmp_path: Path) -> None:
+    _github(project)
+    _script(project)
+    folder = _plan(project, tmp_path)
+    nan, linked = _work(project, tmp_path, folder, 0), _work(project, tmp_path, folder, 1)
+    data = json.loads((nan / remote.RESULT).read_text())
+    data["charges"][0]["cost_usd"] = float("nan")
+    (nan / remote.RESULT).write_text(json.dumps(data))
+    (tmp_path / "elsewhere.patch").write_bytes((linked / remote.PATCH).read_bytes())
+    (linked / remote.PATCH).unlink()
+    (linked / remote.PATCH).symlink_to(tmp_path / "elsewhere.patch")
+
+    assert _land(project, folder, tmp_path) == 0
+
+    hard, other = project.history()
+    assert (hard.outcome, other.outcome) == ("rejected", "rejected")
+    assert "charges a negative or unbounded spend" in hard.error
+    assert "no change.patch as a regular file" in other.error
+
+
+def test_an_item_the_plan_job_dropped_is_not_taken_from_a_result(project: Project, tmp_path: Path) -> None:
+    _github(project)
+    _script(project)
+    folder = _plan(project, tmp_path)
+    for k in (0, 1):
+        _work(project, tmp_path, folder, k)
+    planned = actions.read(folder)
+    (folder / actions.ROUND).write_text(planned.model_copy(update={"worked": [0]}).model_dump_json())
+
+    assert _land(project, folder, tmp_path) == 0
+
+    hard, other = project.history()
+    assert (hard.outcome, other.outcome) == ("accepted", "rejected")
+    assert "item 'other' was dropped when the round was planned" in other.error
+    assert "  sorry" in project.show("HEAD", "Book/B.lean")
