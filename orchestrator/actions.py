@@ -83,11 +83,9 @@ def plan(repo: Path, config: Config, deps: Deps, options: Options, out: Path) ->
                           plan_update=c.plan.plan_update, planner_failed=c.planner_failed, pivot=c.pivot,
                           turns=c.plan.turns, usage=c.plan.usage, charges=list(c.ledger.charges),
                           items=[i.name for i in c.plan.items], worked=worked)
-        bundle = b""
+        bundle = remote.bundle(c.git, c.base)
         for k in worked:
-            job = remote.job(items[k], len(worked))
-            bundle = bundle or job.bundle
-            write_atomic(out / ITEMS / f"{k}.json", remote.dump_job(job))
+            write_atomic(out / ITEMS / f"{k}.json", remote.dump_job(remote.job(items[k], len(worked), bundle)))
         write_atomic(out / BUNDLE, bundle)
         write_atomic(out / ROUND, planned.model_dump_json(indent=1))
         write_atomic(out / MATRIX, json.dumps(worked) + "\n")

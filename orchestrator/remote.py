@@ -160,22 +160,26 @@ def load_result(folder: Path, item: str, base: str) -> Result:
     return result
 
 
-def job(ic: Cycle, items: int) -> Job:
-    """The item's job, at the round's base, one of `items` worked elsewhere at once: it may spend its part of what
-    the day's and the total budget have left (no job sees what the others spend)."""
-    assert ic.item is not None and ic.plan is not None and ic.build is not None
-    budget = ic.ledger.budget.share(items) if ic.ledger.budget is not None else None
+def bundle(git: Git, base: str) -> bytes:
+    """`git bundle` of the repository at `base`: made once a round, its jobs share it."""
     with tempfile.TemporaryDirectory(prefix="autoformalize-bundle-") as tmp:
         path = Path(tmp) / "base.bundle"
-        ref = f"{BUNDLED}/{ic.number}"  # a bundle holds refs: the base's, for as long as it takes
-        ic.git.run("update-ref", ref, ic.base)
+        ref = f"{BUNDLED}/{base}"  # a bundle holds refs: the base's, for as long as it takes
+        git.run("update-ref", ref, base)
         try:
-            ic.git.run("bundle", "create", "--quiet", str(path), ref)
+            git.run("bundle", "create", "--quiet", str(path), ref)
         finally:
-            ic.git.run("update-ref", "-d", ref)
-        bundle = path.read_bytes()
+            git.run("update-ref", "-d", ref)
+        return path.read_bytes()
+
+
+def job(ic: Cycle, items: int, shared: bytes) -> Job:
+    """The item's job, with `shared` (the `bundle` of the round's base), one of `items` worked elsewhere at once: it may
+    spend its part of what the day's and the total budget have left (no job sees what the others spend)."""
+    assert ic.item is not None and ic.plan is not None and ic.build is not None
+    budget = ic.ledger.budget.share(items) if ic.ledger.budget is not None else None
     lake = ic.repo / ic.config.project.lake_dir / ".lake" / "packages"
-    return Job(item=ic.item.name, cycle=ic.number, round=ic.item.round, base=ic.base, bundle=bundle,
+    return Job(item=ic.item.name, cycle=ic.number, round=ic.item.round, base=ic.base, bundle=shared,
                strategy=ic.plan.text, scope=list(ic.plan.scope), round_strategy=ic.item.strategy,
                config=(ic.repo / CONFIG_FILE).read_text(encoding="utf-8") if (ic.repo / CONFIG_FILE).is_file()
                else "", build_ok=ic.build.ok, pairing=dict(ic.pairing),

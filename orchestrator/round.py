@@ -136,6 +136,7 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
                                  + cfg.agents.evaluator.timeout_s) + gated, cycle=c.number)
     tickets: dict[str, str] = {}
     worked = sum(ic.outcome is not Outcome.REJECTED for ic in items)
+    bundle = remote.bundle(c.git, c.base) if engine.remote else b""
     for ic in items:
         name = _name(ic)
         if ic.outcome is Outcome.REJECTED:
@@ -144,7 +145,7 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
         assert ic.item is not None
         ic.item = replace(ic.item, engine=engine.name)
         beat.item(name, "working")
-        tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic, worked))
+        tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic, worked, bundle))
                                       if engine.remote else _job(ic, beat))
     if engine.remote:
         return gather(items, tickets, c, beat, engine)

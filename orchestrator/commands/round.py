@@ -13,6 +13,7 @@ from orchestrator.cycle import Options
 from orchestrator.notify import Event, Notifier
 from orchestrator.repo import find_repo
 from orchestrator.wiring import loop_roles, real_deps
+from state.atomic import write_atomic
 from state.errors import InfraError, UsageError
 from state.history import Outcome
 
@@ -23,8 +24,7 @@ def plan(repo: Path | None, out: Path) -> int:
     if config.parallel.workers <= 1:
         raise UsageError("a round needs [parallel] workers above 1; with one Worker run `autoformalize cycle`")
     if not ready(root, config):
-        (out / actions.MATRIX).parent.mkdir(parents=True, exist_ok=True)
-        (out / actions.MATRIX).write_text("[]\n", encoding="utf-8")
+        write_atomic(out / actions.MATRIX, "[]\n")
         return 0
     notify = Notifier.from_env(config.notify, root.name)
     try:
