@@ -155,6 +155,11 @@ def report(out: Path, repo: Path | None) -> int:
     return command.run(repo, out)
 
 
+def _round_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--round", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                        required=True, help="The round's directory, as `round plan` wrote it.")(f)
+
+
 @cli.group(name="round")
 def round_() -> None:
     """A parallel round as separate jobs: plan, work each item, land (the workflow `init --github` writes)."""
@@ -172,8 +177,7 @@ def round_plan(out: Path, repo: Path | None) -> int:
 
 
 @round_.command(name="work")
-@click.option("--round", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
-              help="The round's directory, as `round plan` wrote it.")
+@_round_option
 @click.option("--item", type=click.IntRange(min=0), required=True, help="The item's index (from matrix.json).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The directory to write the item's result into.")
@@ -186,8 +190,7 @@ def round_work(folder: Path, item: int, out: Path, repo: Path | None) -> int:
 
 
 @round_.command(name="land")
-@click.option("--round", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
-              help="The round's directory, as `round plan` wrote it.")
+@_round_option
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="The items' results, each in result-<index>/ (a missing one rejects its item).")
 @click.option("--digest", default=None, metavar="SHA256",
