@@ -1,27 +1,35 @@
-"""What a declaration rests on: the declarations holding a sorry and the project's own axioms it reaches.
+"""What a declaration rests on: the declarations holding a hole and the project's own axioms it reaches.
 
-A result counts as proved only when it reaches none, so a theorem whose own text is sorry-free but which uses a
-sorried helper, or an axiom, is not proved. What a declaration uses is read from the declaration index: the
-project names written in its statement and proof, followed transitively (an over-approximation: a name written
-is taken as used). Where Lean was asked (`kernel.json`, see `orchestrator/kernelcheck.py`), a declaration Lean
-says depends on `sorryAx` counts as holding a sorry."""
+A result counts as proved only when it reaches none, so a theorem whose own proof is whole but which uses a
+sorried helper, or an axiom, is not proved. Where Lean listed every project module on the way
+(`Census.lean`, kept by the loop: see `orchestrator/kernelcheck.py`), Lean's terms say what is used, proofs
+included, and a hole is a constant whose own terms hold `sorryAx`, named or not. Elsewhere the declaration index
+stands in: the project names written in a declaration's statement and proof, followed transitively (an
+over-approximation: a name written is taken as used)."""
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 from gates.census import Census
-from gates.probe import Names, canonical
+from gates.env import user_name
+from gates.environment import Env, Unanswered, lean_names
+from gates.probe import Names, canonical, modules_of
 
-METHOD = ("the declaration index: the project names written in each declaration's statement and proof, followed "
-          "transitively; a declaration holds a sorry when its text does or Lean said it depends on sorryAx")
+METHOD = ("Lean's environment where the loop listed every module on the way (the constants each declaration's terms "
+          "use, proofs included; a hole is a constant whose own terms hold sorryAx); elsewhere the declaration index: "
+          "the project names written in each declaration's statement and proof, followed transitively")
 
 
 class Support:
-    def __init__(self, census: Census) -> None:
-        self.names = Names(census, [])
-        self.hidden = {canonical(n) for _, n in census.hidden_holes()}
+    def __init__(self, census: Census, roots: Iterable[str] = ()) -> None:
+        self.names = Names(census, roots)
+        self.holed = {canonical(h.name) for h in census.holed()}
         self.uses: dict[str, set[str]] = {}
+        listed = [m for p, m in census.lean.items() if p in census.files]
+        self.env = Env(listed, modules_of(census, roots).values()) if listed else None
+        self.lean = {k: v for m in listed for k, v in lean_names(m).items()}
 
     def _uses(self, name: str) -> set[str]:
         if name not in self.uses:
@@ -31,10 +39,12 @@ class Support:
 
     def unsound(self, name: str) -> bool:
         d = self.names.decl(name)
-        return d is not None and (d.holes > 0 or d.kind == "axiom" or canonical(name) in self.hidden)
+        return d is not None and (canonical(name) in self.holed or d.kind == "axiom")
 
     def rests_on(self, name: str) -> list[str]:
-        """The sorried declarations and axioms of the project `name` reaches, itself included, nearest first."""
+        """The holes and project axioms `name` reaches, itself included, nearest first."""
+        if (found := self._lean(name)) is not None:
+            return found
         start = canonical(name)
         seen, queue, out = {start}, deque([start]), []
         while queue:
@@ -45,3 +55,17 @@ class Support:
                 seen.add(used)
                 queue.append(used)
         return out
+
+    def _lean(self, name: str) -> list[str] | None:
+        """Lean's answer, or None when a module on the way was not listed."""
+        lean = self.lean.get(canonical(name))
+        if self.env is None or lean is None:
+            return None
+        try:
+            start = self.env.get(lean)
+            reached = [start, *self.env.reach(lean)]
+        except Unanswered:
+            return None
+        owners = (user_name(self.env.modules[c.module].owner(c.name), c.module) for c in reached
+                  if c.sorry or c.kind == "axiom")
+        return list(dict.fromkeys(owners))

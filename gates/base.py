@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Protocol
 from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
-from gates.probe import Answers, Baseline
+from gates.env import Module
+from gates.environment import Baseline
 from gates.tree import Change, Tree, diff, is_lean_source
 from state.history import HistoryRecord
 
 if TYPE_CHECKING:
     from gates.credentials import Secrets
+    from gates.listing import Cache
     from gates.regate import Recheck
 
 
@@ -62,8 +64,10 @@ class GateInput:
     locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
     paired: frozenset[str] = frozenset()  # declarations the trusted book text pairs with a statement, at the base
     secrets: Secrets | None = None  # the values no change may carry
-    kernel_base: Baseline | None = None  # what Lean said of the base before the Worker ran (statement fingerprints)
-    kernel_answers: list[Answers] = field(default_factory=list)  # where the kernel gate leaves what Lean answered
+    kernel_base: Baseline | None = None  # what Lean listed of the base before the Worker ran
+    kernel_cache: Cache | None = None  # Lean's listings by closure key, read-only here
+    kernel_learned: dict[str, tuple[str, Module]] = field(default_factory=dict)  # what Lean listed of the changed
+    # tree that the cache lacked: path → (closure key, its module's constants), for the caller to keep
     recheck: Recheck | None = None  # a change re-applied after passing on another base: what to compile again
 
     @cached_property

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import posixpath
-import re
 import secrets
 import shlex
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from gates.base import GateInput, GateResult
 from gates.config import BuildConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
 from gates.imports import ImportGraph
+from gates.listing import TOOLCHAIN_FILES
 from gates.probe import module_of
 from gates.process import run
 from gates.sandbox import Sandbox
@@ -24,8 +24,6 @@ from state.errors import InfraError
 
 NAME = "build"
 MAX_REPORTED = 12
-_SORRY_WARNING = re.compile(r"declaration uses ['`]?sorry|declaration uses `")
-TOOLCHAIN_FILES = ("lean-toolchain", "lake-manifest.json", "lakefile.lean", "lakefile.toml")
 # Toolchains `replay_available` said have leanchecker: one that has it keeps it, so each gate's replay need not
 # start `lake env` to ask again. A no is not kept: it only ever skips the replay, and is asked again the next time.
 _REPLAYABLE: set[str] = set()
@@ -131,32 +129,14 @@ def check(inp: GateInput) -> GateResult:
                 break  # its importers would only repeat the failure
         checked = ", ".join(path for path in graph.order(targets))
         what = f"checked {len(results)} of {len(targets)} file(s) in import order: {checked}"
-    return _verdict(results, what, _hidden_sorries(results, inp, present))
+    return _verdict(results, what)
 
 
-def _hidden_sorries(results: list[CheckResult], inp: GateInput, changed: set[str]) -> list[str]:
-    """Declarations of the changed files that Lean says use `sorry` though their text has none: a tactic such
-    as `stop` or `apply?` admitted a goal, a macro hides one, or `sorryAx` is spelled another way."""
-    out = []
-    for r in results:
-        for d in r.diagnostics:
-            if d.file not in changed or not _SORRY_WARNING.match(d.message):
-                continue
-            index = inp.after.files.get(d.file)
-            decl = next((x for x in index.decls if x.line <= d.line <= x.last_line), None) if index else None
-            if decl is None or not decl.holes:
-                name = "a declaration" if decl is None else decl.name or f"the {decl.kind} at line {decl.line}"
-                out.append(f"{d.file}:{d.line}: {name} has no `sorry` in its text, yet Lean says it uses one "
-                           "(a tactic such as `stop` or `apply?` left a goal admitted, a macro hides a sorry, or "
-                           "`sorryAx` is spelled another way); it is not proved")
-    return sorted(set(out))
-
-
-def _verdict(results: list[CheckResult], what: str, hidden: list[str]) -> GateResult:
+def _verdict(results: list[CheckResult], what: str) -> GateResult:
     failed = [r for r in results if not r.ok]
-    if not failed and not hidden:
+    if not failed:
         return GateResult(NAME, True, what)
-    lines = [what, *hidden]
+    lines = [what]
     for r in failed:
         if r.exit_code is None:
             lines.append(f"`{r.command}` timed out after {r.seconds:.0f}s")

@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from gates.env import Module
+from gates.environment import lean_names
 from gates.header import keywords, read_header
 from gates.index import Decl, FileIndex, index_source
 from gates.tree import Tree, is_lean_source
@@ -20,15 +22,29 @@ class Location:
     keyword: str
 
 
+@dataclass(frozen=True, slots=True)
+class Holed:
+    """A declaration holding a hole: where, how many the sorry count gives it, and who says so."""
+
+    path: str
+    name: str  # as its text writes it; for a constant only Lean knows (an anonymous instance), Lean's name
+    count: int
+    written: bool  # its text holds a `sorry` or `admit`
+    lean: bool  # Lean's environment answered for its file
+
+
 @dataclass
 class Census:
-    """The indexes of a tree's Lean files, and what could not be read."""
+    """The indexes of a tree's Lean files, what could not be read, and what Lean's environment says of them.
+
+    Where Lean answered for a file's module at this content (`lean`), Lean decides which declarations hold a hole:
+    those owning a constant whose own terms hold `sorryAx` (`gates.env.Module.holes`), the constants no text
+    names included; each counts its written sorries and admits, at least one. Where it did not, the text decides.
+    """
 
     files: dict[str, FileIndex] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-    # path → declarations Lean says depend on `sorryAx` though their text holds no sorry (from the kernel's
-    # answers; empty without a toolchain): holes as much as a written `sorry`.
-    hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    lean: dict[str, Module] = field(default_factory=dict)  # path → its module's constants, as Lean listed them
 
     @property
     def total_sorries(self) -> int:
@@ -40,12 +56,55 @@ class Census:
 
     @property
     def holes(self) -> int:
-        """Sorries plus admits, and the declarations only Lean says hold one: what the sorry gate counts."""
-        return sum(len(f.holes) for f in self.files.values()) + len(self.hidden_holes())
+        """What the sorry gate counts: sorries plus admits, as Lean decides where it answered."""
+        return self.count()
+
+    def count(self, text: Iterable[str] = ()) -> int:
+        """The sorry count, the files `text` counted by their text alone."""
+        text = set(text)
+        return sum(len(f.holes) if path in text or path not in self.lean else
+                   sum(h.count for h in self._lean_holed(path, f, self.lean[path]))
+                   for path, f in self.files.items())
+
+    def holed(self) -> list[Holed]:
+        """Every declaration holding a hole."""
+        out: list[Holed] = []
+        for path, f in self.files.items():
+            if path in self.lean:
+                out += self._lean_holed(path, f, self.lean[path])
+            else:
+                out += [Holed(path, d.key, d.holes, True, False) for d in f.decls if d.holes]
+        return out
 
     def hidden_holes(self) -> list[tuple[str, str]]:
-        """(path, declaration) of every declaration that relies on `sorryAx` without a sorry in its text."""
-        return [(path, name) for path, names in self.hidden.items() if path in self.files for name in names]
+        """(path, declaration) of every declaration Lean says holds a hole that its text does not show."""
+        return [(h.path, h.name) for h in self.holed() if not h.written]
+
+    def holds(self, path: str, d: Decl) -> bool:
+        """Whether the declaration `d` of `path` holds a hole."""
+        module = self.lean.get(path)
+        if module is None:
+            return d.holes > 0
+        return any(h.name == d.key for h in self._lean_holed(path, self.files[path], module))
+
+    @staticmethod
+    def _lean_holed(path: str, f: FileIndex, module: Module) -> list[Holed]:
+        holes = module.holes()
+        by_text = lean_names(module)
+        out: list[Holed] = []
+        matched: set[str] = set()
+        for d in f.decls:
+            if d.name is None:
+                continue
+            lean = by_text.get(d.name.replace("«", "").replace("»", ""))
+            if lean is None:
+                continue
+            matched.add(lean)
+            if lean in holes:
+                out.append(Holed(path, d.name, max(1, d.holes), d.holes > 0, True))
+        for owner in holes.keys() - matched:
+            out.append(Holed(path, owner, 1, False, True))
+        return out
 
     @property
     def lines(self) -> int:
@@ -66,23 +125,21 @@ class Census:
     def replace(self, tree: Tree, paths: Iterable[str], roots: Iterable[str]) -> Census:
         """This census with `paths` re-read from `tree` (dropped where the tree lacks them). A file whose imports
         now bring other keywords is read again too: what its strings hold depends on them."""
-        out = Census(dict(self.files), list(self.problems), dict(self.hidden))
+        out = Census(dict(self.files), list(self.problems), dict(self.lean))
         present = set(tree.files())
         texts: dict[str, str] = {}
-        old: dict[str, FileIndex] = {}
         for path in paths:
-            if (before := out.files.pop(path, None)) is not None:
-                old[path] = before
+            out.files.pop(path, None)
             if path in present and is_lean_source(path, roots) and (text := _read(out, tree, path)) is not None:
                 texts[path] = text
         known = dict(out.files)
         out.files = _indexed({**texts, **{path: f.text for path, f in known.items()}}, known)
         for path in texts:
             out.problems.extend(f"{path}: {p}" for p in out.files[path].problems)
-        for path in paths:  # a declaration whose text did not change still relies on sorryAx
-            hidden = out.hidden.pop(path, ())
-            if path in old and path in out.files and (kept := _unchanged(old[path], out.files[path], hidden)):
-                out.hidden[path] = kept
+        # What Lean listed for a re-read file, or one importing it, is of another content: Lean must answer again.
+        from gates.imports import ImportGraph  # it reads a census
+        for path in ImportGraph(out).dependents(set(paths)) | set(paths):
+            out.lean.pop(path, None)
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -145,8 +202,3 @@ def _read(out: Census, tree: Tree, path: str) -> str | None:
     except UnicodeDecodeError as e:
         out.problems.append(f"{path}: not valid UTF-8 at byte {e.start}; read with replacement characters")
         return data.decode("utf-8", errors="replace")
-
-
-def _unchanged(old: FileIndex, new: FileIndex, names: tuple[str, ...]) -> tuple[str, ...]:
-    before = {d.name: d for d in old.decls if d.name in names}
-    return tuple(d.name for d in new.decls if d.name in before and d.text_hash == before[d.name].text_hash)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gates.credentials import SENSITIVE
+
+log = structlog.get_logger()
+RETIRED = frozenset({"fingerprint_depth", "fingerprint_max_defs"})
 
 
 class BuildConfig(BaseModel):
@@ -104,17 +108,19 @@ class GatesConfig(BaseModel):
     """Replay the changed modules and their importers in Lean's kernel (`[build] replay`, leanchecker) once they
     build: `auto` when the toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot,
     `off` never."""
-    fingerprint_depth: int = Field(default=8, ge=0)
-    """How many definitions deep a statement's fingerprint follows the project definitions it reaches (one Lean
-    process per level at most). A closed or locked statement reaching a definition past it is rejected unless that
-    definition's file and every file it imports are unchanged (Lean then elaborates it as at the base)."""
-    fingerprint_max_defs: int = Field(default=400, ge=0)
-    """At most this many project definitions are printed for the fingerprints of one probe. A closed or locked
-    statement reaching a definition left unprinted is rejected unless that definition's file and every file it
-    imports are unchanged."""
     kernel_census_batch: int = Field(default=200, ge=0)
-    """Declarations of files not asked about yet whose axioms each cycle's baseline asks Lean, so that one relying
-    on `sorryAx` without a `sorry` in its text counts as a hole (0: only what the gates ask)."""
+    """Each cycle's baseline asks Lean to list files it has not listed yet, up to this many declarations' worth, so
+    that a hole only Lean sees counts (0: only what the gates ask)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired(cls, data: object) -> object:
+        """Keys of earlier versions that no longer mean anything: accepted, and said so."""
+        if isinstance(data, dict) and (old := sorted(RETIRED & data.keys())):
+            log.warning("config.retired_keys", section="gates", keys=old,
+                        why="statements are compared by Lean's terms, whole, with no depth or count to bound")
+            return {k: v for k, v in data.items() if k not in RETIRED}
+        return data
 
     @model_validator(mode="after")
     def _warning_before_cap(self) -> Self:

@@ -1,6 +1,9 @@
 """The sorry gate: sorries plus admits may not rise, except by a declared, rate-limited restructuring.
 
-The count is of `sorry` and `admit` in code, as SPEC §5 defines it. A change
+The count is of `sorry` and `admit` in code, as SPEC §5 defines it; where Lean's environment was listed for a
+file (`Census.lean`), Lean decides which declarations hold a hole. This gate runs before anything is compiled, so
+it counts the files the change can alter by their text alone, on both sides (a fast pre-check); the kernel gate
+applies the same rule (`judge`) to the count Lean gives once the change builds. A change
 that raises the count, or trades a finished proof for a sorry whatever the net
 count and whatever the name (a proved declaration removed while a new one with
 its statement holds a sorry is the same trade; the integrity gate refuses it
@@ -18,6 +21,7 @@ import re
 from gates import directives
 from gates.base import GateInput, GateResult
 from gates.census import Census
+from gates.imports import ImportGraph
 from gates.lexer import ID_FIRST, ID_REST
 
 NAME = "sorry"
@@ -66,9 +70,9 @@ def leaners(before: Census, after: Census) -> dict[str, list[str]]:
     """Declarations whose sorries this change closed by naming a declaration that still holds one: name → the
     names it leans on."""
     holding: dict[str, str] = {}
-    hidden = {name for _, name in after.hidden_holes()}
+    holed = {h.name for h in after.holed()}
     for _, d in after.decls():
-        if d.name and (d.holes or d.name in hidden):
+        if d.name and d.name in holed:
             holding[d.name] = d.name
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
@@ -77,7 +81,7 @@ def leaners(before: Census, after: Census) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for _, old in before.decls():
         new = after_decls.get(old.key)
-        if old.holes and new is not None and new.name and not new.holes:
+        if old.holes and new is not None and new.name and new.name not in holed:
             used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {new.name}
             if used:
                 out[new.name] = sorted(used)
@@ -91,13 +95,19 @@ def leaning(before: Census, after: Census) -> list[str]:
 
 
 def check(inp: GateInput) -> GateResult:
-    before, after = inp.before.holes, inp.after.holes
+    changed = {c.path for c in inp.lean_changes()}
+    text = ImportGraph(inp.before).dependents(changed) | ImportGraph(inp.after).dependents(changed) | changed
     leaned = leaning(inp.before, inp.after)
     note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
     if hidden := inp.after.hidden_holes():
         more = f" and {len(hidden) - 10} more" if len(hidden) > 10 else ""
         names = ", ".join(name for _, name in hidden[:10]) + more
-        note += f"; counted as holes, Lean says they rely on sorryAx though their text has no sorry: {names}"
+        note += f"; counted as holes, Lean says they hold sorryAx though their text has no sorry: {names}"
+    return judge(inp.before.count(text), inp.after.count(text), inp, note)
+
+
+def judge(before: int, after: int, inp: GateInput, note: str = "") -> GateResult:
+    """The rule on a count of holes before and after the change."""
     if after <= before:
         return GateResult(NAME, True, f"sorries+admits {before} → {after}{note}")
     rise = after - before

@@ -27,6 +27,7 @@ class Canary:
     change: dict[str, str]  # file name → text after the change
     kernel: bool = True  # the kernel gate alone must reject it
     honest: bool = False  # a real proof: every gate must accept it
+    locked: tuple[str, ...] = ()  # declarations held as judged faithful to the book (`@M@` as in the texts)
     notes: tuple[str, ...] = field(default=())
 
 

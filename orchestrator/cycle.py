@@ -37,7 +37,7 @@ from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.integrity import restated
 from gates.meaning import changed_meanings
-from gates.probe import rounds
+from gates.probe import RUNS
 from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
@@ -126,9 +126,8 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
             break
         _checkpoint(c)
         limit = limits[phase]
-        if phase is work:  # the base's fingerprints, then the gates and their repair rounds (build, probes, replay)
-            probes = rounds(c.config.gates.fingerprint_depth)
-            limit += (probes + (c.config.gates.repair_rounds + 1) * (3 + probes)) * c.config.build.timeout_s
+        if phase is work:  # the base's listing, then the gates and their repair rounds (build, listing, replay)
+            limit += (RUNS + (c.config.gates.repair_rounds + 1) * (3 + RUNS)) * c.config.build.timeout_s
         if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
             limit *= 2 * max(1, len(c.altered))
         if beat is not None:
@@ -363,7 +362,7 @@ def work(c: Cycle) -> None:
     assert c.plan is not None and c.work is not None
     cfg = c.config
     compiler = c.deps.compiler(c.work.root)
-    kernelcheck.fingerprints(c, builds=c.build is not None and c.build.ok)
+    kernelcheck.base_facts(c, builds=c.build is not None and c.build.ok)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
     workspace = Workspace(c.work.root, [*c.plan.scope, f"{workcopy.SCRATCH}/"], ownership.protected(cfg),
@@ -419,7 +418,7 @@ def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
                     if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing), secrets=c.deps.secrets,
-                    kernel_base=c.kernel)
+                    kernel_base=c.kernel, kernel_cache=kernelcheck.cache_of(c.git))
     if since is not None:
         relocked = {n for n in inp.locked.keys() | c.locked.keys() if inp.locked.get(n) != c.locked.get(n)}
         inp.recheck = regate.plan(inp.after, *since, cfg.project.lean_roots,
@@ -646,7 +645,7 @@ def reapply(c: Cycle, new_base: str, conflict: str, *, incremental: bool = False
     if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) and c.worker_commit is not None:
         c.work.reset_hard(new_base)
         c.work.clean()
-        kernelcheck.fingerprints(c, builds=True)  # the change is held to the new base's statements
+        kernelcheck.base_facts(c, builds=True)  # the change is held to the new base's statements
         try:
             c.work.run("cherry-pick", "--no-commit", c.worker_commit)
         except InfraError:

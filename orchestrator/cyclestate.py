@@ -19,7 +19,7 @@ from audit.book import Book
 from audit.loop import Judged
 from gates.base import GateResult
 from gates.census import Census
-from gates.probe import Baseline
+from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
 from gates.sorry import restructuring, traded
 from orchestrator import ownership
@@ -94,8 +94,8 @@ class Cycle:
     judged: list[Judged] = field(default_factory=list)  # the judge's verdicts on the statements the change touched
     ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
     desk: Desk | None = None  # the external prover's jobs, harvested after the baseline
-    kernel: Baseline | None = None  # what Lean said of the base: the statement fingerprints a change is held to
-    fingerprints: dict[str, str] = field(default_factory=dict)  # declaration → digest of the change's fingerprint
+    kernel: Baseline | None = None  # what Lean listed of the base: what a change is held to
+    fingerprints: dict[str, str] = field(default_factory=dict)  # declaration → its meaning as Lean lists it now
     locked: dict[str, str] = field(default_factory=dict)  # the statement lock the gates last held the change to
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'

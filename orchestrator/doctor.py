@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from gates import kernel
+from gates import listing
 from gates.base import Compiler, GateInput, GateResult
 from gates.build import LakeCompiler
 from gates.census import census
+from gates.environment import Baseline
 from gates.probe import module_of
 from gates.process import run
 from gates.registry import GATES
@@ -209,9 +210,11 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
         files = {f"{folder}/{name}": canaries.render(text, module) for c in selected for name, text in c.base.items()}
         base = _commit(git, files, "canaries: the base")
         before = census(GitTree(git, base), config.project.lean_roots)
-        # What Lean says of the base's targets before any cheat, as a cycle's baseline asks it.
-        baseline, _ = kernel.take_baseline(compiler_for(copy), before, config.project.lean_roots, config.gates,
-                                           kernel.statements_to_compare(before, (), set(files)))
+        # What Lean lists of the base's canary files before any cheat, as a cycle's `base_facts` asks it.
+        chain = listing.toolchain(copy / config.project.lake_dir)
+        got = listing.gather(compiler_for(copy), before, config.project.lean_roots, set(files), chain, None)
+        baseline = Baseline(got.modules, {}, got.problem, chain)
+        before.lean.update(got.modules)
         out = []
         for canary in selected:
             git.reset_hard(base)
@@ -223,7 +226,8 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
             inp = GateInput(base=GitTree(git, base), changed=DirTree(copy), gates=config.gates, build=config.build,
                             lean_roots=config.project.lean_roots, state_dir=config.project.state_dir,
                             scope=[f"{folder}/**"], report="", cycle=1, compiler=compiler_for(copy),
-                            base_census=before, candidates=sorted(set(git.status_paths())), kernel_base=baseline)
+                            base_census=before, candidates=sorted(set(git.status_paths())), kernel_base=baseline,
+                            locked={canaries.render(n, module): "canary" for n in canary.locked})
             out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))
         return out
 

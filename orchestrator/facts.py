@@ -146,17 +146,16 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
 
 
 def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
-    """Declarations that held a sorry at the base and, still there, hold none now nor name a declaration that
-    does; and declarations that hold one now and held none at the base (new ones, or proofs traded)."""
-    was = {n for _, n in before.hidden_holes()}
-    now_hidden = {n for _, n in after.hidden_holes()}
-    old = {d.key: d for _, d in before.decls()}
-    now = {d.key: d for _, d in after.decls()}
+    """Declarations that held a hole at the base (as Lean says where it listed the file) and, still there, hold
+    none now nor name a declaration that does; and declarations that hold one now and held none at the base (new
+    ones, or proofs traded)."""
+    was = {h.name for h in before.holed()}
+    now = {h.name for h in after.holed()}
+    shown = {d.key: _named(d) for _, d in [*before.decls(), *after.decls()]}
+    present = {d.key for _, d in after.decls()} | {h.name for h in after.holed()}
     leaned = leaners(before, after)
-    done = [_named(d) for key, d in old.items() if (d.holes or d.name in was) and key in now
-            and not (now[key].holes or now[key].name in now_hidden) and now[key].name not in leaned]
-    opened = [_named(d) for key, d in now.items() if (d.holes or d.name in now_hidden)
-              and not (key in old and (old[key].holes or old[key].name in was))]
+    done = [shown.get(k, k) for k in sorted(was) if k in present and k not in now and k not in leaned]
+    opened = [shown.get(k, k) for k in sorted(now) if k not in was]
     return done, opened
 
 

@@ -15,7 +15,7 @@ import structlog
 
 from audit.book import Book
 from gates.base import GateResult
-from gates.probe import rounds
+from gates.probe import RUNS
 from orchestrator import cycle
 from orchestrator.cyclestate import Cycle
 from orchestrator.git import GitTree
@@ -34,9 +34,8 @@ def land(items: list[Cycle], beat: Beat) -> None:
     for c in items:
         assert c.item is not None
         head = c.git.head()
-        if head != start:  # the gates once more, with the base's fingerprints (build, probes, replay)
-            beat.phase("merge", (2 * rounds(c.config.gates.fingerprint_depth) + 3) * c.config.build.timeout_s,
-                       cycle=c.number)
+        if head != start:  # the gates once more, with the base's listing (build, listings, replay)
+            beat.phase("merge", (2 * RUNS + 3) * c.config.build.timeout_s, cycle=c.number)
             requeue(c, head, landed)
         beat.item(c.item.name, "landing")
         cycle.conclude(c, beat)

@@ -240,7 +240,7 @@ def adopt(ic: Cycle, result: Result) -> None:
     ic.work.reset_hard(ic.base)
     ic.work.clean()
     try:
-        kernelcheck.fingerprints(ic, builds=ic.build is not None and ic.build.ok)
+        kernelcheck.base_facts(ic, builds=ic.build is not None and ic.build.ok)
         if result.patch.strip():
             ic.work.apply(result.patch)
     except InfraError as e:

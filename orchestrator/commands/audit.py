@@ -35,8 +35,8 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     roots = config.project.lean_roots if managed else _lean_roots(root)
     tree = DirTree(root)
     found = census(tree, roots)
-    with contextlib.suppress(GitError):  # what Lean said in earlier cycles: sorries only it sees count
-        mark(found, Git(root))
+    with contextlib.suppress(GitError):  # what Lean listed in earlier cycles: holes only it sees count
+        mark(found, Git(root), root / config.project.lake_dir)
     for problem in [*tree.skipped, *found.problems]:
         click.echo(f"warning: {problem}", err=True)
     ledger = Ledger()

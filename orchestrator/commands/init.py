@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from agents.config import BudgetConfig
-from gates.probe import rounds as rounds_of
+from gates.probe import RUNS
 from orchestrator import config as configuration
 from orchestrator import ignores
 from orchestrator.config import CONFIG_FILE, Config, ParallelConfig, ProjectConfig, load_config, render_config
@@ -192,7 +192,7 @@ def timeouts(config: Config) -> dict[str, int]:
     and a round's land job (the gates' runs each at their limit, as `cycle.advance` allows them), plus 15 minutes to
     set up; GitHub stops a job at `MAX_JOB_MINUTES` whatever it says."""
     a, build_s = config.agents, config.build.timeout_s
-    probes = rounds_of(config.gates.fingerprint_depth)
+    probes = RUNS
     gated_s = (probes + (config.gates.repair_rounds + 1) * (3 + probes)) * build_s  # as `advance` bounds work
     cycle_s = (a.planner.timeout_s + a.worker.timeout_s + a.judge.timeout_s + a.evaluator.timeout_s
                + a.consultant.timeout_s + 2 * build_s)  # the phases, their gates' builds mostly shorter than a limit

@@ -56,8 +56,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     paths = config.state(repo)
     history = read_history(paths.history)
     result = census(DirTree(repo), config.project.lean_roots)
-    with contextlib.suppress(GitError):  # declarations Lean said rely on sorryAx without a written sorry count
-        mark(result, Git(repo))
+    with contextlib.suppress(GitError):  # where Lean listed a file, Lean says which declarations hold a hole
+        mark(result, Git(repo), repo / config.project.lake_dir)
     hidden = result.hidden_holes()
     lock = inspect_lock(paths.lock)
     heartbeat, heartbeat_problem = read_heartbeat(paths.heartbeat)
@@ -88,7 +88,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     return {
         "repo": str(repo),
         "cycle": read_cycle(paths),
-        "total_sorries": result.total_sorries + len(hidden),
+        "total_sorries": max(0, result.holes - result.total_admits),  # as Lean counts where it listed a file
         "hidden_sorries": [{"declaration": name, "file": path} for path, name in hidden],
         "total_admits": result.total_admits,
         "axioms": [d.name for _, d in result.axioms()],

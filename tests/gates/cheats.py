@@ -64,15 +64,16 @@ def closing(old: str, new: str, before: str = "") -> str:
 ATTACKS = {
     "a sorry behind #guard_msgs": ({"Book/A.lean": closing("theorem hard", "  stop\n  simp\n",
                                                            "#guard_msgs (drop all) in\n")},
-                                   "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx"),
+                                   "Book.hard (line 15) holds sorryAx, though no sorry or admit is written"),
     # `stop` leaves the proof to sorryAx; naming a sorried theorem must not excuse it: only Lean's term tells.
     "a sorry excused by naming a sorried theorem": (
         {"Book/A.lean": closing("theorem hard", "  stop\n  exact absurd (quad_pos n) (by simp)\n",
                                 "#guard_msgs (drop all) in\n")},
-        "Book.hard: its own proof term holds sorryAx"),
+        "Book.hard (line 15) holds sorryAx, though no sorry or admit is written"),
     "an error behind #guard_msgs": ({"Book/A.lean": closing("theorem hard", "  exact absurd_marker\n",
                                                             "#guard_msgs (drop all) in\n")},
-                                    "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx"),
+                                    "Book.hard (line 15) holds sorryAx, though no sorry or admit is "
+                                    "written"),
     "an axiom added by meta code": (
         {"Book/A.lean": closing("theorem hard", "  exact Book.trustMe.elim\n", AXIOM)},
         "Book.hard depends on Book.trustMe, not among the allowed axioms"),
@@ -81,31 +82,31 @@ ATTACKS = {
                             + AXIOM.removeprefix("run_cmd "),
          "Book/A.lean": "import Book.Trust\n" + closing("theorem hard", "  exact Book.trustMe.elim\n",
                                                         "trust_me\n\n")},
-        "Book/Trust.lean:1: elab declaring a command"),  # it could as well answer `#print axioms`: Lean is not asked
+        "depends on Book.trustMe, not among the allowed axioms"),
     "a local instance": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n",
                                                  "attribute [local instance] weakLT\n\n")},
-                         "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+                         "Book.lt_fact: Lean's terms for its statement"),
     "a closed theorem moved under a local instance": (
         {"Book/A.lean": A.replace("theorem lt_fact : 5 < 3 := by\n  sorry\n\n", ""),
          "Book/Moved.lean": "import Book.A\n\nnamespace Book\n\nattribute [local instance] weakLT\n\n"
                             "theorem lt_fact : 5 < 3 := trivial\n\nend Book\n"},
-        "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+        "Book.lt_fact: Lean's terms for its statement"),
     "open … in": ({"Book/A.lean": closing("theorem lt_fact", "  trivial\n", "open Cheat in\n")},
-                  "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+                  "Book.lt_fact: Lean's terms for its statement"),
     "a new local instance in a section": (
         {"Book/A.lean": closing("theorem lt_fact", "  trivial\n\nend\n",
                                 "section\n\nlocal instance : LT ℕ := ⟨fun _ _ => True⟩\n\n")},
-        "in `#check @Book.lt_fact`: was `Book.lt_fact : 5 (@LT.lt instLT) 3`"),
+        "Book.lt_fact: Lean's terms for its statement"),
     "an imported macro_rules": (
         {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n",
          "Book/A.lean": "import Book.Rewrite\n" + closing("theorem lt_fact", "  trivial\n")},
-        "Book.lt_fact: Lean elaborates its statement differently than at the base"),
+        "Book.lt_fact: Lean's terms for its statement"),
     "a shadowing definition": (
         {"Book/A.lean": closing("theorem prime_two", "  trivial\n", "def Nat.Prime (n : ℕ) : Prop := True\n\n")},
-        "was `Book.prime_two : Nat.Prime 2`, now `Book.prime_two : Book.Nat.Prime 2"),
+        "Book.prime_two: Lean's terms for its statement"),
     "a definition changed two levels down": (
         {"Book/A.lean": closing("theorem quad_pos", "  simp [quad, step]\n").replace("n + 1", "1")},
-        "in `#print Book.step`: was `n (@HAdd.hAdd instAdd) 1`, now `1`"),
+        "Book.quad_pos: Lean's terms for its statement"),
     "native_decide behind a macro": (
         {"Book/A.lean": A.replace("end Book", "theorem big : 2 ^ 10 = 1024 := by fast\n\nend Book")},
         "Book.big trusts compiled code rather than the kernel (Lean.ofReduceBool"),

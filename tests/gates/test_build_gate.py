@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gates import build, kernel
+from gates import build
 from gates.base import GateInput
 from gates.build import LakeCompiler
 from gates.census import census
 from gates.config import BuildConfig, GatesConfig
+from gates.environment import Baseline
+from gates.listing import gather, toolchain
 from gates.registry import run_gates
 from gates.tree import DirTree
 from state.errors import InfraError
@@ -146,8 +148,9 @@ def test_the_build_gate_waits_for_the_cheap_gates(setup: Setup) -> None:
 
 def test_all_gates_pass_on_an_honest_change(setup: Setup) -> None:
     before = census(DirTree(setup.base), ["Book"])  # the kernel gate compares closed statements with the base's
-    baseline, _ = kernel.take_baseline(LakeCompiler(setup.work, setup.config(), SANDBOX), before, ["Book"],
-                                       GatesConfig(), kernel.statements_to_compare(before, {}))
+    chain = toolchain(setup.work)
+    got = gather(LakeCompiler(setup.work, setup.config(), SANDBOX), before, ["Book"], set(before.files), chain, None)
+    baseline = Baseline(got.modules, {}, got.problem, chain)
     inp = setup.input({"Book/A.lean": A.replace("  sorry", "  trivial")})
     inp.kernel_base = baseline
     results = run_gates(inp)

@@ -1,10 +1,11 @@
-"""The kernel gate against the stand-in Lean: each cheat that fools the source text is caught by what Lean says.
+"""The kernel gate against the stand-in Lean: each cheat that fools the source text is caught by what Lean's
+environment holds.
 
-The stand-in answers `#print axioms`, `#check @N` under `pp.all` and `#print D` as Lean does (information
-messages printed bare, a long list of axioms wrapped), honours `#guard_msgs`, resolves names through
-namespaces, `open`, instances and `macro_rules`, runs meta code's `addDecl`, and replays modules as
-leanchecker does. Each test runs every gate through `kernelcheck.gate_change`: the base's fingerprints first,
-then the change.
+The stand-in runs the environment probe as Lean would (`tests/standin/lean_env.py`: every constant of each module
+asked about, private, anonymous and generated ones included, with the terms of its own model), splits commands where
+Lean does, honours `#guard_msgs`, resolves names through namespaces, `open`, instances and `macro_rules`, runs meta
+code's `addDecl`, and replays modules as leanchecker does. Each test runs every gate through
+`kernelcheck.gate_change`: the base's listing first, then the change.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from gates.census import census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
 from gates.meaning import meanings
-from gates.probe import split, verdict
 from gates.tree import MemTree
 from orchestrator.kernelcheck import gate_change
 from tests.conftest import sandbox, write
@@ -72,57 +72,59 @@ def test_an_honest_proof_passes_every_gate(project: Project) -> None:
     assert [(n, r.passed) for n, r in results.items()] == [
         ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
         ("kernel", True)]
-    assert "1 closed or locked statement(s) elaborate as at the base" in results["kernel"].detail
+    assert "1 closed and 0 locked statement(s) mean what they meant at the base" in results["kernel"].detail
     assert "leanchecker replayed Book, Book.A" in results["kernel"].detail  # Book.lean imports Book.A
-    assert inp.kernel_answers[0].axioms["Book.hard"] == ("propext",)
-    assert inp.kernel_answers[0].rounds == 1
+    assert "2 Lean run(s)" in results["kernel"].detail  # the imports built, then the program: one probe
+    assert inp.kernel_learned["Book/A.lean"][1].consts["Book.hard"].axioms == ("propext",)
     assert not (project.root / ".lake" / "autoformalize").exists() or not any(
         (project.root / ".lake" / "autoformalize").iterdir())  # the probe files are gone
 
 
-def test_a_sorry_that_names_a_sorried_lemma_is_top_down_work_not_a_hidden_sorry(project: Project) -> None:
+def test_a_sorry_that_names_a_sorried_lemma_is_top_down_work_not_a_proof(project: Project) -> None:
     new = closing("theorem quad_pos", "  exact key n\n", "theorem key (n : ℕ) : 0 < quad n := by\n  sorry\n\n")
     results, _ = project.gates({"Book/A.lean": new}, report="RESTRUCTURING: key lemma first")
     assert results["kernel"].passed, results["kernel"].detail
+    assert "closed by appeal to holes Lean counts, not proved: Book.quad_pos (rests on Book.key)" in \
+        results["kernel"].detail
 
 
 def test_a_locked_statement_may_change_only_when_the_strategy_restates_it(project: Project) -> None:
     # Locked with a sorry in it: it is not closed here, and `step` changes two levels under it.
     locked = {"Book.quad_pos": meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]}
     changed = {"Book/A.lean": A.replace("n + 1", "n + 2")}
-    results, _ = project.gates(changed, locked=locked)
-    # The text of quad_pos names `quad`, whose text did not change, but which names `step`, whose text did.
-    assert "Book.quad_pos: its statement was judged faithful to the book and is locked, and it states something " \
-           "else: it uses Book.quad (through Book.step), which changed" in results["integrity"].detail
     restated, _ = project.gates(changed, locked=locked, strategy="RESTATE: Book.quad_pos — step counts by two")
     assert restated["integrity"].passed and restated["kernel"].passed, restated["kernel"].detail
+    assert "Book.quad_pos: restated as the strategy declares" in restated["kernel"].detail
     # What no text shows, Lean does: syntax an import brings changes how the locked statement elaborates.
     hidden = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n", "Book/A.lean": "import Book.Rewrite\n" + A}
     results, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), locked=locked)
     assert results["integrity"].passed, results["integrity"].detail
-    assert "Book.quad_pos: Lean elaborates its statement differently than at the base" in results["kernel"].detail
+    assert "Book.quad_pos: Lean's terms for its statement" in results["kernel"].detail
     assert "it is locked (judged faithful to the book)" in results["kernel"].detail
 
 
-def test_a_missing_verdict_fails_never_passes(project: Project) -> None:
-    compiler = Silencing(project.compiler(), "'Book.hard'")
+def test_a_listing_cut_short_fails_never_passes(project: Project) -> None:
+    compiler = Silencing(project.compiler(), "\"hard\"")
     results = gate_change(project.root, compiler, project.build, GatesConfig(), ["Book"], {"Book/A.lean": HONEST})[0]
     kernel = results[-1]
     assert kernel.name == "kernel" and not kernel.passed
-    assert "Book.hard: Lean gave no verdict on its axioms" in kernel.detail
+    assert "Lean's environment could not be listed after the change" in kernel.detail
+    assert "could not be read" in kernel.detail
 
 
-def test_a_long_list_of_axioms_wraps_and_is_still_read(project: Project) -> None:
+def test_many_axioms_are_read_whole(project: Project) -> None:
     names = [f"Book.a_long_axiom_name_assumed_for_the_test_{i}" for i in range(4)]
     axioms = "".join(f"axiom {n.removeprefix('Book.')} : True\n\n" for n in names)
-    write(project.root, {"Book/A.lean": A.replace("def step", axioms + "def step")})
+    write(project.root, {"Book/A.lean": A.replace("def step", axioms.rsplit("axiom", 1)[0] + "def step")})
     uses = " ∧ ".join(["True"] * 4)
     proof = f"  exact ⟨{', '.join(n.removeprefix('Book.') for n in names)}⟩\n"
     new = A.replace("def step", axioms + "def step").replace("end Book", f"theorem all : {uses} := by\n{proof}\n"
                                                             "end Book")
     results, inp = project.gates({"Book/A.lean": new}, GatesConfig(allowed_axioms=names))
     assert results["kernel"].passed, results["kernel"].detail
-    assert inp.kernel_answers[0].axioms["Book.all"] == tuple(names)
+    assert inp.kernel_learned["Book/A.lean"][1].consts["Book.all"].axioms == tuple(sorted(names))
+    refused, _ = project.gates({"Book/A.lean": new}, GatesConfig(allowed_axioms=names[:3]), every=True)
+    assert f"Book.all depends on {names[3]}, not among the allowed axioms" in refused["kernel"].detail
 
 
 def test_a_declaration_the_kernel_never_checked_fails_the_replay(project: Project) -> None:
@@ -137,7 +139,7 @@ def test_a_declaration_the_kernel_never_checked_fails_the_replay(project: Projec
 @pytest.mark.parametrize(("mode", "passes", "said"), [
     ("auto", True, "kernel replay skipped: the toolchain has no leanchecker"),
     ("on", False, '[gates] kernel_replay is "on" but the toolchain has no leanchecker'),
-    ("off", True, "no sorryAx without a sorry"),
+    ("off", True, "no hole a text does not show"),
 ])
 def test_without_leanchecker_the_replay_is_skipped_or_required(tmp_path: Path, mode: str, passes: bool,
                                                                 said: str) -> None:
@@ -147,39 +149,29 @@ def test_without_leanchecker_the_replay_is_skipped_or_required(tmp_path: Path, m
     assert results["kernel"].passed is passes and said in results["kernel"].detail, results["kernel"].detail
 
 
-def test_verdicts_are_read_bare_positioned_and_wrapped() -> None:
-    output = "\n".join([
-        "✔ [3/4] Built Book.A",
-        '"5eed:0" : String',
-        "'Book.a' depends on axioms: [propext,",
-        " sorryAx,",
-        " Classical.choice,",
-        " Quot.sound]",
-        '"5eed:1" : String',
-        ".lake/autoformalize/Probe1.lean:7:0: info: 'Book.«b c»' does not depend on any axioms",
-        '"5eed:2" : String',
-        "info: .lake/autoformalize/Probe1.lean:8:0: 'Book.d'' depends on axioms: [Book.trustMe]",
-        '"5eed:3" : String',
-    ])
-    parts = split(output, "5eed", 3)
-    assert [verdict(p.text, n) for p, n in zip(parts, ["Book.a", "Book.«b c»", "Book.d'"], strict=True)] == [
-        ("propext", "sorryAx", "Classical.choice", "Quot.sound"), (), ("Book.trustMe",)]
-
-
 def test_the_probe_runs_through_check_file_in_a_git_ignored_folder_and_is_removed(project: Project,
                                                                                    tmp_path: Path) -> None:
     log = tmp_path / "log"
     build = standin(check_file=f"sh -c 'cp \"$0\" {log}; {sys.executable} {STANDIN} check \"$0\"' {{file}}")
     # Unconfined: the command copies the probe out of the working copy, which the sandbox would refuse.
-    result = LakeCompiler(project.root, build, sandbox(mode="none")).probe("#check \"hello\"\n")
-    assert result.ok and result.output.strip() == '"hello" : String'
-    assert log.read_text() == "#check \"hello\"\n"
+    result = LakeCompiler(project.root, build, sandbox(mode="none")).probe("import Book.A\n")
+    assert result.ok and result.output.strip() == ""  # Lake built the import; Lean elaborated nothing else
+    assert log.read_text() == "import Book.A\n"
     assert result.command.split()[-1].startswith(".lake/autoformalize/Probe")
     assert not list((project.root / ".lake" / "autoformalize").iterdir())
 
 
+def test_the_program_imports_no_project_module_so_no_project_syntax_reads_it(project: Project) -> None:
+    from gates.env import header, program
+    text = program("ab" * 12, ["Book.A", "Book.Cheat"])
+    imports = [line for line in text.splitlines() if line.startswith("import")]
+    assert imports == ["import Lean"]  # the modules are loaded by `importModules`, as data
+    assert '[[\\"Book\\", \\"A\\"], [\\"Book\\", \\"Cheat\\"]]' in text
+    assert header(["Book.Cheat", "Book.A", "Book.A"]) == "import Book.A\nimport Book.Cheat\n"
+
+
 class Silencing:
-    """The stand-in Lean, with the answers that mention `word` cut from what the probe prints."""
+    """The stand-in Lean, with the lines that mention `word` cut from what the probe prints."""
 
     def __init__(self, inner: LakeCompiler, word: str) -> None:
         self.inner, self.word = inner, word
@@ -205,54 +197,31 @@ def test_a_copy_of_the_project_is_left_as_it_was(project: Project) -> None:
     assert {p: p.read_bytes() for p in project.root.rglob("*.lean") if ".lake" not in p.parts} == before
 
 
-def test_a_sorry_only_lean_sees_counts_until_its_declaration_changes() -> None:
-    from gates import sorry
-    from tests.gates.helpers import gate_input
-
-    def sorry_gate(new_a: str) -> str:
-        inp = gate_input({"Book/A.lean": A}, {"Book/A.lean": new_a})
-        inp.base_census = census(inp.base, ["Book"])
-        inp.base_census.hidden = {"Book/A.lean": ("Book.easy",)}  # as Lean said: `easy` relies on sorryAx
-        result = sorry.check(inp)
-        assert result.passed, result.detail
-        return result.detail
-
-    assert sorry_gate(HONEST).startswith("sorries+admits 5 → 4; counted as holes, Lean says they rely on sorryAx "
-                                         "though their text has no sorry: Book.easy")
-    assert sorry_gate(HONEST.replace("theorem easy : True := trivial", "theorem easy : True := by\n  trivial")
-                      ) == "sorries+admits 5 → 3"  # `easy` was rewritten: what Lean said of it no longer holds
+def test_a_definition_changed_ten_levels_down_is_seen(project: Project) -> None:
+    chain = "".join(f"def d{k} (n : ℕ) : ℕ := d{k - 1} n\n\n" for k in range(1, 10))
+    base = A.replace("def step", "def d0 (n : ℕ) : ℕ := n\n\n" + chain + "def step").replace(
+        "end Book", "theorem deep : d9 1 = 0 := by\n  sorry\n\nend Book")
+    write(project.root, {"Book/A.lean": base})
+    cheat = base.replace("def d0 (n : ℕ) : ℕ := n", "def d0 (n : ℕ) : ℕ := 0").replace(
+        "d9 1 = 0 := by\n  sorry", "d9 1 = 0 := by\n  rfl")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
+    assert "Book.deep: Lean's terms for its statement" in results["kernel"].detail, results["kernel"].detail
 
 
-DEEP = closing("theorem quad_pos", "  simp [quad, step]\n").replace("n + 1", "1")  # `step` changes under `quad`
-
-
-@pytest.mark.parametrize(("bound", "key"), [({"fingerprint_depth": 1}, "fingerprint_depth"),
-                                            ({"fingerprint_max_defs": 1}, "fingerprint_max_defs")])
-def test_a_definition_changed_beyond_the_fingerprints_bounds_is_rejected_naming_the_bound(
-        project: Project, bound: dict[str, int], key: str) -> None:
-    results, _ = project.gates({"Book/A.lean": DEEP}, GatesConfig(**KERNEL_ALONE, **bound))
-    assert not results["kernel"].passed
-    assert "Book.step" in results["kernel"].detail and f"[gates] {key}" in results["kernel"].detail, \
-        results["kernel"].detail
-
-
-def test_a_definition_beyond_the_bounds_whose_files_did_not_change_is_the_bases(project: Project) -> None:
-    # `step` and `quad` move to a file of their own at the base; the change closes quad_pos without touching it.
-    defs = "import Mathlib.Tactic\n\nnamespace Book\n\ndef step (n : ℕ) : ℕ := n + 1\n\n" \
-           "def quad (n : ℕ) : ℕ := step (step n)\n\nend Book\n"
-    a = A.replace("import Book.Cheat\n", "import Book.Cheat\nimport Book.Defs\n").replace(
-        "def step (n : ℕ) : ℕ := n + 1\n\ndef quad (n : ℕ) : ℕ := step (step n)\n\n", "")
-    write(project.root, {"Book/Defs.lean": defs, "Book/A.lean": a})
-    closed = a.replace("0 < quad n := by\n  sorry", "0 < quad n := by\n  simp [quad, step]")
-    results, _ = project.gates({"Book/A.lean": closed}, GatesConfig(fingerprint_depth=1))
-    assert results["kernel"].passed, results["kernel"].detail
-    changed, _ = project.gates({"Book/A.lean": closed, "Book/Defs.lean": defs.replace("n + 1", "1")},
-                               GatesConfig(**KERNEL_ALONE, fingerprint_depth=1))
-    assert not changed["kernel"].passed and "[gates] fingerprint_depth" in changed["kernel"].detail
+def test_a_statement_larger_than_any_printer_would_show_is_compared_whole(project: Project) -> None:
+    # Lean's pretty-printer stops at `pp.maxSteps` (5,000) and prints `⋯`; the listing's digests cover every node.
+    terms = " + ".join(f"{k}" for k in range(3000))
+    base = A.replace("end Book", f"def big (n : ℕ) : ℕ := n + {terms}\n\ntheorem huge : big 0 = 0 := by\n  sorry\n"
+                                 "\nend Book")
+    write(project.root, {"Book/A.lean": base})
+    cheat = base.replace(f"+ {terms}", f"+ {terms.replace(' + 2999', ' * 0')}").replace(
+        "big 0 = 0 := by\n  sorry", "big 0 = 0 := by\n  simp [big]")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE), every=True)
+    assert "Book.huge: Lean's terms for its statement" in results["kernel"].detail, results["kernel"].detail
 
 
 class BaseUnanswered(Silencing):
-    """The stand-in Lean, cut short on its first probe (the base's fingerprints) as a crash or timeout would."""
+    """The stand-in Lean, cut short on the base's probe (its first two runs) as a crash or timeout would."""
 
     def __init__(self, inner: LakeCompiler) -> None:
         super().__init__(inner, "")
@@ -261,18 +230,18 @@ class BaseUnanswered(Silencing):
     def probe(self, text: str) -> CheckResult:
         self.probes += 1
         result = self.inner.probe(text)
-        if self.probes == 1:
+        if self.probes == 2:
             result.output, result.exit_code = "error: out of memory", 137
         return result
 
 
-def test_a_statement_closed_when_the_base_gave_no_fingerprints_is_rejected(project: Project) -> None:
+def test_a_statement_closed_when_the_base_gave_no_listing_is_rejected(project: Project) -> None:
     results = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
                           {"Book/A.lean": HONEST})[0]
     kernel = results[-1]
     assert kernel.name == "kernel" and not kernel.passed, kernel.detail
-    assert "Book.hard: the base's statements could not be fingerprinted" in kernel.detail
-    assert "make the base build and answer" in kernel.detail
+    assert "Book.hard: its meaning at the base is unknown" in kernel.detail
+    assert "make the base build and answer Lean" in kernel.detail
     untouched = gate_change(project.root, BaseUnanswered(project.compiler()), project.build, GatesConfig(), ["Book"],
                             {"Book/A.lean": A.replace("end Book", "theorem extra : True := trivial\n\nend Book")})[0]
     assert untouched[-1].passed, untouched[-1].detail  # nothing closed or locked: nothing to compare
@@ -288,17 +257,16 @@ def test_a_project_axiom_whose_statement_changes_meaning_is_no_longer_allowed(pr
     earlier = {n: r.detail for n, r in results.items() if n != "kernel" and not r.passed}
     assert not earlier, earlier  # the axiom's text is the base's, so it is not new to the source rules
     assert not results["kernel"].passed
-    assert "Book.lt_fact depends on Book.choice_ok, a project axiom Lean elaborates differently than at the base" \
-        in results["kernel"].detail, results["kernel"].detail
+    assert "Book.lt_fact depends on Book.choice_ok, a project axiom the change altered" in results["kernel"].detail, \
+        results["kernel"].detail
     uses = base.replace("end Book", "theorem uses : okProp := choice_ok\n\nend Book")
     kept, _ = project.gates({"Book/A.lean": uses})  # the axiom's file changed, what it states did not
     assert kept["kernel"].passed, kept["kernel"].detail
 
 
 def test_an_unchecked_declaration_an_unchanged_importer_gains_is_rejected(project: Project) -> None:
-    # The change redefines a command an unchanged importer runs: the declaration it adds lands in the importer.
-    # Two layers see it: the probe refuses to run beside project code that could answer in Lean's place, and the
-    # replay covers the importers of the changed modules (`Book` replays with `Book.A` in the honest proof above).
+    # The change redefines a command an unchanged importer runs: the declaration it adds lands in the importer, which
+    # the listing and the replay cover with the changed modules.
     write(project.root, {"Book/Trust.lean": 'elab "trust_me" : command => pure ()\n',
                          "Book/User.lean": "import Book.Trust\n\ntrust_me\n",
                          "Book.lean": "import Book.A\nimport Book.User\n"})
@@ -307,40 +275,111 @@ def test_an_unchecked_declaration_an_unchanged_importer_gains_is_rejected(projec
     results, _ = project.gates({"Book/Trust.lean": 'elab "trust_me" : command => Lean.Elab.Command.liftCoreM do\n  '
                                                    + unchecked}, GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed, results["kernel"].detail
-    assert "Book/Trust.lean:1: elab declaring a command" in results["kernel"].detail
+    assert "leanchecker found a problem in Book.User" in results["kernel"].detail
 
 
-def test_names_lean_prints_under_the_projects_namespaces_count_whatever_the_root_folder() -> None:
-    from gates.probe import Names
-    text = "namespace Textbook\n\ndef step (n : ℕ) : ℕ := n + 1\n\nend Textbook\n"
-    names = Names(census(MemTree({"Book/A.lean": text.encode()}), ["Book"]), ["Book"])
-    # An anonymous instance and a matcher: names the source never spells, under the namespace it declares.
-    assert names.printed("@Textbook.instLTNat (Textbook.step.match_1 n)") == {"Textbook.instLTNat",
-                                                                              "Textbook.step.match_1"}
+def test_project_code_run_as_a_module_loads_keeps_lean_from_being_asked(project: Project) -> None:
+    results, _ = project.gates({"Book/Init.lean": "initialize pure ()\n",
+                                "Book/A.lean": "import Book.Init\n" + HONEST}, GatesConfig(**KERNEL_ALONE))
+    assert not results["kernel"].passed
+    assert "Book/Init.lean:1: initialize (run as the module is imported)" in results["kernel"].detail
 
 
-def test_a_private_declaration_is_asked_about_in_its_own_file(project: Project) -> None:
-    # No other file can name it, so Lean is asked in a copy of its own file: a cheat is seen, a proof passes.
+def test_a_private_declaration_is_listed_like_any_other(project: Project) -> None:
     write(project.root, {"Book/A.lean": A.replace("theorem hard", "private theorem hard")})
     cheat = closing("theorem hard", "  stop\n  simp\n", "#guard_msgs (drop all) in\n").replace(
         "theorem hard", "private theorem hard")
     results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed, results["kernel"].detail
-    assert "Book.hard has no sorry in its text, yet Lean says it depends on sorryAx" in results["kernel"].detail
-    honest = HONEST.replace("theorem hard", "private theorem hard")
-    results, _ = project.gates({"Book/A.lean": honest})
-    assert results["kernel"].passed, results["kernel"].detail
-    assert "asked in its own file (private): Book.hard" in results["kernel"].detail
-
-
-def test_a_private_declaration_beside_code_run_at_build_time_is_not_asked_and_its_closing_rejected(
-        project: Project) -> None:
-    write(project.root, {"Book/A.lean": A.replace("theorem hard", "private theorem hard")})
+    assert "_private.Book.A.0.Book.hard (line 15) holds sorryAx" in results["kernel"].detail
     honest = HONEST.replace("theorem hard", "private theorem hard") + '\n#eval IO.println "hello"\n'
     results, _ = project.gates({"Book/A.lean": honest}, GatesConfig(**KERNEL_ALONE))
+    assert results["kernel"].passed, results["kernel"].detail  # code run at build time: listed all the same
+    assert "1 closed and 0 locked statement(s)" in results["kernel"].detail
+
+
+# -- the attacks of the environment issue --------------------------------------------------------------------------
+
+CARRIER = """\
+namespace Book
+
+class Holds (p : Prop) : Prop where
+  out : p
+
+theorem M (n : ℕ) : 0 + n = n := by sorry
+
+end Book
+"""
+
+
+def test_an_anonymous_instance_on_the_line_of_a_sorried_theorem_is_a_hole(project: Project) -> None:
+    # Two commands to Lean (a keyword mid-line starts one); one declaration with a written sorry to the text.
+    write(project.root, {"Book/Holds.lean": CARRIER})
+    carrier = CARRIER.replace("by sorry\n", "by sorry instance : Holds (2 + 2 = 5) := ⟨by stop simp⟩\n")
+    results, _ = project.gates({"Book/Holds.lean": carrier}, GatesConfig(**KERNEL_ALONE))
+    assert results["sorry"].passed, results["sorry"].detail  # the text shows the same one sorry …
+    assert not results["kernel"].passed  # … Lean lists a second constant holding sorryAx
+    assert "Book.instHoldsEqNatHAddOfNat (line 6) holds sorryAx" in results["kernel"].detail, results["kernel"].detail
+    assert "as Lean counts them: sorries+admits rose" in results["kernel"].detail
+
+
+GRADE = """\
+namespace Book
+
+structure Grade where
+  n : ℕ
+
+private instance gradeLT : LT Grade := ⟨fun a b => a.n < b.n⟩
+
+theorem mono (a b : Grade) : a < b := by
+  sorry
+
+end Book
+"""
+
+
+def test_a_private_instance_under_a_locked_statement_is_part_of_what_it_means(project: Project) -> None:
+    write(project.root, {"Book/Grade.lean": GRADE})
+    locked = {"Book.mono": meanings(census(MemTree({"Book/Grade.lean": GRADE.encode()}), ["Book"]))["Book.mono"][0]}
+    weak = GRADE.replace("⟨fun a b => a.n < b.n⟩", "⟨fun _ _ => True⟩")
+    results, _ = project.gates({"Book/Grade.lean": weak}, GatesConfig(**KERNEL_ALONE), locked=locked)
+    assert results["integrity"].passed, results["integrity"].detail  # the text of what it states is the same …
+    assert not results["kernel"].passed  # … the private instance it elaborates through is not
+    assert "Book.mono: Lean's terms for its statement" in results["kernel"].detail, results["kernel"].detail
+    unrelated = GRADE.replace("end Book", "private def other : ℕ := 3\n\nend Book")
+    results, _ = project.gates({"Book/Grade.lean": unrelated}, GatesConfig(**KERNEL_ALONE), locked=locked)
+    assert results["kernel"].passed, results["kernel"].detail
+
+
+@pytest.mark.parametrize("command", ["irreducible_def", "alias"])
+def test_a_constant_the_source_index_does_not_know_is_compared_whatever_its_namespace(project: Project,
+                                                                                      command: str) -> None:
+    # `Other` is no namespace of the project's: only the module declaring a constant makes it the project's.
+    if command == "irreducible_def":
+        define = "irreducible_def Other.c : ℕ := 7\n\n"
+        cheat = define.replace(":= 7", ":= 5")
+    else:
+        define = "def seven : ℕ := 7\n\ndef five : ℕ := 5\n\nalias Other.c := seven\n\n"
+        cheat = define.replace("alias Other.c := seven", "alias Other.c := five")
+    base = f"namespace Book\n\n{define}theorem uses : Other.c = 5 := by\n  sorry\n\nend Book\n"
+    write(project.root, {"Book/Other.lean": base})
+    proved = base.replace(define, cheat).replace("Other.c = 5 := by\n  sorry", "Other.c = 5 := by\n  rfl")
+    results, _ = project.gates({"Book/Other.lean": proved}, GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed
-    assert "Lean could not be asked about this private declaration in its own file" in results["kernel"].detail
-    assert "Book/A.lean:" in results["kernel"].detail and "#eval" in results["kernel"].detail
+    assert "Book.uses: Lean's terms for its statement" in results["kernel"].detail, results["kernel"].detail
+
+
+def test_a_cached_listing_is_keyed_by_the_whole_import_closure() -> None:
+    from gates.listing import closure_keys
+    files = {"Book/A.lean": "def a : Nat := 1\n", "Book/B.lean": "import Book.A\n\ntheorem b : True := trivial\n",
+             "Book/C.lean": "theorem c : True := trivial\n"}
+    keys = closure_keys(census(MemTree({k: v.encode() for k, v in files.items()}), ["Book"]), "chain")
+    files["Book/A.lean"] = "def a : Nat := 2\n"
+    moved = closure_keys(census(MemTree({k: v.encode() for k, v in files.items()}), ["Book"]), "chain")
+    assert moved["Book/A.lean"] != keys["Book/A.lean"] and moved["Book/B.lean"] != keys["Book/B.lean"]
+    assert moved["Book/C.lean"] == keys["Book/C.lean"]
+    other = closure_keys(census(MemTree({k: v.encode() for k, v in files.items()}), ["Book"]), "another toolchain")
+    assert other["Book/C.lean"] != moved["Book/C.lean"]
 
 
 def _asking(tmp_path: Path, answer: int) -> tuple[BuildConfig, Path]:

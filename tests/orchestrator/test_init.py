@@ -232,7 +232,7 @@ def test_init_github_with_workers_writes_a_round_workflow_actionlint_accepts(mak
     assert key in plan and key in work and key in land
     out = capsys.readouterr().out
     assert "runs a round of up to 3 Workers" in out
-    assert "note: at their limits the round's work and land job(s) could take 585 min, 1485 min" in out
+    assert "note: at their limits the round's land job(s) could take 575 min" in out
 
 
 def test_the_single_workflow_restores_the_lean_cache_by_prefix(make_repo: Callable[..., Path]) -> None:

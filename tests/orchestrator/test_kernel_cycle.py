@@ -1,5 +1,5 @@
 """The kernel gate in whole cycles: each cheat a Worker writes is rejected, an honest proof lands, and what
-Lean said is remembered (hidden sorries counted, fingerprints cached and locked)."""
+Lean listed is remembered (holes only Lean sees counted, listings kept by import closure, meanings locked)."""
 
 from __future__ import annotations
 
@@ -54,14 +54,13 @@ def test_an_honest_proof_lands_and_what_lean_said_is_kept_in_the_git_directory(b
 
     assert record.outcome == "accepted", record.gates
     kernel = next(g for g in record.gates if g.name == "kernel")
-    assert kernel.passed and "1 closed or locked statement(s) elaborate as at the base" in kernel.detail
+    assert kernel.passed and "1 closed and 0 locked statement(s) mean what they meant at the base" in kernel.detail
     assert (record.pre_sorry_count, record.post_sorry_count) == (5, 4)  # four in A, one in the harness's B
-    folder = book.repo / ".git" / "autoformalize"
-    facts = json.loads((folder / "kernel.json").read_text())["files"]
-    assert any(key.endswith(" Book/A.lean") for key in facts)  # the changed file, asked about in full
-    prints = json.loads((folder / "fingerprints.json").read_text())
-    quad_pos = next(text for key, text in prints.items() if key.endswith(" Book.quad_pos"))
-    assert "#print Book.quad" in quad_pos and "#print Book.step" in quad_pos  # two levels down
+    listings = [json.loads(f.read_text()) for f in (book.repo / ".git" / "autoformalize" / "env").glob("*.json")]
+    a = [m["consts"] for m in listings if m["module"] == "Book.A"]
+    assert len(a) == 2  # the base's and the change's: keyed by content and imports, both kept
+    assert all("Book.quad_pos" in consts and "Book.step" in consts for consts in a)
+    assert {consts["Book.hard"]["axioms"] == ["propext"] for consts in a} == {True, False}  # proved in one
     assert cycle.kernel is not None and cycle.kernel.problem is None
 
 
@@ -96,7 +95,7 @@ def test_a_locked_statement_keeps_its_fingerprint_and_a_change_two_levels_under_
     first, _ = book.cycle()
     assert first.outcome == "accepted", first.gates
     lock = json.loads(book.show("HEAD", ".prover-state/statement_lock.json"))["statements"]["Book.quad_ge"]
-    assert len(lock["fingerprint"]) == 16 and lock["toolchain"]
+    assert len(lock["fingerprint"]) == 32 and lock["toolchain"]
 
     worker_writes(book, {"Book/A.lean": stated.replace("n + 1", "n + 2")}, target="Tidy step.")
     second, _ = book.cycle()
@@ -111,7 +110,7 @@ def test_a_locked_statement_keeps_its_fingerprint_and_a_change_two_levels_under_
     assert third.outcome == "rejected"
     failed = {g.name: g.detail for g in third.gates if not g.passed}
     assert list(failed) == ["kernel"], failed  # no text shows it: the syntax an import brings
-    assert "Book.quad_ge: Lean elaborates its statement differently than at the base" in failed["kernel"]
+    assert "Book.quad_ge: Lean's terms for its statement" in failed["kernel"]
     assert "it is locked" in failed["kernel"]
 
 
@@ -130,10 +129,10 @@ def test_a_cycle_on_the_same_sources_asks_lean_only_about_the_change(book: Proje
 
     worker_writes(book, ATTACKS["a local instance"][0])
     assert book.cycle()[0].outcome == "rejected"
-    # The kernel census of the files, the base's fingerprints, the change, and one more round for the instance
-    # Lean printed in the statement (`Book.weakLT`), which no text named.
+    # One probe (two runs: the imports built, the program) listing every file at the census, none for the base's
+    # listing (all kept by then), one for the change.
     assert probes() == 4
 
     worker_writes(book, {"Book/A.lean": HONEST})
     assert book.cycle()[0].outcome == "accepted"
-    assert probes() == 1  # the same sources: what Lean said of the base is remembered
+    assert probes() == 2  # the same sources: what Lean listed of the base is remembered; only the change is asked

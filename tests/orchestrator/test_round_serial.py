@@ -1,5 +1,5 @@
-"""A parallel round's own serial parts: one Lean probe for every item's base fingerprints, each landing item's
-new base listed once."""
+"""A parallel round's own serial parts: one Lean probe for every item's base listing, each landing item's new base
+listed once."""
 
 from __future__ import annotations
 
@@ -55,27 +55,26 @@ def _probes_before_the_workers(project: Project, monkeypatch: pytest.MonkeyPatch
     project.cycle()
 
     assert [r.outcome for r in project.history()] == ["accepted", "accepted"]
-    cache = json.loads((project.repo / ".git/autoformalize/fingerprints.json").read_text())
-    assert not [t for t in cache.values() if "fingerprint_max_defs" in t]
+    listed = {json.loads(f.read_text())["module"] for f in (project.repo / ".git/autoformalize/env").glob("*.json")}
+    assert {"Book.C", "Book.D"} <= listed
     return started
 
 
-def test_a_round_asks_lean_for_its_items_fingerprints_in_one_probe(project: Project, tmp_path: Path,
+def test_a_round_asks_lean_for_its_items_base_listing_in_one_probe(project: Project, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """One Lean process for the statements every item may close, rather than one per item before its Worker."""
-    started = _probes_before_the_workers(project, monkeypatch, tmp_path, {"Book/C.lean": CDEF, "Book/D.lean": DDEF})
-
-    assert started == [1, 1]
-
-
-def test_a_fingerprint_the_rounds_probe_cut_short_is_asked_again_by_its_item(project: Project, tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """One definition printed per probe: the round's probe prints `cdef` alone and leaves `d`'s fingerprint with a
-    gap an item asking alone would not have; that one is not kept, and item `d` asks for it itself."""
+    """One probe (two Lean runs) lists what every item may alter, rather than one per item before its Worker; with
+    no census batch, nothing was listed before it."""
     started = _probes_before_the_workers(project, monkeypatch, tmp_path, {"Book/C.lean": CDEF, "Book/D.lean": DDEF},
-                                         gates={"fingerprint_max_defs": 1})
+                                         gates={"kernel_census_batch": 0})
 
     assert started == [2, 2]
+
+
+def test_a_round_whose_files_the_census_listed_asks_lean_nothing_more(project: Project, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    started = _probes_before_the_workers(project, monkeypatch, tmp_path, {"Book/C.lean": CDEF, "Book/D.lean": DDEF})
+
+    assert started == [0, 0]
 
 
 def test_the_merge_queue_lists_each_commits_files_once(project: Project, tmp_path: Path,

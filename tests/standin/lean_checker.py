@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import lean_elab  # beside this script, which runs as a program
+import lean_env
 from lean_elab import Guard, Message
 from lean_io import run_evals  # `#eval`'s IO, run as Lean runs it while compiling
 
@@ -187,6 +188,24 @@ def replay(root: Path, modules: list[str]) -> int:
     return 0
 
 
+def built(root: Path, rel: str) -> int:
+    """`lake lean` on a generated file: Lake builds its imports first (a module that fails stops it, as Lake
+    prints it), then Lean elaborates the file itself."""
+    failed = False
+    for path in sorted(closure(root, root / rel, set()) - {root / rel}):
+        module = path.relative_to(root).with_suffix("").as_posix()
+        for msg in check(root, module + ".lean"):
+            if msg.severity == "error":
+                failed = True
+                print(render(module + ".lean", msg, True))
+    own = check(root, rel)
+    print("\n".join(render(rel, m, False) for m in own))
+    if failed or any(m.severity == "error" for m in own):
+        print("error: build failed")
+        return 1
+    return 0
+
+
 def main() -> int:
     root = Path.cwd()
     if log := os.environ.get("STANDIN_LOG"):
@@ -215,6 +234,11 @@ def main() -> int:
             subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({int(m.group(1)) * 4})"])
             time.sleep(int(m.group(1)))
     build = sys.argv[1] == "build"
+    if not build and lean_env.is_program(text := (root / files[0]).read_text(encoding="utf-8")):
+        print(lean_env.answer(root, text))  # `#eval`'s captured output: an information message, printed bare
+        return 0
+    if not build and Path(files[0]).parts[:2] == (".lake", "autoformalize"):
+        return built(root, files[0])
     found = [(rel, msg) for rel in files for msg in check(root, rel)]
     print("\n".join(render(rel, msg, build) for rel, msg in found))
     failed = any(msg.severity == "error" for _, msg in found)

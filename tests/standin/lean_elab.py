@@ -65,7 +65,8 @@ STARTERS = frozenset({
     "import", "namespace", "section", "end", "open", "variable", "universe", "attribute", "set_option", "theorem",
     "lemma", "def", "abbrev", "instance", "structure", "class", "inductive", "axiom", "opaque", "example",
     "macro_rules", "macro", "syntax", "notation", "elab", "elab_rules", "run_cmd", "run_elab", "run_meta",
-    "initialize", "private", "protected", "noncomputable", "local", "scoped", "mutual", "deriving", "include",
+    "initialize", "alias", "irreducible_def", "private", "protected", "noncomputable", "local", "scoped", "mutual",
+    "deriving", "include",
     "omit", "export", "infix", "infixl", "infixr", "prefix", "postfix", "unsafe", "partial", "nonrec"})
 MODIFIERS = frozenset({"private", "protected", "noncomputable", "local", "scoped", "unsafe", "partial", "nonrec"})
 PREFIXING = frozenset({"open", "set_option", "attribute", "#guard_msgs"})
@@ -74,6 +75,11 @@ OPERATORS = {"<": ("LT.lt", ("LT",)), ">": ("GT.gt", ("LT",)), "≤": ("LE.le", 
              "-": ("HSub.hSub", ("HSub", "Sub")), "/": ("HDiv.hDiv", ("HDiv", "Div")), "∣": ("Dvd.dvd", ("Dvd",)),
              "%": ("HMod.hMod", ("HMod", "Mod"))}
 INDENTED = frozenset({"namespace", "section", "end"})
+OPENING_BRACKETS, CLOSING_BRACKETS = frozenset("([{⦃⟨"), frozenset(")]}⦄⟩")
+# An operator as `mkInstanceName` sees it: its precedence (Lean visits the loosest first) and its function's name.
+INSTANCE_PARTS = {"=": (50, "Eq"), "<": (50, "LT"), ">": (50, "GT"), "≤": (50, "LE"), "≥": (50, "GE"),
+                  "∣": (50, "Dvd"), "+": (65, "HAdd"), "-": (65, "HSub"), "*": (70, "HMul"), "/": (70, "HDiv"),
+                  "%": (70, "HMod")}
 _ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
 _CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
 _DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
@@ -92,11 +98,13 @@ class Decl:
     plain_type: str = ""
     body: str = ""
     refs: set[str] = field(default_factory=set)
+    type_refs: set[str] = field(default_factory=set)  # of `refs`, those its type (binders included) names
     axioms: set[str] = field(default_factory=set)  # its own, before following refs
     instance_of: tuple[str, str] | None = None  # (class, first argument) when it is an instance
     private: bool = False
     unchecked: bool = False  # added without the kernel's check
     uses_sorry: bool = False  # written with a sorry (warned about), not an elaboration error
+    unsafe: bool = False
 
 
 @dataclass
@@ -248,8 +256,38 @@ class File:
             if word in (STARTERS | keywords if not m.group(1) else KINDS | MODIFIERS | INDENTED) or (
                     not m.group(1) and word.startswith("#")) or word == "@[":
                 starts.append(m.start(2))
-        bounds = [*starts, len(self.code)]
+        bounds = [*sorted(set(starts) | set(self.inline(starts))), len(self.code)]
         return [tokens(self.code, a, b) for a, b in itertools.pairwise(bounds)]
+
+    def inline(self, starts: list[int]) -> list[int]:
+        """Where a command starts inside a line: Lean's parser ends a term at a token that cannot continue it, so a
+        declaration keyword outside brackets starts the next command wherever it stands (with the modifiers and
+        attributes before it)."""
+        out = []
+        toks = tokens(self.code)
+        begins = set(starts)
+        depth = 0
+        for i, t in enumerate(toks):
+            if t.pos in begins:
+                depth = 0
+            if t.text in OPENING_BRACKETS:
+                depth += 1
+            elif t.text in CLOSING_BRACKETS:
+                depth = max(0, depth - 1)
+            if depth or t.text not in KINDS or i == 0 or toks[i - 1].text in ("class", "deriving"):
+                continue
+            j = i
+            while j > 0 and (toks[j - 1].text in MODIFIERS or toks[j - 1].text == "]"):
+                if toks[j - 1].text == "]":  # an attribute `@[…]` before it
+                    k = next((k for k in range(j - 2, -1, -1) if toks[k].text == "@"), None)
+                    if k is None:
+                        break
+                    j = k
+                else:
+                    j -= 1
+            if toks[j].pos not in begins:
+                out.append(toks[j].pos)
+        return out
 
     def run(self, commands: list[list[Tok]], i: int, ctx: Context) -> int:
         """Elaborate command `i` under `ctx`; the index of the next one."""
@@ -363,6 +401,10 @@ class File:
             self.print_decl(toks[1])
         elif head == "#check" and len(toks) >= 2:
             self.check(toks[1:], ctx)
+        elif head == "alias" and len(words) >= 4 and words[2] == ":=":
+            self.alias(toks, ctx)
+        elif head == "irreducible_def":
+            self.irreducible_def(toks, ctx)
         else:
             self.declaration(toks, ctx)
 
@@ -450,11 +492,12 @@ class File:
         bound = bound_names(sig_words) | bound_names(body_words)
         variables = [g for g in self.variables() if {t.text for t in g} & (set(sig_words) | self.included())]
         types = type_names(sig_words, variables)
-        refs: set[str] = set()
-        rendered_binders = " ".join(self.render([t.text for g in variables for t in g], bound, ctx, types, refs,
-                                                True) + self.render(binders, bound, ctx, types, refs, True))
-        rendered_type = " ".join(self.render(type_words, bound, ctx, types, refs, True))
+        type_refs: set[str] = set()
+        rendered_binders = " ".join(self.render([t.text for g in variables for t in g], bound, ctx, types, type_refs,
+                                                True) + self.render(binders, bound, ctx, types, type_refs, True))
+        rendered_type = " ".join(self.render(type_words, bound, ctx, types, type_refs, True))
         plain_type = " ".join(self.render(type_words, bound, ctx, types, set(), False))
+        refs = set(type_refs)
         rendered_body = " ".join(self.render(body_words, bound, ctx, types, refs, True))
         if written is None:
             name = None if kind == "example" else self.instance_name(type_words)
@@ -463,8 +506,9 @@ class File:
         pos = written.pos if written is not None else toks[i - 1].pos
         axioms = direct_axioms(body_words, kind)
         decl = Decl(name or "_example", kind, self.module, self.line(pos), self.column(pos), rendered_binders,
-                    rendered_type, plain_type, rendered_body, refs, axioms, private="private" in modifiers,
-                    uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words)
+                    rendered_type, plain_type, rendered_body, refs, type_refs, axioms, private="private" in modifiers,
+                    uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words,
+                    unsafe="unsafe" in modifiers)
         if kind == "axiom" and name:
             decl.axioms = {name}
         if decl.uses_sorry:
@@ -487,14 +531,59 @@ class File:
             decl.instance_of = class_of(type_words)
         return decl
 
+    def alias(self, toks: list[Tok], ctx: Context) -> None:
+        """Batteries' `alias n := t`: a theorem (when `t` is one) or a definition whose value is `t`."""
+        target = self.resolve(toks[3].text, ctx)
+        if target is None:
+            self.error(toks[3], f"unknown constant '{toks[3].text}'")
+            return
+        t = self.env.decls[target]
+        name = self.qualify(toks[1].text)
+        pos = toks[1].pos
+        self.add(Decl(name, "theorem" if t.kind in ("theorem", "lemma") else "def", self.module, self.line(pos),
+                      self.column(pos), t.binders, t.type, t.plain_type, target, {target, *t.type_refs},
+                      set(t.type_refs)))
+
+    def irreducible_def(self, toks: list[Tok], ctx: Context) -> None:
+        """Mathlib's `irreducible_def n … := v`: `n`, whose value only a theorem `n_def` unfolds (the constants it
+        goes through have hygienic names, which the stand-in leaves out)."""
+        decl = self.declaration([Tok("id", "def", toks[0].pos), *toks[1:]], ctx)
+        if decl is None or decl.name is None:
+            return
+        self.add(Decl(f"{decl.name}_def", "theorem", self.module, decl.line, decl.column, decl.binders,
+                      f"{decl.name} = {decl.body}", f"{decl.name} = {decl.body}", "", {decl.name, *decl.refs},
+                      {decl.name, *decl.refs}))
+
     def add(self, decl: Decl) -> None:
         self.env.decls[decl.name] = decl
         if decl.name not in self.own:
             self.own.append(decl.name)
 
     def instance_name(self, type_words: list[str]) -> str:
-        parts = [TYPES.get(w, w).split(".")[-1] for w in type_words if is_name(w)]
-        base = self.qualify("inst" + "".join(p[:1].upper() + p[1:] for p in parts))
+        """`Lean.Elab.mkInstanceName` for the simple types the tests write: the class, then the term's constants in
+        the order Lean visits them (an operator's function before its arguments, the lowest precedence first), each
+        the last component of its name, capitalized, once; `Nat` for numerals, as the type of a relation between
+        them, then `OfNat`."""
+        parts: list[str] = []
+        numerals = any(w.isdigit() for w in type_words)
+        ranked = sorted({w for w in type_words if w in INSTANCE_PARTS}, key=lambda w: (INSTANCE_PARTS[w][0],
+                                                                                      type_words.index(w)))
+        for w in type_words:
+            if is_name(w) and not parts:
+                parts.append(TYPES.get(w, w).split(".")[-1])
+        for op in ranked:
+            parts.append(INSTANCE_PARTS[op][1])
+            if numerals and INSTANCE_PARTS[op][0] == 50:
+                parts.append("Nat")
+        parts += [TYPES.get(w, w).split(".")[-1] for w in type_words if is_name(w)][1:]
+        if numerals:
+            parts.append("OfNat")
+        seen: list[str] = []
+        for p in parts:
+            p = p[:1].upper() + p[1:]
+            if p not in seen:
+                seen.append(p)
+        base = self.qualify("inst" + "".join(seen))
         name, n = base, 0
         while name in self.env.decls:
             n += 1

@@ -1,0 +1,155 @@
+"""Lean's listing of a tree's modules (`gates.env`): from a cache where a module's import closure was listed before,
+else asked of Lean, one probe for all that is missing.
+
+A module's listing depends on its file's content, the content of every project file it imports (transitively),
+the toolchain and the dependencies, and nothing else Lean reads (a Lake file or the toolchain changing changes
+every key; with `[gates] allow_build_time_code`, `include_str` can read other files, which the kernel gate then
+treats as changing every module). Its cache key is the digest of all of them (`closure_keys`), so an equal key
+means an equal listing. The cache is a folder of one JSON file per key; one that cannot be read is dropped and
+asked again, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+from pydantic import ValidationError
+
+from gates import env, hooks
+from gates.census import Census
+from gates.env import Module
+from gates.imports import ImportGraph
+from gates.probe import modules_of
+from state.atomic import write_atomic
+
+log = structlog.get_logger()
+KEPT = 20_000  # listings the cache keeps; the oldest go first
+TOOLCHAIN_FILES = ("lean-toolchain", "lake-manifest.json", "lakefile.lean", "lakefile.toml")
+MAX_HOOKS = 6
+
+
+def toolchain(root: Path) -> str:
+    """A digest of what Lean's answers depend on beyond the sources (the toolchain, the dependencies' versions, the
+    Lake files) and of the listing's format: listings and meanings compare only under the same one."""
+    h = hashlib.sha256(f"environment format {env.FORMAT}\0".encode())
+    for name in TOOLCHAIN_FILES:
+        file = root / name
+        h.update(name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b"(none)") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def closure_keys(census: Census, chain: str) -> dict[str, str]:
+    """Per Lean file: the digest of its content, of every project file it imports (transitively), and of `chain`."""
+    graph = ImportGraph(census)
+    out: dict[str, str] = {}
+    for path in graph.order(set(census.files)):  # imports first
+        content = hashlib.sha256(census.files[path].text.encode()).hexdigest()
+        parts = [chain, path, content, *sorted(out.get(q, q) for q in graph.imports.get(path, ()))]
+        out[path] = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    return out
+
+
+def closure(census: Census, paths: Iterable[str]) -> set[str]:
+    """`paths` and every project file they import, transitively."""
+    graph = ImportGraph(census)
+    todo = [p for p in paths if p in census.files]
+    seen: set[str] = set()
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo += graph.imports.get(path, ())
+    return seen
+
+
+@dataclass
+class Cache:
+    """Listings by closure key, one file each."""
+
+    folder: Path
+
+    def get(self, key: str) -> Module | None:
+        file = self.folder / f"{key}.json"
+        try:
+            raw = file.read_bytes()
+        except OSError:
+            return None
+        try:
+            module = Module.model_validate_json(raw)
+        except ValidationError:
+            log.warning("listing.unreadable", file=str(file))
+            file.unlink(missing_ok=True)
+            return None
+        return module if module.format == env.FORMAT else None
+
+    def put(self, key: str, module: Module) -> None:
+        write_atomic(self.folder / f"{key}.json", module.model_dump_json())
+
+    def trim(self, kept: int = KEPT) -> None:
+        """Drop the oldest listings beyond `kept`."""
+        try:
+            entries = [e for e in os.scandir(self.folder) if e.name.endswith(".json")]
+        except OSError:
+            return
+        if len(entries) <= kept:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime)
+        for e in entries[:len(entries) - kept]:
+            Path(e.path).unlink(missing_ok=True)
+
+
+@dataclass
+class Gathered:
+    """The listings of the files asked for, by path; what kept Lean from answering; what it cost."""
+
+    modules: dict[str, Module] = field(default_factory=dict)
+    problem: str | None = None
+    fresh: dict[str, tuple[str, Module]] = field(default_factory=dict)  # path → (key, listing) Lean gave now
+    runs: int = 0
+    seconds: float = 0.0
+
+
+def gather(compiler: env.Compiler, census: Census, roots: list[str], paths: Iterable[str], chain: str,
+           cache: Cache | None, *, known: dict[str, Module] | None = None) -> Gathered:
+    """The listing of every file of `paths` and of every project file they import (what their constants reach):
+    `known`'s where it has one (the caller vouches that its closure is the same), else `cache`'s where it holds the
+    file's closure key, else asked of Lean, all at once."""
+    wanted = closure(census, paths)
+    keys = closure_keys(census, chain)
+    names = modules_of(census, roots)
+    known = known or {}
+    out = Gathered()
+    missing: list[str] = []
+    for path in sorted(wanted):
+        found = known.get(path) or (cache.get(keys[path]) if cache is not None else None)
+        if found is not None and found.module == names[path]:
+            out.modules[path] = found
+        else:
+            missing.append(path)
+    if not missing:
+        return out
+    asked = [names[p] for p in missing]
+    if refused := hooks.refused(census, asked):
+        shown = "; ".join(refused[:MAX_HOOKS]) + (f"; … and {len(refused) - MAX_HOOKS} more"
+                                                  if len(refused) > MAX_HOOKS else "")
+        out.problem = ("Lean was not asked: the modules to list import project code that runs as they are loaded, and "
+                       f"could write what Lean answers ({shown}); remove it, or move it where no module the gates list "
+                       "imports it")
+        return out
+    answer = env.ask(compiler, asked)
+    out.runs, out.seconds = answer.runs, answer.seconds
+    log.info("listing.asked", modules=len(asked), runs=answer.runs, seconds=round(answer.seconds, 2),
+             lines=answer.lines, problem=(answer.problem or "")[:200])
+    if answer.problem is not None:
+        out.problem = answer.problem
+        return out
+    for path in missing:
+        module = answer.modules[names[path]]
+        out.modules[path] = module
+        out.fresh[path] = (keys[path], module)
+    return out

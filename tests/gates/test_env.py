@@ -1,0 +1,270 @@
+"""Reading Lean's listing of its environment (`gates.env`), and the decisions made from it (`gates.environment`).
+
+The listing is what the probe program prints (`gates/env_probe.lean`); these tests write it line by line as the
+program does, then feed it to the reader, with the attacks a Worker controlling names and project code could try.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gates.env import Const, Module, Unreadable, generated, printed, read
+from gates.environment import Env, Unanswered
+
+NONCE = "a1b2c3d4e5f6a7b8c9d0e1f2"
+
+
+@dataclass
+class Listing:
+    """Lines as the probe program prints them."""
+
+    lines: list[str] = field(default_factory=list)
+    mods: dict[str, int] = field(default_factory=dict)
+    names: dict[str, int] = field(default_factory=dict)
+    nodes: int = 0
+
+    def emit(self, item: object) -> None:
+        self.lines.append(f"{NONCE} {len(self.lines)} {json.dumps(item, separators=(',', ':'))}")
+
+    def module(self, m: str) -> int:
+        if m not in self.mods:
+            self.mods[m] = len(self.mods)
+            self.emit(["M", self.mods[m], m.split(".")])
+        return self.mods[m]
+
+    def name(self, n: str, home: str = "Init.Prelude") -> int:
+        if n not in self.names:
+            mid = self.module(home) if home else -1
+            self.names[n] = len(self.names)
+            self.emit(["N", self.names[n], [int(p) if p.isdigit() else p for p in n.split(".")], mid])
+        return self.names[n]
+
+    def node(self, *fields: object) -> int:
+        self.emit(["X", self.nodes, *fields])
+        self.nodes += 1
+        return self.nodes - 1
+
+    def const(self, module: str, name: str, kind: str = "def", *, type_: int | None = None, value: int | None = None,
+              tu: tuple[str, ...] = (), vu: tuple[str, ...] = (), ax: tuple[str, ...] = (), line: int | None = 1,
+              homes: dict[str, str] | None = None) -> None:
+        homes = homes or {}
+        mid = self.module(module)
+        n = self.name(name, module)
+        t = type_ if type_ is not None else self.node("s", ["z"])
+        if value is None and kind in ("def", "opaque"):
+            value = self.node("n", "0")
+        self.emit(["C", {"m": mid, "n": n, "k": kind, "u": [], "t": t, "v": value,
+                         "tu": [self.name(x, homes.get(x, "Init.Prelude")) for x in tu],
+                         "vu": [self.name(x, homes.get(x, "Init.Prelude")) for x in vu],
+                         "ax": [self.name(x, homes.get(x, "Init.Prelude")) for x in ax], "r": line, "unsafe": False}])
+
+    def text(self, end: bool = True) -> str:
+        return "\n".join([*self.lines, *([f"{NONCE} {len(self.lines)} [\"E\",{len(self.lines)}]"] if end else [])])
+
+
+def small() -> Listing:
+    out = Listing()
+    nat = out.node("c", out.name("Nat"), [])
+    out.const("Book.A", "Book.f", type_=nat, value=out.node("n", "3"))
+    out.const("Book.A", "Book.t", "thm", type_=out.node("a", out.node("c", out.name("Book.f", "Book.A"), []), nat),
+              tu=("Book.f",), vu=("sorryAx",), ax=("sorryAx",), homes={"Book.f": "Book.A"})
+    return out
+
+
+def test_a_listing_is_read_into_modules_constants_and_homes() -> None:
+    got = read("✔ [3/4] Built Book.A\n" + small().text() + "\n", NONCE)  # Lake's lines around it are not ours
+    a = got.modules["Book.A"]
+    assert set(a.consts) == {"Book.f", "Book.t"}
+    assert a.consts["Book.t"].sorry and a.consts["Book.t"].type_uses == ("Book.f",)
+    assert a.consts["Book.t"].value is None and a.consts["Book.f"].value is not None
+    assert a.homes["Book.f"] == "Book.A" and a.homes["sorryAx"] == "Init.Prelude"
+    assert got.lines == len(small().lines)
+
+
+def test_lines_lean_prints_with_a_position_prefix_are_read_too() -> None:
+    lines = small().text().split("\n")
+    lines[0] = "Probe.lean:40:0: info: " + lines[0]
+    assert "Book.A" in read("\n".join(lines), NONCE).modules
+
+
+@pytest.mark.parametrize(("edit", "why"), [
+    (lambda ls: [*ls[:2], "x " + ls[2], *ls[3:]], "holds the nonce where the program never prints it"),
+    (lambda ls: [ls[1], ls[0], *ls[2:]], "where line 0 was due"),
+    (lambda ls: [*ls[:3], ls[2], *ls[3:]], "where line 3 was due"),
+    (lambda ls: ls[:-1], "no last line"),
+    (lambda ls: [*ls, ls[-1]], "a line after the last"),
+    (lambda ls: [*ls[:-1], ls[-1].replace('["E",', '["E",9')], "counts"),
+    (lambda ls: [*ls[:1], ls[1][:-3], *ls[2:]], "is not JSON"),
+])
+def test_a_listing_out_of_order_cut_or_forged_is_unreadable(edit: object, why: str) -> None:
+    lines = small().text().split("\n")
+    with pytest.raises(Unreadable, match=why):
+        read("\n".join(edit(lines)), NONCE)  # type: ignore[operator]
+
+
+def test_a_node_naming_a_child_not_yet_printed_is_unreadable() -> None:
+    out = Listing()
+    out.node("a", 5, 6)
+    with pytest.raises(Unreadable, match="named before it was printed"):
+        read(out.text(), NONCE)
+
+
+def test_a_constant_listed_under_a_module_that_does_not_declare_it_is_unreadable() -> None:
+    out = Listing()
+    out.name("Book.f", "Book.B")
+    out.const("Book.A", "Book.f")
+    with pytest.raises(Unreadable, match=r"listed under Book\.A but declared in Book\.B"):
+        read(out.text(), NONCE)
+
+
+def test_a_theorem_with_a_value_or_a_definition_without_one_is_unreadable() -> None:
+    out = Listing()
+    out.const("Book.A", "Book.t", "thm", value=out.node("n", "1"))
+    with pytest.raises(Unreadable, match="a thm with a value"):
+        read(out.text(), NONCE)
+
+
+def test_a_constant_listed_twice_is_unreadable() -> None:
+    out = Listing()
+    out.const("Book.A", "Book.f")
+    out.const("Book.A", "Book.f")
+    with pytest.raises(Unreadable, match="listed twice"):
+        read(out.text(), NONCE)
+
+
+# -- digests -----------------------------------------------------------------------------------------------------
+
+TERMS = st.recursive(
+    st.one_of(st.tuples(st.just("c"), st.sampled_from(["Nat", "Book.f", "Book.g", "HAdd.hAdd"])),
+              st.tuples(st.just("n"), st.integers(0, 9).map(str)), st.tuples(st.just("b"), st.integers(0, 3))),
+    lambda inner: st.one_of(st.tuples(st.just("a"), inner, inner), st.tuples(st.just("l"), inner, inner),
+                            st.tuples(st.just("p"), inner, inner)),
+    max_leaves=12)
+
+
+def digest_of(term: tuple, order: int) -> str:
+    """`term`'s type digest, printed with its subterms shared or not (`order` picks), as one constant."""
+    out = Listing()
+    memo: dict[tuple, int] = {}
+
+    def put(t: tuple) -> int:
+        if order % 2 and t in memo:
+            return memo[t]
+        if t[0] == "c":
+            i = out.node("c", out.name(t[1]), [])
+        elif t[0] == "n":
+            i = out.node("n", t[1])
+        elif t[0] == "b":
+            i = out.node("b", t[1])
+        else:
+            a, b = (put(t[1]), put(t[2])) if order < 2 else reversed((put(t[2]), put(t[1])))
+            i = out.node(t[0], a, b)
+        memo[t] = i
+        return i
+
+    out.const("Book.A", "Book.s", "thm", type_=put(term))
+    return read(out.text(), NONCE).modules["Book.A"].consts["Book.s"].type
+
+
+@settings(max_examples=150, deadline=None)
+@given(TERMS, TERMS, st.integers(0, 3), st.integers(0, 3))
+def test_two_terms_have_one_digest_exactly_when_they_are_the_same_term(a: tuple, b: tuple, i: int, j: int) -> None:
+    assert (digest_of(a, i) == digest_of(b, j)) == (a == b)
+
+
+# -- owners, holes, meanings -----------------------------------------------------------------------------------
+
+
+def const(name: str, kind: str = "def", *, module: str = "Book.A", type_: str = "T", value: str | None = "V",
+          tu: tuple[str, ...] = (), vu: tuple[str, ...] = (), line: int | None = 1) -> Const:
+    return Const(name=name, module=module, kind=kind, type=type_, value=None if kind == "thm" else value,
+                 shape=kind, type_uses=tu, value_uses=vu, axioms=(), line=line)
+
+
+def module(*consts: Const, name: str = "Book.A", homes: dict[str, str] | None = None) -> Module:
+    return Module(module=name, consts={c.name: c for c in consts},
+                  homes={**{u: name for c in consts for u in c.uses}, **(homes or {})})
+
+
+def test_a_hole_lean_generated_for_a_declaration_counts_for_it() -> None:
+    m = module(const("Book.f"), const("Book.f._proof_1", "thm", vu=("sorryAx",), line=None),
+               const("Book.g.match_1", vu=("sorryAx",), line=None), const("Book.g"),
+               const("Book.instHoldsEqNatHAddOfNat", vu=("sorryAx",)), const("Book.M", "thm", vu=("sorryAx",)),
+               const("Book.M.inst", vu=("sorryAx",)), homes={"sorryAx": "Init.Prelude"})
+    assert m.holes() == {"Book.f": ["Book.f._proof_1"], "Book.g": ["Book.g.match_1"],
+                         "Book.instHoldsEqNatHAddOfNat": ["Book.instHoldsEqNatHAddOfNat"], "Book.M": ["Book.M"],
+                         "Book.M.inst": ["Book.M.inst"]}  # named after another by a command: its own
+
+
+def test_generated_names_are_lean_s_auxiliary_ones() -> None:
+    assert generated("T._proof_1") and generated("T.match_2") and generated("T.eq_def") and generated("A._auxLemma.3")
+    assert not generated("Book.instLTGrade") and not generated("Book.M.inst") and not generated("Book.proofs")
+    assert printed(["Book", "a b", 0, "3"]) == "Book.«a b».0.«3»"
+
+
+PROJECT = ("Book.A", "Book.B")
+
+
+def env(*consts: Const) -> Env:
+    by_module: dict[str, list[Const]] = {}
+    for c in consts:
+        by_module.setdefault(c.module, []).append(c)
+    homes = {"Nat": "Init.Prelude", "sorryAx": "Init.Prelude"}
+    return Env([module(*cs, name=m, homes=homes) for m, cs in by_module.items()], PROJECT)
+
+
+def test_a_meaning_follows_types_and_definitions_but_not_proofs() -> None:
+    base = [const("Book.s", "thm", tu=("Book.d", "Nat"), vu=("Book.lemma",)),
+            const("Book.d", tu=("Nat",), vu=("Book.e",)), const("Book.e", module="Book.B"),
+            const("Book.lemma", "thm", vu=("Book.other",)), const("Book.other")]
+    was = env(*base).meaning("Book.s")
+    deeper = [c if c.name != "Book.e" else const("Book.e", module="Book.B", value="W") for c in base]
+    assert env(*deeper).meaning("Book.s") != was  # two levels down, in another module
+    proof = [c if c.name != "Book.other" else const("Book.other", value="W") for c in base]
+    assert env(*proof).meaning("Book.s") == was  # what the proof uses is not what it states
+
+
+def test_a_meaning_that_reaches_a_module_not_listed_cannot_be_computed() -> None:
+    e = env(const("Book.s", "thm", tu=("Book.d",)))
+    e.homes["Book.d"] = "Book.B"
+    with pytest.raises(Unanswered, match=r"Book\.d"):
+        e.meaning("Book.s")
+
+
+GRAPH = st.lists(st.tuples(st.sampled_from(["def", "thm"]), st.lists(st.integers(0, 9), max_size=3),
+                           st.lists(st.integers(0, 9), max_size=3)), min_size=2, max_size=10)
+
+
+@settings(max_examples=200, deadline=None)
+@given(GRAPH, st.integers(0, 9), st.integers(0, 9))
+def test_an_edit_changes_a_meaning_exactly_when_the_statement_reaches_what_was_edited(graph: list, start: int,
+                                                                                     edited: int) -> None:
+    """Constants `c0 … cn` whose types and values use others; `start` is a statement (its type is what it means),
+    `edited` a constant whose type (and value, for a definition) changes."""
+    start, edited = start % len(graph), edited % len(graph)
+    names = [f"Book.c{i}" for i in range(len(graph))]
+
+    def build(edit: bool) -> Env:
+        out = []
+        for i, (kind, tu, vu) in enumerate(graph):
+            changed = edit and i == edited
+            out.append(const(names[i], kind, module=PROJECT[i % 2], type_="T2" if changed else "T",
+                             value="V2" if changed else "V", tu=tuple(names[j % len(graph)] for j in tu),
+                             vu=tuple(names[j % len(graph)] for j in vu)))
+        return Env([module(*[c for c in out if c.module == m], name=m) for m in PROJECT], PROJECT)
+
+    reach, todo = set(), [names[j % len(graph)] for j in graph[start][1]]
+    while todo:  # through types always, through values of definitions
+        n = todo.pop()
+        if n in reach or n == names[start]:
+            continue
+        reach.add(n)
+        kind, tu, vu = graph[names.index(n)]
+        todo += [names[j % len(graph)] for j in [*tu, *(vu if kind == "def" else [])]]
+    expected = edited == start or names[edited] in reach
+    assert (build(False).meaning(names[start]) != build(True).meaning(names[start])) == expected
