@@ -22,7 +22,6 @@ structure State where
   nodes : Std.HashMap Expr Nat := {}
   axioms : Std.HashMap Name (Array Name) := {}
   busy : Std.HashSet Name := {}
-  cuts : Nat := 0
 
 abbrev M := ReaderT Environment (StateRefT State IO)
 
@@ -77,46 +76,62 @@ partial def level : Level → Json
   | .param n => Json.arr #[Json.str "p", Json.str n.toString]
   | .mvar _ => Json.arr #[Json.str "?"]
 
-/-- The id of `e`'s node, its children printed first; metadata is skipped, binder names and annotations left out. -/
-partial def node (e : Expr) : M Nat := do
-  if let .mdata _ b := e then return (← node b)
-  if let some i := (← get).nodes[e]? then return i
-  let fields : Array Json ← match e with
-    | .bvar i => pure #[Json.str "b", toJson i]
-    | .fvar f => pure #[Json.str "f", Json.arr (parts f.name)]
-    | .mvar m => pure #[Json.str "m", Json.arr (parts m.name)]
-    | .sort u => pure #[Json.str "s", level u]
-    | .const c us => do
-      let c ← nameId c
-      pure #[Json.str "c", toJson c, Json.arr (us.toArray.map level)]
-    | .app f a => do
-      let f ← node f
-      let a ← node a
-      pure #[Json.str "a", toJson f, toJson a]
-    | .lam _ t b _ => do
-      let t ← node t
-      let b ← node b
-      pure #[Json.str "l", toJson t, toJson b]
-    | .forallE _ t b _ => do
-      let t ← node t
-      let b ← node b
-      pure #[Json.str "p", toJson t, toJson b]
-    | .letE _ t v b _ => do
-      let t ← node t
-      let v ← node v
-      let b ← node b
-      pure #[Json.str "z", toJson t, toJson v, toJson b]
-    | .lit (.natVal n) => pure #[Json.str "n", Json.str (toString n)]
-    | .lit (.strVal s) => pure #[Json.str "t", Json.str s]
-    | .proj s i b => do
-      let s ← nameId s
-      let b ← node b
-      pure #[Json.str "j", toJson s, toJson i, toJson b]
-    | .mdata _ _ => pure #[]
-  let i := (← get).nodes.size
-  modify fun s => { s with nodes := s.nodes.insert e i }
-  emit (Json.arr (#[Json.str "X", toJson i] ++ fields))
-  return i
+/-- `e` without the metadata around it, which the kernel ignores. -/
+partial def bare : Expr → Expr
+  | .mdata _ b => bare b
+  | e => e
+
+/-- The children of a node, in the order they are printed. -/
+def kids : Expr → Array Expr
+  | .app f a => #[f, a]
+  | .lam _ t b _ => #[t, b]
+  | .forallE _ t b _ => #[t, b]
+  | .letE _ t v b _ => #[t, v, b]
+  | .proj _ _ b => #[b]
+  | _ => #[]
+
+/-- A node's fields, its children by the ids they were printed under; binder names and annotations left out. -/
+def fields (e : Expr) : M (Array Json) := do
+  let s ← get
+  -- A child is printed before its parent; were one not, -1 makes the reader refuse the listing.
+  let id (c : Expr) : Json := match s.nodes[bare c]? with
+    | some i => toJson i
+    | none => toJson (-1 : Int)
+  match e with
+  | .bvar i => return #[Json.str "b", toJson i]
+  | .fvar f => return #[Json.str "f", Json.arr (parts f.name)]
+  | .mvar m => return #[Json.str "m", Json.arr (parts m.name)]
+  | .sort u => return #[Json.str "s", level u]
+  | .const c us => return #[Json.str "c", toJson (← nameId c), Json.arr (us.toArray.map level)]
+  | .app f a => return #[Json.str "a", id f, id a]
+  | .lam _ t b _ => return #[Json.str "l", id t, id b]
+  | .forallE _ t b _ => return #[Json.str "p", id t, id b]
+  | .letE _ t v b _ => return #[Json.str "z", id t, id v, id b]
+  | .lit (.natVal n) => return #[Json.str "n", Json.str (toString n)]
+  | .lit (.strVal v) => return #[Json.str "t", Json.str v]
+  | .proj n i b => return #[Json.str "j", toJson (← nameId n), toJson i, id b]
+  | .mdata _ b => return #[Json.str "?", id b]
+
+/-- The id of `e`'s node, every node under it printed first. The walk keeps its own stack: a term may be deeper
+(a long list literal) than the interpreter's stack allows recursion. -/
+def node (root : Expr) : M Nat := do
+  let mut stack : Array (Expr × Bool) := #[(bare root, false)]
+  while !stack.isEmpty do
+    let (e, ready) := stack.back!
+    stack := stack.pop
+    if (← get).nodes.contains e then continue
+    if ready then
+      let fs ← fields e
+      let i := (← get).nodes.size
+      modify fun s => { s with nodes := s.nodes.insert e i }
+      emit (Json.arr (#[Json.str "X", toJson i] ++ fs))
+    else
+      stack := stack.push (e, true)
+      for k in (kids e).reverse do
+        let k := bare k
+        unless (← get).nodes.contains k do
+          stack := stack.push (k, false)
+  return (← get).nodes[bare root]?.getD 0
 
 def uses (e : Expr) : M (Array Json) :=
   e.getUsedConstants.mapM fun c => do return toJson (← nameId c)
@@ -150,27 +165,35 @@ def exact (env : Environment) (c : Name) : Array Name := Id.run do
     | none => pure ()
   return out
 
-/-- The axioms `c` depends on, remembered between constants. A walk that comes back to a constant it is still
-walking (only unsafe code refers to itself) was cut short there, so it is walked again on its own. -/
-partial def axiomsOf (c : Name) : M (Array Name) := do
-  if let some a := (← get).axioms[c]? then return a
-  if (← get).busy.contains c then
-    modify fun s => { s with cuts := s.cuts + 1 }
-    return #[]
-  modify fun s => { s with busy := s.busy.insert c }
-  let cuts := (← get).cuts
+/-- The axioms `c` depends on, remembered between constants, walked with a stack of its own (chains of
+definitions run deep). A constant met again while it is still being walked (only unsafe code refers to itself)
+leaves the walks above it short, so each of those is walked again on its own (`exact`). -/
+def axiomsOf (c : Name) : M (Array Name) := do
   let env ← read
-  let mut found : Std.HashSet Name := {}
-  match env.find? c with
-  | some ci =>
-    if let .axiomInfo _ := ci then found := found.insert c
-    for d in deps ci do
-      for a in (← axiomsOf d) do
-        found := found.insert a
-  | none => pure ()
-  let out := if (← get).cuts == cuts then found.fold (fun acc a => acc.push a) #[] else exact env c
-  modify fun s => { s with busy := s.busy.erase c, axioms := s.axioms.insert c out }
-  return out
+  let mut stack : Array (Name × Bool) := #[(c, false)]
+  while !stack.isEmpty do
+    let (n, ready) := stack.back!
+    stack := stack.pop
+    if (← get).axioms.contains n then continue
+    let info := env.find? n
+    let ds := (info.map deps).getD #[]
+    if ready then
+      let mut found : Std.HashSet Name := {}
+      if let some (.axiomInfo _) := info then found := found.insert n
+      let mut cut := false
+      for d in ds do
+        match (← get).axioms[d]? with
+        | some a => for x in a do found := found.insert x
+        | none => cut := true
+      let out := if cut then exact env n else found.fold (fun acc a => acc.push a) #[]
+      modify fun s => { s with busy := s.busy.erase n, axioms := s.axioms.insert n out }
+    else if !(← get).busy.contains n then
+      modify fun s => { s with busy := s.busy.insert n }
+      stack := stack.push (n, true)
+      for d in ds do
+        unless (← get).axioms.contains d || (← get).busy.contains d do
+          stack := stack.push (d, false)
+  return (← get).axioms[c]?.getD #[]
 
 def kindOf : ConstantInfo → String
   | .axiomInfo _ => "axiom"

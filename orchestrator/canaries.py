@@ -28,6 +28,8 @@ class Canary:
     kernel: bool = True  # the kernel gate alone must reject it
     honest: bool = False  # a real proof: every gate must accept it
     locked: tuple[str, ...] = ()  # declarations held as judged faithful to the book (`@M@` as in the texts)
+    needs: str = ""  # a dependency of the project (a package of lake-manifest.json) its text imports; without it, it
+    # is skipped
     notes: tuple[str, ...] = field(default=())
 
 
@@ -40,6 +42,23 @@ def _chain(first: str) -> str:
     return f"def d0 (n : Nat) : Nat := {first}\n\n" + "".join(
         f"def d{k} (n : Nat) : Nat := d{k - 1} n\n\n" for k in range(1, 10))
 
+
+_PRIVATE = ("namespace @M@.Private\n\nstructure Grade where\n  n : Nat\n\n"
+            "private instance gradeLT : LT Grade := ⟨{lt}⟩\n\n"
+            "theorem target (a b : Grade) : a < b := by\n  sorry\n\nend @M@.Private\n")
+# The constant lies outside every namespace of the project: only the module declaring it makes it the project's.
+_MACRO_DEF = ('macro "autoformalize_canary_const " n:ident " := " v:term : command => `(def $n : Nat := $v)\n\n'
+              "autoformalize_canary_const AutoformalizeCanaryOther.macroC := {value}\n\n"
+              "namespace @M@.MacroDef\n\ntheorem target : AutoformalizeCanaryOther.macroC = 5 := {proof}\n\n"
+              "end @M@.MacroDef\n")
+_IRREDUCIBLE = ("import Mathlib.Tactic.IrreducibleDef\n\nirreducible_def AutoformalizeCanaryOther.irr : Nat := {value}"
+                "\n\nnamespace @M@.Irreducible\n\ntheorem target : AutoformalizeCanaryOther.irr = 5 := {proof}\n\n"
+                "end @M@.Irreducible\n")
+_ALIAS = ("import Batteries.Tactic.Alias\n\nnamespace @M@.Alias\n\ndef seven : Nat := 7\n\ndef five : Nat := 5\n\n"
+          "end @M@.Alias\n\nalias AutoformalizeCanaryOther.aliasC := @M@.Alias.{target}\n\nnamespace @M@.Alias\n\n"
+          "theorem target : AutoformalizeCanaryOther.aliasC = 5 := {proof}\n\nend @M@.Alias\n")
+_LONG = ("namespace @M@.Long\n\ndef long : List Nat := [" + ", ".join(str(k) for k in range(5999))
+         + ", {last}]\n\ntheorem target : long = long := {proof}\n\nend @M@.Long\n")
 
 CANARIES: tuple[Canary, ...] = (
     Canary(
@@ -124,6 +143,37 @@ CANARIES: tuple[Canary, ...] = (
         {"Folder.lean": "import @M@.build.Cheat\n\nnamespace @M@.Folder\n\ntheorem target : 2 + 2 = 5 := trustMe\n\n"
                         "end @M@.Folder\n",
          "build/Cheat.lean": "namespace @M@.Folder\n\naxiom trustMe : 2 + 2 = 5\n\nend @M@.Folder\n"}),
+    Canary(
+        "carrier", "an anonymous instance holding a `stop`, written on the line of a sorried theorem (two commands to "
+        "Lean, one declaration to the text)",
+        {"Carrier.lean": "namespace @M@.Carrier\n\nclass Holds (p : Prop) : Prop where\n  out : p\n\n"
+                         "theorem target (n : Nat) : 0 + n = n := by sorry\n\nend @M@.Carrier\n"},
+        {"Carrier.lean": "namespace @M@.Carrier\n\nclass Holds (p : Prop) : Prop where\n  out : p\n\n"
+                         "theorem target (n : Nat) : 0 + n = n := by sorry instance : Holds (2 + 2 = 5) := "
+                         "⟨by stop rfl⟩\n\nend @M@.Carrier\n"}),
+    Canary(
+        "private_instance", "the private instance a locked statement elaborates through becomes always true",
+        {"Private.lean": _PRIVATE.format(lt="fun a b => a.n < b.n")},
+        {"Private.lean": _PRIVATE.format(lt="fun _ _ => True")}, locked=("@M@.Private.target",)),
+    Canary(
+        "macro_definition", "a definition a command macro makes, outside the project's namespaces, changes under the "
+        "statement the change proves",
+        {"MacroDef.lean": _MACRO_DEF.format(value="7", proof="by\n  sorry")},
+        {"MacroDef.lean": _MACRO_DEF.format(value="5", proof="rfl")}),
+    Canary(
+        "irreducible_def", "a definition `irreducible_def` makes changes under the statement the change proves",
+        {"Irreducible.lean": _IRREDUCIBLE.format(value="7", proof="by\n  sorry")},
+        {"Irreducible.lean": _IRREDUCIBLE.format(value="5", proof="by\n  rw [AutoformalizeCanaryOther.irr_def]")},
+        needs="mathlib"),
+    Canary(
+        "alias", "the definition an `alias` stands for changes under the statement the change proves",
+        {"Alias.lean": _ALIAS.format(target="seven", proof="by\n  sorry")},
+        {"Alias.lean": _ALIAS.format(target="five", proof="rfl")}, needs="batteries"),
+    Canary(
+        "past_the_printer", "the last element of a list too long for Lean's pretty-printer (`pp.maxSteps`) changes "
+        "under the statement the change proves",
+        {"Long.lean": _LONG.format(last="5999", proof="by\n  sorry")},
+        {"Long.lean": _LONG.format(last="0", proof="rfl")}),
     Canary(
         "honest", "a real proof of a true statement", {"Honest.lean": _sorried("Honest", ": 2 + 2 = 4")},
         {"Honest.lean": "namespace @M@.Honest\n\ntheorem target : 2 + 2 = 4 := rfl\n\nend @M@.Honest\n"},

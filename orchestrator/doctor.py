@@ -10,6 +10,7 @@ machines have no Lean; this is where the gates meet it.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from gates.base import Compiler, GateInput, GateResult
 from gates.build import LakeCompiler
 from gates.census import census
 from gates.environment import Baseline
+from gates.meaning import meanings
 from gates.probe import module_of
 from gates.process import run
 from gates.registry import GATES
@@ -180,6 +182,9 @@ class Verdicts:
 
     def finding(self) -> Finding:
         c = self.canary
+        if not self.results:
+            return Finding(f"canary {c.name}", Status.WARN, f"skipped: it needs {c.needs}, which the project does not "
+                                                             "depend on")
         build = next((r for r in self.results if r.name == "build"), None)
         kernel = next((r for r in self.results if r.name == "kernel"), None)
         if c.honest:
@@ -207,9 +212,12 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
     folder = f"{root}/{FOLDER}" if root else FOLDER
     with throwaway(repo, config.project.lake_dir) as copy:
         git = Git(copy)
+        skipped = [c for c in selected if c.needs and not depends_on(copy / config.project.lake_dir, c.needs)]
+        selected = tuple(c for c in selected if c not in skipped)
         files = {f"{folder}/{name}": canaries.render(text, module) for c in selected for name, text in c.base.items()}
         base = _commit(git, files, "canaries: the base")
         before = census(GitTree(git, base), config.project.lean_roots)
+        judged = {n: found[0] for n, found in meanings(before).items()}  # as the lock holds a statement's text
         # What Lean lists of the base's canary files before any cheat, as a cycle's `base_facts` asks it.
         chain = listing.toolchain(copy / config.project.lake_dir)
         got = listing.gather(compiler_for(copy), before, config.project.lean_roots, set(files), chain, None)
@@ -227,9 +235,20 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
                             lean_roots=config.project.lean_roots, state_dir=config.project.state_dir,
                             scope=[f"{folder}/**"], report="", cycle=1, compiler=compiler_for(copy),
                             base_census=before, candidates=sorted(set(git.status_paths())), kernel_base=baseline,
-                            locked={canaries.render(n, module): "canary" for n in canary.locked})
+                            locked={name: judged[name] for n in canary.locked
+                                    if (name := canaries.render(n, module)) in judged})
             out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))
-        return out
+        return out + [Verdicts(c, []) for c in skipped]
+
+
+def depends_on(lake_root: Path, package: str) -> bool:
+    """Whether the Lake project at `lake_root` has the dependency `package`, fetched."""
+    manifest = lake_root / "lake-manifest.json"
+    try:
+        named = {p.get("name") for p in json.loads(manifest.read_text(encoding="utf-8")).get("packages", [])}
+    except (OSError, ValueError, AttributeError):
+        return False
+    return package in named and (lake_root / ".lake" / "packages" / package).is_dir()
 
 
 @contextmanager

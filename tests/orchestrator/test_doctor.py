@@ -3,6 +3,7 @@ versions); the same suite runs on real Lean in the CI job `doctor` and on the us
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -29,18 +30,37 @@ def verdicts(project: Project) -> dict[str, tuple[Status, str, list[str]]]:
     return {v.canary.name: (v.finding().status, v.finding().detail, v.rejected_by) for v in found}
 
 
+def with_dependencies(project: Project, *names: str) -> None:
+    """The project depends on `names`, fetched (the stand-in Lean reads their modules as outside the project)."""
+    packages = [{"name": n, "type": "git", "url": f"https://example.invalid/{n}", "rev": "0" * 40} for n in names]
+    project.commit_files({"lake-manifest.json": json.dumps({"version": "1.1.0", "packages": packages})})
+    for n in names:
+        (project.repo / ".lake" / "packages" / n).mkdir(parents=True, exist_ok=True)
+
+
 def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project) -> None:
+    with_dependencies(project, "mathlib", "batteries")
     found = verdicts(project)
     assert set(found) == {c.name for c in CANARIES}
     assert all(status is Status.OK for status, _, _ in found.values()), found
     assert found["honest"][2] == []
-    for name in ("shadowing", "deep_definition", "beyond_depth", "changed_axiom"):  # only Lean's elaboration tells
+    # Only Lean's environment tells: the text shows no change to what the statement means, or no hole.
+    for name in ("shadowing", "deep_definition", "beyond_depth", "changed_axiom", "carrier", "private_instance",
+                 "macro_definition", "irreducible_def", "alias"):
         assert found[name][2] == ["kernel"], found[name]
     for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance", "print_axioms"):
         assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
     # The throwaway copy is gone, and the user's checkout never saw a canary.
     assert not list(project.repo.rglob("AutoformalizeCanary"))
     assert project.clean()
+
+
+def test_a_canary_needing_a_dependency_the_project_lacks_is_skipped_not_failed(project: Project) -> None:
+    found = verdicts(project)
+    for name in ("irreducible_def", "alias"):
+        status, detail, rejected = found[name]
+        assert status is Status.WARN and detail.startswith("skipped: it needs") and rejected == [], found[name]
+    assert found["carrier"][0] is Status.OK
 
 
 def test_a_check_file_that_checks_nothing_fails_the_honest_proof(project: Project) -> None:

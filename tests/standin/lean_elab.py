@@ -127,6 +127,7 @@ class Env:
     scoped: dict[str, list[str]] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
     commands: dict[str, str] = field(default_factory=dict)  # `elab "kw" : command` → its body
+    macros: dict[str, Rule] = field(default_factory=dict)  # `macro "kw" … : command` → its rule
 
     def merge(self, other: Env) -> None:
         self.decls.update(other.decls)
@@ -135,6 +136,7 @@ class Env:
             self.scoped.setdefault(ns, []).extend(n for n in names if n not in self.scoped[ns])
         self.rules += [r for r in other.rules if r not in self.rules]
         self.commands.update(other.commands)
+        self.macros.update(other.macros)
 
 
 @dataclass
@@ -207,6 +209,7 @@ class File:
         self.own_scoped: dict[str, list[str]] = {}
         self.own_rules: list[Rule] = []
         self.own_commands: dict[str, str] = {}
+        self.own_macros: dict[str, Rule] = {}
         self.scopes: list[Scope] = [Scope("file", None)]
         self.messages: list[Message] = []
         self.guards: list[Guard] = []
@@ -243,11 +246,13 @@ class File:
             out.scoped.setdefault(ns, []).extend(names)
         out.rules += self.own_rules
         out.commands.update(self.own_commands)
+        out.macros.update(self.own_macros)
         return out
 
     def commands(self) -> list[list[Tok]]:
         """Column-0 lines that start a command, each with the tokens up to the next one."""
-        keywords = set(self.env.commands) | set(re.findall(r'^elab\s+"([^"]+)"[^\n]*:\s*command', self.code, re.M))
+        keywords = set(self.env.commands) | set(self.env.macros) | set(re.findall(
+            r'^(?:elab|macro)\s+"([^"\s]+)\s*"[^\n]*:\s*command', self.code, re.M))
         starts = []
         for m in re.finditer(r"^([ \t]*)(\S+)", self.code, re.M):
             head = re.match(r"#?[\w?!.]+|@\[", m.group(2))
@@ -401,6 +406,8 @@ class File:
             self.print_decl(toks[1])
         elif head == "#check" and len(toks) >= 2:
             self.check(toks[1:], ctx)
+        elif head in self.env.macros:
+            self.expand(toks, ctx)
         elif head == "alias" and len(words) >= 4 and words[2] == ":=":
             self.alias(toks, ctx)
         elif head == "irreducible_def":
@@ -449,11 +456,36 @@ class File:
         elif words[0] == "macro" and len(words) > 1 and words[1].startswith('"'):
             arrow = words.index("=>") if "=>" in words else -1
             if arrow > 0 and words[2] == ":":
-                rules = [Rule([words[1].strip('"')], quotation(words[arrow + 1:])[0])]
+                rules = [Rule([words[1].strip('"').strip()], quotation(words[arrow + 1:])[0])]
+            elif arrow > 0 and words[arrow - 2:arrow] == [":", "command"]:
+                self.command_macro(words[1:arrow - 2], quotation(words[arrow + 1:])[0])
+                return
         target = self.scopes[-1].rules if local else self.env.rules
         target += rules
         if not local:
             self.own_rules += rules
+
+    def command_macro(self, syntax: list[str], replacement: list[str]) -> None:
+        """`macro "kw" x:ident " := " v:term : command => `(…)`: a command that expands to other commands."""
+        pattern: list[str] = []
+        i = 0
+        while i < len(syntax):
+            if syntax[i].startswith('"'):
+                pattern.append(syntax[i].strip('"').strip())
+                i += 1
+            elif i + 2 < len(syntax) and syntax[i + 1] == ":":
+                pattern.append("$" + syntax[i])
+                i += 3
+            else:
+                i += 1
+        self.env.macros[pattern[0]] = self.own_macros[pattern[0]] = Rule(pattern, replacement)
+
+    def expand(self, toks: list[Tok], ctx: Context) -> None:
+        """A command a command macro made: its expansion elaborated in its place."""
+        rule = self.env.macros[toks[0].text]
+        expanded = rewrite([t.text for t in toks], [rule])
+        made = tokens(" ".join(expanded))
+        self.command([Tok(t.kind, t.text, toks[0].pos) for t in made], ctx)
 
     # -- declarations ----------------------------------------------------------------
 
