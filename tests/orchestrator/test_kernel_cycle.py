@@ -8,9 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from audit.rests import Support
+from gates.census import census
+from gates.meaning import meanings
+from gates.tree import DirTree, MemTree
 from orchestrator.commands.status import collect
+from orchestrator.git import Git
+from orchestrator.kernelcheck import mark
 from tests.conftest import git
 from tests.gates.cheats import ATTACKS, BASE, HONEST, KERNEL_ALONE, A
+from tests.gates.test_kernel import CARRIER, GRADE
 from tests.orchestrator.harness import Project, config_text, evaluation, make_project, strategy
 from tests.standin.anthropic_server import AnthropicStandin
 
@@ -136,3 +143,73 @@ def test_a_cycle_on_the_same_sources_asks_lean_only_about_the_change(book: Proje
     worker_writes(book, {"Book/A.lean": HONEST})
     assert book.cycle()[0].outcome == "accepted"
     assert probes() == 2  # the same sources: what Lean listed of the base is remembered; only the change is asked
+
+
+# -- the attacks of the environment issue, as whole cycles ---------------------------------------------------------
+
+OTHER = ("namespace Book\n\n{define}theorem uses : Other.c = 5 := by\n  sorry\n\nend Book\n")
+IRREDUCIBLE = "irreducible_def Other.c : ℕ := 7\n\n"
+ALIAS = "def seven : ℕ := 7\n\ndef five : ℕ := 5\n\nalias Other.c := seven\n\n"
+ENVIRONMENT = {
+    # name: (files at the base, the Worker's change, what the kernel gate says, statements locked at the base)
+    "an anonymous instance carrying a hole on a sorried theorem's line": (
+        {"Book/Holds.lean": CARRIER},
+        {"Book/Holds.lean": CARRIER.replace("by sorry\n", "by sorry instance : Holds (2 + 2 = 5) := ⟨by stop simp⟩\n")},
+        "Book.instHoldsEqNatHAddOfNat (line 6) holds sorryAx", ()),
+    "a private instance under a locked statement": (
+        {"Book/Grade.lean": GRADE}, {"Book/Grade.lean": GRADE.replace("⟨fun a b => a.n < b.n⟩", "⟨fun _ _ => True⟩")},
+        "Book.mono: Lean's terms for its statement", ("Book.mono",)),
+    "irreducible_def outside the project's namespaces": (
+        {"Book/Other.lean": OTHER.format(define=IRREDUCIBLE)},
+        {"Book/Other.lean": OTHER.format(define=IRREDUCIBLE.replace("7", "5")).replace("by\n  sorry", "by\n  rfl")},
+        "Book.uses: Lean's terms for its statement", ()),
+    "alias outside the project's namespaces": (
+        {"Book/Other.lean": OTHER.format(define=ALIAS)},
+        {"Book/Other.lean": OTHER.format(define=ALIAS.replace(":= seven", ":= five")).replace("by\n  sorry",
+                                                                                            "by\n  rfl")},
+        "Book.uses: Lean's terms for its statement", ()),
+}
+
+
+def lock(files: dict[str, str], names: tuple[str, ...]) -> dict[str, str]:
+    """A statement lock holding `names` as judged faithful, with the hashes of their text at the base."""
+    text = meanings(census(MemTree({k: v.encode() for k, v in files.items()}), ["Book"]))
+    statements = {n: {"hash": text[n][0], "entity": f"Theorem {k}", "score": 3, "cycle": 1}
+                  for k, n in enumerate(names, 1)}
+    return {".prover-state/statement_lock.json": json.dumps({"statements": statements})} if names else {}
+
+
+@pytest.mark.parametrize("attack", list(ENVIRONMENT))
+def test_each_attack_on_the_environment_is_rejected_in_a_whole_cycle(tmp_path: Path, server: AnthropicStandin,
+                                                                     attack: str) -> None:
+    base, change, reason, locked = ENVIRONMENT[attack]
+    book = make_project(tmp_path, server, files={**BASE, **base, **lock(base, locked), "autoformalize.toml": CONFIG})
+    start = book.head()
+    worker_writes(book, change)
+
+    record, _ = book.cycle()
+
+    assert record.outcome == "rejected"
+    failed = {g.name: g.detail for g in record.gates if not g.passed}
+    assert list(failed) == ["kernel"], failed  # the text gates saw nothing amiss
+    assert reason in failed["kernel"], failed["kernel"]
+    assert not [p for p in book.changed(start) if p.endswith(".lean")]
+
+
+def test_a_hole_only_lean_sees_is_counted_and_what_rests_on_it_is_not_proved(tmp_path: Path,
+                                                                               server: AnthropicStandin) -> None:
+    """A carrier already on the branch (a person committed it, or an older version let it land): the census, `status`
+    and the audit count it, and a theorem proved through it is not proved."""
+    carrier = CARRIER.replace("by sorry\n", "by sorry instance : Holds (2 + 2 = 5) := ⟨by stop simp⟩\n").replace(
+        "end Book", "theorem T : 2 + 2 = 5 := instHoldsEqNatHAddOfNat.out\n\nend Book")
+    book = make_project(tmp_path, server, files={**BASE, "Book/Holds.lean": carrier, "autoformalize.toml": CONFIG})
+    worker_writes(book, {"Book/A.lean": HONEST})
+
+    record, _ = book.cycle()
+
+    assert record.outcome == "accepted", record.gates
+    assert (record.pre_sorry_count, record.post_sorry_count) == (7, 6)  # M's written one, and the instance's
+    status = collect(book.repo, record.finished_at or record.started_at)  # type: ignore[arg-type]
+    assert {"declaration": "Book.instHoldsEqNatHAddOfNat", "file": "Book/Holds.lean"} in status["hidden_sorries"]
+    support = Support(mark(census(DirTree(book.repo), ["Book"]), Git(book.repo), book.repo), ["Book"])
+    assert support.rests_on("Book.T") == ["Book.instHoldsEqNatHAddOfNat"]
