@@ -89,13 +89,12 @@ class GatesConfig(BaseModel):
     `@[command_elab]`, `@[tactic]`, `@[simproc]`, `@[norm_num]`, `@[delab]` are meta code), a new `import Lean`
     or `import Lean.…` (in a Mathlib project, Lean is imported already), and (with `allow_build_time_code`)
     `#eval`, `run_cmd`, `run_elab`, `run_meta`, `initialize`. Such code can add declarations and axioms that no
-    reading of the source sees. The kernel gate still does not ask Lean through a module importing code that could
-    answer in its place (`initialize`, `@[command_elab]`, `@[term_elab]`, `@[macro]`, `@[delab]`…, rules that could
-    match its commands)."""
+    reading of the source sees (Lean's listing still sees them). The kernel gate does not load a module importing
+    code that runs as it loads (`initialize`, `@[init]`)."""
     allow_command_syntax: bool = False
-    """Let changes add a `syntax`, `macro` or `elab` that declares a command (one could redefine `#print axioms`,
-    which the kernel check relies on) or any syntax taking `interpolatedStr` (whose strings the gates cannot tell
-    from plain ones). The kernel gate still does not ask Lean through a module importing a command's syntax."""
+    """Let changes add a `syntax`, `macro` or `elab` that declares a command (one can add declarations and axioms no
+    reading of the text sees; Lean's listing still sees them) or any syntax taking `interpolatedStr` (whose strings
+    the gates cannot tell from plain ones)."""
     allow_context_with_proof: bool = False
     """Let a change that closes a sorry also add or change, where the closed statement can see it, an instance
     (`instance`, a declaration with an instance attribute, `attribute [instance]`, `deriving instance`), an `open`

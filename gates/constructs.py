@@ -65,7 +65,8 @@ _RULES = {
     "initialize": _Rule("initialize (meta code run at build time)", _BUILD, "command"),
     "builtin_initialize": _Rule("builtin_initialize (meta code run at build time)", _BUILD, "command"),
     "meta command": _Rule("{detail} (meta code)", ("allow_meta_code",), "command"),
-    "command syntax": _Rule("{detail} declaring a command (it could redefine `#print axioms`)",
+    "command syntax": _Rule("{detail} declaring a command (one can add declarations and axioms no reading of the "
+                            "text sees)",
                             ("allow_command_syntax",), "command"),
     "interpolatedStr syntax": _Rule("{detail} taking `interpolatedStr` (the gates cannot tell its strings from "
                                     "plain ones)", ("allow_command_syntax",), "command"),

@@ -198,13 +198,13 @@ def _axioms(inp: GateInput, before: Env, after: Env, modules: list[Module]) -> l
 # -- statements ------------------------------------------------------------------------------------------------
 
 
-def _lean_name(env: Env, census: Census, name: str) -> str | None:
-    """Lean's name of the declaration a text or the lock calls `name`."""
-    key = canonical(name)
+def _by_text(env: Env, census: Census) -> dict[str, str]:
+    """Lean's name of each listed constant by the name a text or the lock calls it (escapes dropped)."""
+    out: dict[str, str] = {}
     for path, module in census.lean.items():
-        if path in census.files and (found := lean_names(module).get(key)) is not None and found in env.consts:
-            return found
-    return None
+        if path in census.files:
+            out.update({k: v for k, v in lean_names(module).items() if v in env.consts})
+    return out
 
 
 def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affected: set[str]
@@ -221,13 +221,14 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
     out: list[str] = []
     notes: list[str] = []
     leaning = []
+    named_now, named_then = _by_text(after, inp.after), _by_text(before, inp.before)
     for name in dict.fromkeys([*closed, *locked]):
-        now = _lean_name(after, inp.after, name)
+        now = named_now.get(canonical(name))
         if now is None:
             out.append(f"{name}: Lean lists no constant of that name after the change")
             continue
         is_closed = name in closed
-        was = _lean_name(before, inp.before, name)
+        was = named_then.get(canonical(name))
         own = was is not None and before.consts[was].kind != "thm" and name not in was_holed
         try:
             meant_now = after.meaning(now, own_value=own)

@@ -109,8 +109,8 @@ CANARIES: tuple[Canary, ...] = (
          "Macro.lean": "import @M@.Claim\n\nnamespace @M@.Macro\n\ntheorem target : canary_claim := trivial\n\n"
                        "end @M@.Macro\n"}),
     Canary(
-        "print_axioms", "an imported `macro_rules` answers `#print axioms` itself: no axioms, for a target proved by "
-        "`stop`",
+        "print_axioms", "an imported `macro_rules` makes `#print axioms` print no axioms (what a probe reading printed "
+        "answers would trust), for a target proved by `stop`",
         {"Answer.lean": _sorried("Answer", ": 2 + 2 = 5")},
         {"Answer.lean": "import @M@.Answerer\n\nnamespace @M@.Answer\n\n#guard_msgs (drop all) in\n"
                         "theorem target : 2 + 2 = 5 := by\n  stop\n  rfl\n\nend @M@.Answer\n",
@@ -124,7 +124,7 @@ CANARIES: tuple[Canary, ...] = (
                       "def quad (n : Nat) : Nat := step (step n)\n\ntheorem target : quad 0 = 0 := rfl\n\n"
                       "end @M@.Deep\n"}),
     Canary(
-        "beyond_depth", "a definition ten levels below the statement changes, past `[gates] fingerprint_depth`'s 8",
+        "beyond_depth", "a definition ten levels below the statement changes",
         {"Chain.lean": _sorried("Chain", ": d9 1 = 0", _chain("n"))},
         {"Chain.lean": "namespace @M@.Chain\n\n" + _chain("0") + "theorem target : d9 1 = 0 := rfl\n\n"
                        "end @M@.Chain\n"}),

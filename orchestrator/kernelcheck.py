@@ -163,12 +163,13 @@ def _restore(c: Cycle) -> None:
 def learn(c: Cycle, inp: GateInput) -> None:
     """Keep what the kernel gate listed of the changed tree, and the meaning of each statement of the changed files
     (what the statement lock stores for those judged faithful)."""
+    if inp.recheck is not None and not inp.recheck.kernel:  # Lean's answers against the base carry over
+        return
     cache = cache_of(c.git)
     for key, module in inp.kernel_learned.values():
         cache.put(key, module)
     if not inp.after.lean or inp.kernel_base is None:
-        if inp.recheck is None or inp.recheck.kernel:  # else Lean's answers against the base carry over
-            c.fingerprints = {}
+        c.fingerprints = {}
         return
     c.fingerprints = meanings(inp.after, inp.lean_roots, [ch.path for ch in inp.lean_changes()])
 

@@ -130,7 +130,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     system = prompt(rules, worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
     calls["worker"] = (_tokens(system + tools, brief), min(TYPICAL_TURNS, worker.max_turns), worker.max_turns)
     say(_size("work", config.agents.worker.model, system + tools, brief)
-        + f"; the Scope's statements fingerprinted by Lean first; up to {config.agents.worker.max_turns} turns, "
+        + f"; Lean's listing of what the Scope can alter taken first; up to {config.agents.worker.max_turns} turns, "
           f"{config.agents.worker.timeout_s}s, then the gates with up to {config.gates.repair_rounds} repair rounds")
     if config.audit.judge_in_loop:
         locked = len(read_lock(paths.statement_lock).statements)

@@ -57,7 +57,7 @@ def run(c: Cycle, beat: Beat, engine: Engine[Any] | None = None) -> tuple[Histor
 
 
 def prefetch(c: Cycle, items: list[Cycle]) -> None:
-    """The base's fingerprints every item to be gated here will want, asked of Lean in one probe."""
+    """Lean's listing of the base every item to be gated here will want, taken in one probe."""
     kernelcheck.prefetch(c, [ic.plan.scope for ic in items if ic.plan and ic.outcome is not Outcome.REJECTED],
                          builds=c.build is not None and c.build.ok)
 

@@ -2,8 +2,8 @@
 
 A locked statement may change only when the strategy declares the restatement
 (`RESTATE: <declaration> — <rationale>`); the integrity gate enforces it on the
-text, the kernel gate on what Lean elaborates (the fingerprint, when a
-toolchain answered; lock files without one still read). A
+text, the kernel gate on what Lean's environment says it means (its meaning
+digest, when a toolchain answered; lock files without one still read). A
 file that cannot be read is an error, not an empty lock: silently unlocking
 every statement is exactly what the lock exists to prevent.
 """
@@ -22,8 +22,8 @@ class Locked(BaseModel):
     entity: str  # the textbook entity it formalizes
     score: int  # 3 faithful, 2 stronger
     cycle: int  # when it was judged
-    fingerprint: str | None = None  # digest of the statement as Lean elaborates it, where a toolchain answered
-    toolchain: str | None = None  # the toolchain that printed it: fingerprints compare only within one
+    fingerprint: str | None = None  # its meaning as Lean's environment gives it (`Env.meaning`), where Lean answered
+    toolchain: str | None = None  # the toolchain and listing format it was computed under: meanings compare within one
 
 
 class StatementLock(BaseModel):

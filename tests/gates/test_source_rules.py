@@ -70,8 +70,8 @@ CONSTRUCTS = {
                  "new run_elab (meta code run at build time; set [gates] allow_build_time_code and allow_meta_code"),
     "run_meta": ("run_meta pure ()\n", "allow_meta_code", "new run_meta (meta code run at build time"),
     "command syntax": ('syntax "#print" "axioms" ident : command\n', "allow_command_syntax",
-                       "new syntax declaring a command (it could redefine `#print axioms`; set [gates] "
-                       "allow_command_syntax to permit it)"),
+                       "new syntax declaring a command (one can add declarations and axioms no reading of the "
+                       "text sees; set [gates] allow_command_syntax to permit it)"),
     "command macro": ('macro "#print" "axioms" x:ident : command => `(#check $x)\n', "allow_command_syntax",
                       "new macro declaring a command"),
     "interpolatedStr": ('syntax "hide!" interpolatedStr(term) : term\n', "allow_command_syntax",

@@ -116,7 +116,7 @@ CONSTRUCTS = {
     "run_elab": ("run_elab pure ()\n", "allow_meta_code", "new run_elab"),
     "run_meta": ("run_meta pure ()\n", "allow_meta_code", "new run_meta"),
     "command syntax": ('macro "#print" "axioms" x:ident : command => `(#check $x)\n', "allow_command_syntax",
-                       "new macro declaring a command (it could redefine `#print axioms`"),
+                       "new macro declaring a command (one can add declarations and axioms"),
     "interpolatedStr syntax": ('syntax "hide!" interpolatedStr(term) : term\n', "allow_command_syntax",
                                "new syntax taking `interpolatedStr`"),
 }
