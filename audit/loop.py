@@ -17,7 +17,7 @@ from gates.base import GateResult
 from gates.census import Census
 from gates.integrity import VANISHED
 from gates.meaning import meanings
-from state.history import Faithfulness
+from state.history import Faithfulness, HistoryRecord, Outcome
 from state.statement_lock import Locked, StatementLock
 
 
@@ -99,6 +99,19 @@ def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict
         return GateResult(RESTATEMENT, False, "; ".join(problems) + "; the restatement does not land")
     return GateResult(RESTATEMENT, True, "judged faithful or stronger against the book: "
                       + ", ".join(sorted(restated)))
+
+
+def settles(j: Judged, history: list[HistoryRecord]) -> bool:
+    """Whether a verdict closes the judge's finding on its entity: faithful or stronger, about every declaration
+    the finding judged different (the last verdict DIFFERENT on the entity a landed cycle recorded, which its issue
+    holds). A verdict about other declarations closes nothing, whatever the entity pairs with now: a change of
+    pairing (the statement found different renamed away, or left out beside a faithful newcomer) is not a verdict
+    on it. The judge closes the finding by reading that statement again, or a person by removing the issue."""
+    if j.verdict.score is None or j.verdict.score < Score.STRONGER:
+        return False
+    finding = next((f for r in reversed(history) if r.outcome is Outcome.ACCEPTED for f in r.faithfulness
+                    if f.entity == j.entity.id and f.score == Score.DIFFERENT), None)
+    return finding is not None and set(finding.declarations) <= set(j.verdict.declarations)
 
 
 def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int, *,

@@ -31,7 +31,7 @@ from agents.tools import Workspace
 from agents.worker import Limits
 from audit.book import Book
 from audit.judge import Score
-from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, update_lock
+from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, settles, update_lock
 from gates import regate
 from gates.base import GateInput, GateResult
 from gates.census import census
@@ -553,7 +553,7 @@ def bookkeeping(c: Cycle) -> None:
             issue = wp.issues / f"{issue_slug(j.entity.id)}.md"
             if j.verdict.score == Score.DIFFERENT:
                 files.write_issue(wp, issue.stem, issue_text(j, c.number))
-            elif j.verdict.score is not None:  # judged faithful or stronger now: the issue is resolved
+            elif settles(j, c.history.records):  # the statements the finding was about, judged faithful now
                 issue.unlink(missing_ok=True)
     if c.desk is not None:
         c.desk.settle(c.census, c.outcome is Outcome.ACCEPTED, c.after)
