@@ -159,12 +159,12 @@ def test_a_rewritten_or_re_keyed_heading_does_not_make_the_workers_words_the_boo
 
 DECOY = FAITHFUL.replace("zero_add'", "zero_add_all")
 SILENCE = {
-    # The heading taken off the statement found different, a faithful decoy under it.
-    "unpair": ("", [edit("Book/B.lean", "/-- Theorem 2.1 For every", "/-- For every"), add("Book/B.lean", DECOY)]),
+    # The heading taken off the statement found different; in the next cycle a faithful decoy under it.
+    "unpair": ("", [[edit("Book/B.lean", "/-- Theorem 2.1 For every", "/-- For every")], [add("Book/B.lean", DECOY)]]),
     # The statement found different renamed away, declared as a restatement; a faithful decoy takes its place.
     "rename": ("RESTATE: Book.zero_add' — it moves to Book.zero_add_all",
-               [edit("Book/B.lean", WEAKER, WEAKER.replace(DOC, "/-- A helper. -/").replace("zero_add'", "zero_aux")),
-                add("Book/B.lean", DECOY)]),
+               [[edit("Book/B.lean", WEAKER, WEAKER.replace(DOC, "/-- A helper. -/").replace("zero_add'", "zero_aux")),
+                 add("Book/B.lean", DECOY)]]),
 }
 
 
@@ -174,9 +174,10 @@ def test_a_finding_is_closed_only_by_a_verdict_on_the_statement_it_found_differe
     outcome, _ = cycle(project, [add("Book/B.lean", WEAKER)], "stated Theorem 2.1", judge=1)
     assert outcome == "accepted" and "Lean adds 0 < n" in project.show("HEAD", FINDING)
 
-    target, work = SILENCE[how]
-    outcome, record = cycle(project, work, f"moved things around\n{ASK}", judge=1, target=target or "Tidy.")
-    assert outcome == "accepted" and "Lean adds 0 < n" in project.show("HEAD", FINDING)
+    target, cycles = SILENCE[how]
+    for work in cycles:
+        outcome, record = cycle(project, work, f"moved things around\n{ASK}", judge=1, target=target or "Tidy.")
+        assert outcome == "accepted" and "Lean adds 0 < n" in project.show("HEAD", FINDING)
     [verdict] = record.faithfulness
     if how == "unpair":  # the statement found different is still paired: the judge reads it again
         assert verdict.declarations == ["Book.zero_add'", "Book.zero_add_all"] and verdict.score == 1
