@@ -82,15 +82,16 @@ class Book:
         book.known = book.enter(_present(read, base), base, Author.PERSON, where=f" at {commit[:12]}")
         return book
 
-    def entities(self, census: Census) -> list[Entity]:
+    def entities(self, census: Census, touching: set[str] | None = None) -> list[Entity]:
         """The book's entities, each paired with the declarations of `census` that formalize it: the files', the
-        ledger's, and those `census` pairs first (a change's new pairings)."""
+        ledger's, and those `census` pairs first (a change's new pairings). With `touching`, of the ledger's only
+        those pairing one of these declarations (the others are not built)."""
         out = {e.id: e for e in self._files(census)}
         owned, filed = _owned(out.values())
         declared = _declared(census)
         for key, entry in self.known.entities.items():
-            if key in filed:
-                continue  # the files pair it: theirs alone
+            if key in filed or (touching is not None and key not in out and touching.isdisjoint(entry.declarations)):
+                continue  # the files pair it: theirs alone; or it is not asked for
             names = [n for n in entry.declarations if n in declared and n not in owned]
             if key in out:  # the files hold its text, the ledger its pairing
                 out[key].lean = names
@@ -105,17 +106,26 @@ class Book:
         return list(out.values())
 
     def pairing(self, census: Census) -> dict[str, str]:
-        """Declarations of `census` the book pairs with a statement: name → entity id."""
+        """Declarations of `census` the book pairs with a statement: name → entity id (as `entities` pairs them,
+        without building each entity)."""
+        files = self._files(census)
+        owned, filed = _owned(files)
         declared = _declared(census)
-        return {n: e.id for e in self.entities(census) for n in e.lean if n in declared}
+        out = {n: e.id for e in files for n in e.lean if n in declared}
+        for key, entry in self.known.entities.items():
+            if key not in filed:
+                out.update({n: key for n in entry.declarations if n in declared and n not in owned})
+        for key, names, _ in self._pairings(census, self.known, owned, filed):
+            out.update({n: key for n in names if n in declared})
+        return out
 
     def record(self, after: Census | None) -> Pairing:
         """The ledger this cycle leaves: the base's, with what the loop first saw there and, when a change lands
         (`after`), the pairings it makes, without the paired declarations it removed (a restatement that
         passed the gates)."""
         if after is None:
-            return self.known.sorted()
-        return self.enter(_present(self.known, after), after, Author.WORKER, where="").sorted()
+            return self.known
+        return self.enter(_present(self.known, after), after, Author.WORKER, where="")
 
     def realign(self, lock: StatementLock) -> StatementLock:
         """The lock with each statement's entity as the ledger pairs it: version 0's lock could name an entity by
@@ -127,14 +137,15 @@ class Book:
     def enter(self, ledger: Pairing, census: Census, by: Author, *, where: str) -> Pairing:
         """`ledger` with the pairings `census` makes first, entered as `by`'s in this cycle; `where` follows the
         source of a text recorded now."""
-        out = ledger.model_copy(deep=True)
-        for key, names, doc in self._pairings(census, out, *_owned(self._files(census))):
+        out = Pairing(entities=dict(ledger.entities))  # the entries it changes are copied, the others shared
+        for key, names, doc in self._pairings(census, ledger, *_owned(self._files(census))):
             entry = out.entities.get(key)
             if entry is None:
-                entry = out.entities[key] = Entry(nl=doc.nl, declaration=names[0], source=f"{doc.source}{where}",
-                                                  by=by, cycle=self.cycle, chapter=doc.chapter, terms=doc.terms)
-            for name in names:
-                entry.declarations.setdefault(name, Member(by=by, cycle=self.cycle))
+                entry = Entry(nl=doc.nl, declaration=names[0], source=f"{doc.source}{where}", by=by,
+                              cycle=self.cycle, chapter=doc.chapter, terms=doc.terms)
+            member = Member(by=by, cycle=self.cycle)
+            out.entities[key] = entry.model_copy(update={"declarations": {
+                **entry.declarations, **{n: member for n in names if n not in entry.declarations}}})
         return out
 
     def _pairings(self, census: Census, ledger: Pairing, owned: set[str], filed: set[str]
@@ -196,8 +207,9 @@ def _declared(census: Census) -> set[str]:
 def _present(ledger: Pairing, census: Census) -> Pairing:
     """`ledger` without the declarations `census` does not declare."""
     declared = _declared(census)
-    return Pairing(entities={key: entry.model_copy(update={"declarations": {
-        n: m for n, m in entry.declarations.items() if n in declared}}) for key, entry in ledger.entities.items()})
+    return Pairing(entities={key: entry if declared.issuperset(entry.declarations) else entry.model_copy(
+        update={"declarations": {n: m for n, m in entry.declarations.items() if n in declared}})
+        for key, entry in ledger.entities.items()})
 
 
 def _recorded(key: str, entry: Entry, names: list[str]) -> Entity:

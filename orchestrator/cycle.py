@@ -455,9 +455,9 @@ def judge(c: Cycle) -> None:
     left = {n for n, entity in now.items() if entity in moved}  # what an entity that lost a statement pairs with
     if not c.altered and not c.restated and not joined:
         return
+    changed = set(c.altered) | set(c.restated) | joined | left
     try:
-        c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after),
-                                 set(c.altered) | set(c.restated) | joined | left, c.after,
+        c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after, changed), changed, c.after,
                                  context_chars=c.config.audit.context_chars)
     except InfraError as e:  # a restatement lands only on the judge's word: without one, it does not
         if c.restated:
@@ -536,7 +536,7 @@ def bookkeeping(c: Cycle) -> None:
     accepted = c.outcome is Outcome.ACCEPTED and c.after is not None
     if c.book is not None:
         ledger = c.book.record(c.after if accepted else None)
-        if c.book.migrated or ledger != c.book.read.sorted():
+        if c.book.migrated or ledger != c.book.read:
             write_pairing(wp.pairing, ledger)
         if c.book.migrated:  # its texts are the ledger's now
             wp.book_text.unlink(missing_ok=True)

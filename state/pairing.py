@@ -15,6 +15,7 @@ and the first cycle writes this file in their place (`migrate`).
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 
@@ -62,11 +63,6 @@ class Pairing(BaseModel):
     def entity_of(self) -> dict[str, str]:
         """Declaration → the entity the ledger pairs it with."""
         return {name: key for key, entry in self.entities.items() for name in entry.declarations}
-
-    def sorted(self) -> Pairing:
-        """The same ledger with entities and declarations in name order, as it is written."""
-        return Pairing(entities={k: e.model_copy(update={"declarations": dict(sorted(e.declarations.items()))})
-                                 for k, e in sorted(self.entities.items())})
 
 
 def parse_pairing(data: bytes, name: str = FILE) -> Pairing:
@@ -118,12 +114,15 @@ def migrate(book_text: bytes | None, locked: dict[str, str], name: str = LEGACY_
         if declaration not in owner and key in entities:
             owner[declaration] = key
             entities[key].declarations[declaration] = Member(by=Author.MIGRATED, cycle=entities[key].cycle)
-    return Pairing(entities={k: e for k, e in entities.items() if e.declarations}).sorted()
+    return Pairing(entities={k: e for k, e in entities.items() if e.declarations})
 
 
 def render(pairing: Pairing) -> str:
-    """The file's text: entities and declarations in name order."""
-    return pairing.sorted().model_dump_json(indent=2) + "\n"
+    """The file's text: entities and declarations in name order (a ledger compares equal in any order)."""
+    data = pairing.model_dump(mode="json")
+    data["entities"] = {key: {**entry, "declarations": dict(sorted(entry["declarations"].items()))}
+                        for key, entry in sorted(data["entities"].items())}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def write_pairing(path: Path, pairing: Pairing) -> None:
