@@ -89,15 +89,19 @@ class Book:
         out = {e.id: e for e in self._files(census)}
         owned, filed = _owned(out.values())
         declared = _declared(census)
+        new = self._pairings(census, self.known, owned, filed)
+        joined = {key for key, _, _ in new}
         for key, entry in self.known.entities.items():
-            if key in filed or (touching is not None and key not in out and touching.isdisjoint(entry.declarations)):
-                continue  # the files pair it: theirs alone; or it is not asked for
+            if key in filed:
+                continue  # the files pair it: theirs alone
+            if touching is not None and key not in joined and touching.isdisjoint(entry.declarations):
+                continue  # not asked for
             names = [n for n in entry.declarations if n in declared and n not in owned]
             if key in out:  # the files hold its text, the ledger its pairing
                 out[key].lean = names
             else:
                 out[key] = _recorded(key, entry, names)
-        for key, names, doc in self._pairings(census, self.known, owned, filed):
+        for key, names, doc in new:
             if key in out:
                 out[key].lean = list(dict.fromkeys([*out[key].lean, *names]))
             else:
