@@ -110,8 +110,10 @@ def test_a_number_repeated_in_another_folder_re_keys_no_entity() -> None:
 def test_a_declaration_joins_its_headings_entity_and_a_person_removing_one_unpairs_it() -> None:
     two = LEAN.replace("end Book", f"{DOC}theorem zero_add'' (n : ℕ) : 0 + n = n := by\n  simp\n\nend Book")
     trusted_book = book(tree(**{"Book/A.lean": LEAN}))
-    [entity] = trusted_book.entities(after(**{"Book/A.lean": two}))
-    assert entity.lean == ["Book.zero_add'", "Book.zero_add''"] and not entity.fresh
+    for touching in (None, {"Book.zero_add''"}):  # the judge asks for what a change touched: the joined entity
+        [entity] = trusted_book.entities(after(**{"Book/A.lean": two}), touching)
+        assert entity.lean == ["Book.zero_add'", "Book.zero_add''"] and not entity.fresh
+    assert trusted_book.entities(after(**{"Book/A.lean": LEAN}), {"Book.hard"}) == []
     recorded = trusted_book.record(after(**{"Book/A.lean": two}))
     assert list(recorded.entities["thm:2.1"].declarations) == ["Book.zero_add'", "Book.zero_add''"]
     # A person deleted one in a commit of their own: the base is theirs, so the loop drops it.

@@ -175,6 +175,11 @@ def test_a_finding_is_closed_only_by_a_verdict_on_the_statement_it_found_differe
     assert outcome == "accepted" and "Lean adds 0 < n" in project.show("HEAD", FINDING)
 
     target, cycles = SILENCE[how]
+    if how == "rename":  # moving a paired statement is a restatement: undeclared, the gate refuses it
+        outcome, record = cycle(project, cycles[0], "moved things around", target="Tidy.")
+        integrity = next(g for g in record.gates if g.name == "integrity")
+        assert outcome == "rejected" and ("Book.zero_add': its statement is paired with a statement of the book, "
+                                          "and it was deleted or renamed; restating it needs") in integrity.detail
     for work in cycles:
         outcome, record = cycle(project, work, f"moved things around\n{ASK}", judge=1, target=target or "Tidy.")
         assert outcome == "accepted" and "Lean adds 0 < n" in project.show("HEAD", FINDING)
