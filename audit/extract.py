@@ -93,10 +93,11 @@ class Declarations:
 
     by_name: dict[str, list[str]] = field(default_factory=dict)  # full name → the files declaring it
     by_last: dict[str, list[str]] = field(default_factory=dict)  # last component → full names
+    base: Declarations | None = None  # the base's: it decides every name it knows (see `resolve`)
 
     @classmethod
-    def of(cls, census: Census) -> Declarations:
-        out = cls()
+    def of(cls, census: Census, base: Census | None = None) -> Declarations:
+        out = cls(base=cls.of(base) if base is not None else None)
         for path, d in census.decls():
             if d.name is not None:
                 out.by_name.setdefault(d.name, []).append(path)
@@ -107,7 +108,13 @@ class Declarations:
     def resolve(self, name: str, *, file: str | None = None) -> tuple[str | None, list[str]]:
         """The full name `name` stands for, or None with the candidates when it is missing or ambiguous. Every
         declaration the name could mean is a candidate — the one of that exact full name and those it ends —
-        so a later declaration cannot take the name over; `_root_.` asks for the exact one only."""
+        so a later declaration cannot take the name over; `_root_.` asks for the exact one only. With a `base`, a
+        name the base knows means what it meant there, whatever a change declared since (a decoy ending the same
+        name cannot make it ambiguous and so unpair it); only a name the base did not know is looked up here."""
+        if self.base is not None:
+            full, candidates = self.base.resolve(name, file=file)
+            if full is not None or candidates:
+                return full, candidates
         exact = name.startswith("_root_.")
         name = name.removeprefix("_root_.")
         found = [name] if name in self.by_name else []
@@ -365,15 +372,16 @@ class _Blueprint:
             s.entity.uses = _unique(i for i in ids if i != s.entity.id)
 
 
-def from_blueprint(root: Path, census: Census | None = None, *, src_dir: str = BLUEPRINT
+def from_blueprint(root: Path, census: Census | None = None, *, src_dir: str = BLUEPRINT, base: Census | None = None
                    ) -> tuple[list[Entity], list[str]]:
-    """The entities of `root/blueprint/src` (none when it has no blueprint), and what could not be read."""
+    """The entities of `root/blueprint/src` (none when it has no blueprint), and what could not be read; Lean
+    names resolved against `census` (and first `base`, when given: `Declarations.resolve`)."""
     src = root / src_dir
     if not src.is_dir():
         return [], []
     entities, problems = _Blueprint(root, src).run()
     if census is not None:
-        names = Declarations.of(census)
+        names = Declarations.of(census, base)
         for e in entities:
             resolve_names(e, names, problems)
     return entities, problems
@@ -498,15 +506,17 @@ def side_files(mapping_globs: Sequence[str]) -> list[str]:
     return [f"{g.rpartition('/')[0] + '/' if '/' in g else ''}entities/*.json" for g in mapping_globs]
 
 
-def from_mapping(path: Path, root: Path, census: Census | None = None) -> tuple[list[Entity], list[str]]:
-    """The entities of one mapping file (see the module docstring for the fields read)."""
+def from_mapping(path: Path, root: Path, census: Census | None = None, base: Census | None = None
+                 ) -> tuple[list[Entity], list[str]]:
+    """The entities of one mapping file (see the module docstring for the fields read); Lean names resolved as
+    `from_blueprint` resolves them."""
     rel = _relative(path, root)
     problems: list[str] = []
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         return [], [f"{rel}: cannot be read as JSON ({e})"]
-    names = Declarations.of(census) if census is not None else None
+    names = Declarations.of(census, base) if census is not None else None
     entities: list[Entity] = []
     for key, row in _rows(data, rel, problems):
         side = path.parent / "entities" / f"{key.replace(':', '_')}.json"
@@ -632,6 +642,15 @@ def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
     return list(found.values()), problems
 
 
+def doc_heading(key: str) -> tuple[str, str, str]:
+    """What the id `from_docstrings` gives says: the kind, the name as the book gives it, and the book
+    (`Tao/thm:1.1` → theorem, Theorem 1.1, Tao)."""
+    book, _, own = key.rpartition("/")
+    prefix, _, number = own.partition(":")
+    kind = PREFIX_KIND.get(prefix, prefix)
+    return kind, f"{kind.capitalize()} {number}", book
+
+
 def _books(keyed: list[tuple[str, str]]) -> dict[str, str]:
     """Each path's book, when the same number names entities in several books: its first folder below the deepest
     one holding them all (`Books/Tao/Chapters/…` → `Tao`). Where no number repeats across those folders (one
@@ -666,17 +685,18 @@ def _doc_comment(decl: Decl) -> str | None:
 
 
 def find_entities(root: Path, census: Census, *, blueprint: str = BLUEPRINT, mappings: Sequence[str] = MAPPINGS,
-                  docstrings: tuple[list[Entity], list[str]] | None = None) -> tuple[list[Entity], list[str]]:
+                  docstrings: tuple[list[Entity], list[str]] | None = None, base: Census | None = None
+                  ) -> tuple[list[Entity], list[str]]:
     """The entities of a project from every source it has: blueprint, then mapping files, then docstrings
     (`docstrings` when given, else those of `census`), merged by id (an earlier source wins; a later one fills
     what it left empty). A docstring entity whose declaration an earlier source already pairs is the same entity
-    twice and is dropped."""
+    twice and is dropped. `base`: the census whose reading of the book's Lean names stands (`Declarations`)."""
     problems: list[str] = []
     out: dict[str, Entity] = {}
-    found, found_problems = from_blueprint(root, census, src_dir=blueprint)
+    found, found_problems = from_blueprint(root, census, src_dir=blueprint, base=base)
     problems += found_problems
     _merge(out, found, problems)
-    mapped = {_relative(path, root): from_mapping(path, root, census) for path in mapping_files(root, mappings)}
+    mapped = {_relative(path, root): from_mapping(path, root, census, base) for path in mapping_files(root, mappings)}
     book = _books([(rel, e.id) for rel, (found, _) in mapped.items() for e in found])
     for rel, (found, found_problems) in mapped.items():
         problems += found_problems

@@ -15,8 +15,9 @@ from audit.judge import Rubric, Score, judge_direct
 from audit.run import declarations, lean_text, repeated
 from gates.base import GateResult
 from gates.census import Census
+from gates.integrity import VANISHED
 from gates.meaning import meanings
-from state.history import Faithfulness
+from state.history import Faithfulness, HistoryRecord, Outcome
 from state.statement_lock import Locked, StatementLock
 
 
@@ -66,21 +67,25 @@ def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict
     when the judge, against the book's trusted text, read it and found its entity (`entity_of`, the book's
     pairing and the lock at the base) faithful or stronger — never on a verdict about other declarations the
     entity pairs with now, nor on one that also read a declaration joining the entity in the same change (a
-    faithful newcomer beside a weakened statement can pass for a case split)."""
+    faithful newcomer beside a weakened statement can pass for a case split). A statement removed or renamed
+    (unpaired, or moved to the declarations that join its entity) has nothing left to read: its entity lands on
+    the verdict about what it pairs with now, newcomers included, unless another of its statements changed."""
     verdicts = {j.entity.id: j.verdict for j in judged}
+    changed = {entity_of.get(n, "?") for n, what in restated.items() if what != VANISHED}
     problems = []
     for name, what in sorted(restated.items()):
         entity = entity_of.get(name, "?")
         v = verdicts.get(entity)
+        moved = what == VANISHED
         joined = [n for n in v.declarations if entity_of.get(n) != entity] if v is not None else []
         if v is None:
             problems.append(f"{name} {what}, and the judge did not read it: the book's {entity} pairs with no "
                             "declaration this change touched")
-        elif name not in v.declarations:
+        elif name not in v.declarations and not (moved and v.declarations):
             problems.append(f"{name} {what}, and the judge did not read it: the book's {entity} now pairs with "
                             f"{', '.join(v.declarations) or 'no declaration of the project'}"
                             + (f" ({v.error})" if v.error else ""))
-        elif joined:
+        elif joined and entity in changed:
             problems.append(f"{name} {what}, and the book's {entity} now also pairs with {', '.join(joined)}, not "
                             "paired with it at the base: a restatement is judged on the declarations paired at the "
                             "base; pair new ones in another cycle")
@@ -94,6 +99,19 @@ def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict
         return GateResult(RESTATEMENT, False, "; ".join(problems) + "; the restatement does not land")
     return GateResult(RESTATEMENT, True, "judged faithful or stronger against the book: "
                       + ", ".join(sorted(restated)))
+
+
+def settles(j: Judged, history: list[HistoryRecord]) -> bool:
+    """Whether a verdict closes the judge's finding on its entity: faithful or stronger, about every declaration
+    the finding judged different (the last verdict DIFFERENT on the entity a landed cycle recorded, which its issue
+    holds). A verdict about other declarations closes nothing, whatever the entity pairs with now: a change of
+    pairing (the statement found different renamed away, or left out beside a faithful newcomer) is not a verdict
+    on it. The judge closes the finding by reading that statement again, or a person by removing the issue."""
+    if j.verdict.score is None or j.verdict.score < Score.STRONGER:
+        return False
+    finding = next((f for r in reversed(history) if r.outcome is Outcome.ACCEPTED for f in r.faithfulness
+                    if f.entity == j.entity.id and f.score == Score.DIFFERENT), None)
+    return finding is not None and set(finding.declarations) <= set(j.verdict.declarations)
 
 
 def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int, *,

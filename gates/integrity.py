@@ -17,7 +17,9 @@ and options before it, or a definition it names); a proof traded for a sorry
 (under its name, or under a new one with its statement: `gates/sorry.traded`)
 without a declared restructuring and room in the restructuring budget, whatever
 the net count; and a change of meaning to a statement locked as faithful
-(statement_lock.json) or paired with the book at the base, unless the strategy
+(statement_lock.json) or paired with the book at the base (`inp.paired`: by the
+book's files or the pairing ledger, never by a doc comment's heading, so its
+removal or rename, which unpairs or moves it, is one too), unless the strategy
 declares the restatement on a line of its own (`gates/directives.py`) and, with
 `restate_requires_approval`, a person approved that very change. A declared
 restatement still lands only if the judge finds it faithful or stronger (the
@@ -38,6 +40,7 @@ from gates.scope import matches
 from gates.sorry import over_budget, restructuring, traded
 
 NAME = "integrity"
+VANISHED = "was deleted or renamed"  # what `restated` says of a statement the change removed
 
 _DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
 
@@ -140,7 +143,7 @@ def restated(inp: GateInput) -> dict[str, str]:
     out: dict[str, str] = {}
     for name in sorted(names):
         if name not in present:
-            out[name] = "was deleted or renamed"
+            out[name] = VANISHED
         elif name in changed:
             out[name] = changed[name]
         elif name in inp.locked and any(f != inp.locked[name] for f in now.get(name, [])):

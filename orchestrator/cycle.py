@@ -31,11 +31,11 @@ from agents.tools import Workspace
 from agents.worker import Limits
 from audit.book import Book
 from audit.judge import Score
-from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, update_lock
+from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, settles, update_lock
 from gates import regate
 from gates.base import GateInput, GateResult
 from gates.census import census
-from gates.integrity import restated
+from gates.integrity import VANISHED, restated
 from gates.meaning import changed_meanings
 from gates.probe import RUNS
 from gates.registry import run_gates
@@ -55,10 +55,10 @@ from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from state import files
 from state.atomic import write_atomic
-from state.book_text import read_book_text, write_book_text
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
 from state.lock import RunLock
+from state.pairing import write_pairing
 from state.prover_jobs import ProverJobs
 from state.statement_lock import read_lock, write_lock
 
@@ -269,7 +269,8 @@ def _prepare(c: Cycle) -> None:
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
     if c.config.audit.judge_in_loop:  # the book's text as the base has it, never as a Worker may edit it
-        c.book = Book.at(GitTree(c.git, c.base), c.base, c.census, c.config.audit, read_book_text(c.paths.book_text))
+        c.book = Book.at(GitTree(c.git, c.base), c.base, c.census, c.config.audit, c.config.project.state_dir,
+                         c.number)
         c.pairing = c.book.pairing(c.census)
     verified = c.git.run("log", "-1", "--format=%H", "--grep=^Autoformalize-Builds: yes$", c.base) or None
     c.build = check_build(
@@ -447,11 +448,16 @@ def judge(c: Cycle) -> None:
     if c.outcome is not Outcome.ACCEPTED or not c.config.audit.judge_in_loop:
         return
     assert c.after is not None and c.book is not None
-    if not c.altered and not c.restated:
+    now = c.book.pairing(c.after)
+    joined = set(now) - set(c.pairing)  # pairings the change makes: judged as they land
+    moved = {c.pairing[n] for n, what in c.restated.items() if what == VANISHED and n in c.pairing}
+    left = {n for n, entity in now.items() if entity in moved}  # what an entity that lost a statement pairs with
+    if not c.altered and not c.restated and not joined:
         return
+    changed = set(c.altered) | set(c.restated) | joined | left
     try:
-        c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after),
-                                 set(c.altered) | set(c.restated), c.after, context_chars=c.config.audit.context_chars)
+        c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after, changed), changed, c.after,
+                                 context_chars=c.config.audit.context_chars)
     except InfraError as e:  # a restatement lands only on the judge's word: without one, it does not
         if c.restated:
             c.gates.append(GateResult(RESTATEMENT, False, f"the judge could not be asked ({e}); a restatement "
@@ -526,21 +532,27 @@ def bookkeeping(c: Cycle) -> None:
         files.write_task_result(wp, c.number, cs.task_result(c))
     if c.advice:
         files.write_issue(wp, c.advice_slug, c.advice)
+    accepted = c.outcome is Outcome.ACCEPTED and c.after is not None
     if c.book is not None:
-        first = c.book.record(c.after if c.outcome is Outcome.ACCEPTED else None, c.number)
-        if first != c.book.first:
-            write_book_text(wp.book_text, first)
-    if c.outcome is Outcome.ACCEPTED and c.after is not None and c.config.audit.judge_in_loop:
-        lock = read_lock(c.paths.statement_lock)
-        updated = update_lock(lock, c.judged, set(c.altered), c.after, c.number, fingerprints=c.fingerprints,
-                              toolchain=c.kernel.toolchain if c.kernel else None)
-        if updated != lock:
-            write_lock(wp.statement_lock, updated)
+        ledger = c.book.record(c.after if accepted else None)
+        if c.book.migrated or ledger != c.book.read:
+            write_pairing(wp.pairing, ledger)
+        if c.book.migrated:  # its texts are the ledger's now
+            wp.book_text.unlink(missing_ok=True)
+    if c.config.audit.judge_in_loop:
+        read = read_lock(c.paths.statement_lock)
+        lock = c.book.realign(read) if c.book is not None and c.book.migrated else read
+        if accepted and c.after is not None:
+            lock = update_lock(lock, c.judged, set(c.altered), c.after, c.number, fingerprints=c.fingerprints,
+                               toolchain=c.kernel.toolchain if c.kernel else None)
+        if lock != read:
+            write_lock(wp.statement_lock, lock)
+    if accepted and c.config.audit.judge_in_loop:
         for j in c.judged:
             issue = wp.issues / f"{issue_slug(j.entity.id)}.md"
             if j.verdict.score == Score.DIFFERENT:
                 files.write_issue(wp, issue.stem, issue_text(j, c.number))
-            elif j.verdict.score is not None:  # judged faithful or stronger now: the issue is resolved
+            elif settles(j, c.history.records):  # the statements the finding was about, judged faithful now
                 issue.unlink(missing_ok=True)
     if c.desk is not None:
         c.desk.settle(c.census, c.outcome is Outcome.ACCEPTED, c.after)
@@ -637,6 +649,9 @@ def reapply(c: Cycle, new_base: str, conflict: str, *, incremental: bool = False
     c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
     c.number = max(c.number, 1 + max([0, *(r.cycle for r in c.history.records)]))
     c.census = census(tree, c.config.project.lean_roots)
+    if c.config.audit.judge_in_loop:  # the book's text and pairing as the new base has them
+        c.book = Book.at(tree, new_base, c.census, c.config.audit, c.config.project.state_dir, c.number)
+        c.pairing = c.book.pairing(c.census)
     if c.desk is not None:  # the remote's ledger may hold jobs another loop submitted or settled
         jobs_path = c.paths.relative(c.paths.prover_jobs)
         c.desk.rebase(files.parse_model(tree.read(jobs_path), ProverJobs, jobs_path) if jobs_path in tree.files()

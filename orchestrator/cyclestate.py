@@ -26,13 +26,14 @@ from orchestrator import ownership
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
 from orchestrator.deps import Deps
-from orchestrator.facts import Facts, measure
+from orchestrator.facts import Facts, faithful_at, measure
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
 from state import files
 from state.history import GateVerdict, History, HistoryRecord, Outcome, WorkerContext
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
+from state.statement_lock import read_lock
 
 PIVOT_BLOCKERS = 2  # different blockers in the last `[loop] stuck_cap` records that still call for a pivot
 
@@ -188,8 +189,9 @@ def restructuring_of(c: Cycle) -> str | None:
 def facts(c: Cycle) -> Facts:
     """What the cycle measurably did (`orchestrator/facts.py`)."""
     landed = c.outcome is Outcome.ACCEPTED and c.after is not None
+    settled = faithful_at(read_lock(c.paths.statement_lock), c.pairing) if c.judged else set()  # the base's lock
     return measure(c.census, c.after if landed else None, c.judged, c.session.report() if c.session else "",
-                   c.config.gates.file_cap_lines)
+                   c.config.gates.file_cap_lines, settled=settled)
 
 
 def capped(c: Cycle, evaluation: Evaluation) -> Evaluation:

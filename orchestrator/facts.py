@@ -6,10 +6,12 @@ orchestrator measures itself:
 - above 0 only when the change landed and sorries were closed (declarations that held one at the base hold none
   now, nor name a declaration still holding one, and no declaration holds one that did not: a sorry moved or
   two merged into one is no progress), a statement was judged faithful or stronger against the book's trusted
-  text (not against a doc comment the change itself first wrote), a Lean file over the size cap shrank in code
-  lines (blank and comment lines do not count), or a declared decomposition split a sorry into parts (a
-  declared restructuring in which a declaration holding a sorry now holds more of them, or leans on a new
-  declaration holding one);
+  text (not against a doc comment the change itself first wrote) for an entity none of whose declarations was
+  faithful or stronger at the base (a copy of a faithful statement is no progress, however often it is judged),
+  a Lean file over the size cap shrank in code lines (blank and comment lines do not count), or a declared
+  decomposition split a sorry into parts (a declared restructuring in which a declaration holding a sorry uses
+  a new declaration holding one: `split_off`; more sorries inside one proof, which nothing has to use, are not
+  a split);
 - at most 0 when the change did not land, the sorry count rose without such a decomposition, a statement was
   judged DIFFERENT from the book, or a file over the cap grew.
 
@@ -20,15 +22,20 @@ The escalation to the Consultant and the stall alerts count cycles without progr
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from audit.judge import Score
 from audit.loop import Judged
 from gates.census import Census
+from gates.env import Module, user_name
+from gates.environment import lean_names
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
+from gates.probe import canonical
 from gates.size import grown
 from gates.sorry import leaners, restructuring
+from state.statement_lock import StatementLock
 
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 
@@ -39,10 +46,11 @@ GAINS = {
               "holding one, and no declaration holds one that did not (a sorry moved, or two merged into one, is "
               "not closed)",
     "faithful": "a statement was judged faithful or stronger against the book's trusted text (not against a doc "
-                "comment the change itself first wrote)",
+                "comment the change itself first wrote), for a book entity none of whose statements was judged "
+                "faithful or stronger before",
     "shrank": "a Lean file over the size cap shrank in code lines (blank and comment lines do not count)",
-    "decomposed": "a declared decomposition (`RESTRUCTURING:`) split a sorry into parts: more holes in the same "
-                  "declaration, or a new declaration holding one that it uses",
+    "decomposed": "a declared decomposition (`RESTRUCTURING:`) split a sorry into parts: the declaration that "
+                  "held it uses a new declaration holding one (more sorries inside one proof are not a split)",
 }
 """The facts that allow a score above `CEILING`, as the Evaluator is told them (`Facts._gains` measures them)."""
 LOSSES = {
@@ -128,8 +136,10 @@ class Facts:
         return "\n".join([*lines, f"- so {verdict}"])
 
 
-def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int) -> Facts:
-    """The facts of a change: `after` is the census with it when it landed, else None."""
+def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int, *,
+            settled: Collection[str]) -> Facts:
+    """The facts of a change: `after` is the census with it when it landed, else None. `settled`: the book's
+    entities one of whose declarations was faithful or stronger at the base (`faithful_at`)."""
     if after is None:
         return Facts(False, holes(before), holes(before))
     scored = [j for j in judged if j.verdict.score is not None]
@@ -137,7 +147,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
     return Facts(
         True, holes(before), holes(after), closed=done, opened=opened,
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
-                  and not j.entity.fresh],
+                  and not j.entity.fresh and j.entity.id not in settled],
         different=[j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT],
         shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
                 and after.files[p].code_lines < f.code_lines],
@@ -163,19 +173,49 @@ def _named(d: Decl) -> str:
     return d.name or f"{d.kind} at line {d.line}"
 
 
+def faithful_at(lock: StatementLock, pairing: dict[str, str]) -> set[str]:
+    """The book's entities one of whose declarations was faithful or stronger at the base: those the lock holds
+    (the judge's verdicts that still stand), by the entity the lock names and the one the book pairs it with."""
+    return {s.entity for s in lock.statements.values()} | {pairing[n] for n in lock.statements if n in pairing}
+
+
 def decomposed(before: Census, after: Census) -> list[str]:
-    """Declarations holding a sorry at the base whose sorry the change split: into more holes in place (steps
-    of the proof), or into a new declaration holding one that it now names (a lemma)."""
+    """Declarations holding a sorry at the base whose sorry a declared restructuring split off into new
+    declarations holding one, which they use (`split_off`)."""
+    return list(split_off(before, after))
+
+
+def split_off(before: Census, after: Census) -> dict[str, list[str]]:
+    """Each declaration holding a sorry at the base (as the base has it) → the new declarations holding one that
+    it uses now: the parts its sorry was split into. A new hole counts only when the declaration it was split
+    from uses it; a sorry added inside a proof never does by itself (`have _ : True := sorry` is used by
+    nothing), so more holes in place are no split."""
     old_keys = {d.key for _, d in before.decls()}
-    new_holding = {d.name for _, d in after.decls() if d.name and d.holes and d.key not in old_keys}
-    short = {n.rsplit(".", 1)[-1]: n for n in new_holding}
-    now = {d.key: d for _, d in after.decls()}
-    out = []
-    for _, old in before.decls():
-        new = now.get(old.key)
-        if not old.holes or new is None:
-            continue
-        named = {n for n in _NAMES.findall(new.body_code) if n in new_holding or n in short}
-        if new.holes > old.holes or named:
-            out.append(old.name or f"{old.kind} at line {old.line}")
+    new_holding = {d.name for path, d in after.decls() if d.name and after.holds(path, d) and d.key not in old_keys}
+    now = {d.key: (path, d) for path, d in after.decls()}
+    out: dict[str, list[str]] = {}
+    for path, old in before.decls():
+        found = now.get(old.key)
+        if found is not None and before.holds(path, old) and (
+                parts := sorted(uses(found[1], new_holding, after.lean.get(found[0])))):
+            out[_named(old)] = parts
     return out
+
+
+def uses(decl: Decl, names: set[str], module: Module | None = None) -> set[str]:
+    """Which of `names` (full names) the value of `decl` uses: where Lean listed its file (`module`), the
+    constants its value uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text:
+    a name its proof writes, a short name standing for every one of `names` it ends."""
+    lean = lean_names(module).get(canonical(decl.name)) if module is not None and decl.name else None
+    if module is not None and lean is not None:
+        mine = [c for n, c in module.consts.items() if module.owner(n) == lean]
+        used = {user_name(u, module.homes.get(u, "")) for c in mine for u in c.value_uses}
+        return {n for n in names if canonical(n) in {canonical(u) for u in used}}
+    short: dict[str, set[str]] = {}
+    for n in names:
+        short.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
+    found: set[str] = set()
+    for token in _NAMES.findall(decl.body_code):
+        token = token.removeprefix("_root_.")
+        found |= {n for n in short.get(token.rsplit(".", 1)[-1], set()) if n == token or n.endswith("." + token)}
+    return found

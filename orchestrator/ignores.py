@@ -13,7 +13,7 @@ from state.paths import StatePaths
 # that re-includes it.
 _COMMITTED = {"cycle": "cycle", "strategy.md": "strategy.md", "history.jsonl": "history.jsonl",
               "attempts.md": "attempts.md", "statement_lock.json": "statement_lock.json",
-              "book_text.json": "book_text.json", "prover_jobs.json": "prover_jobs.json", "issues/x.md": "issues/*.md",
+              "pairing.json": "pairing.json", "prover_jobs.json": "prover_jobs.json", "issues/x.md": "issues/*.md",
               "task_results/cycle_001.md": "task_results/*.md", "prover_results/x/X.lean": "prover_results/*/*.lean",
               "sweeps/x.md": "sweeps/*.md", "audit/latest.json": "audit/latest.*"}
 

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import structlog
 
-from audit.book import Book
 from gates.base import GateResult
 from gates.probe import RUNS
 from orchestrator import cycle
 from orchestrator.cyclestate import Cycle
-from orchestrator.git import GitTree
 from orchestrator.liveness import Beat
-from state.book_text import read_book_text
 from state.history import Outcome
 
 log = structlog.get_logger()
@@ -55,8 +52,6 @@ def requeue(c: Cycle, head: str, landed: list[str]) -> None:
                             incremental=True)
     c.entry = c.entry.model_copy(update={"base": head})
     c.journal.write(c.entry)
-    if c.book is not None:  # the book's text as first landed, with what the earlier items landed
-        c.book = Book.at(GitTree(c.git, head), head, c.census, c.config.audit, read_book_text(c.paths.book_text))
     if not passed:
         return
     if applied:

@@ -62,8 +62,14 @@ class StatePaths:
         return self.root / "statement_lock.json"
 
     @property
+    def pairing(self) -> Path:
+        """The pairing ledger: which declarations formalize an entity known from a doc comment, and its text
+        (`pairing.py`)."""
+        return self.root / "pairing.json"
+
+    @property
     def book_text(self) -> Path:
-        """The first text of statements known only from their doc comments (`book_text.py`)."""
+        """Version 0 of the ledger's texts, read once to write `pairing` (`pairing.migrate`)."""
         return self.root / "book_text.json"
 
     @property

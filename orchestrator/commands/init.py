@@ -8,7 +8,10 @@ from pathlib import Path
 import click
 
 from agents.config import BudgetConfig
+from audit.book import Book
+from gates.census import census
 from gates.probe import RUNS
+from gates.tree import DirTree
 from orchestrator import config as configuration
 from orchestrator import ignores
 from orchestrator.config import CONFIG_FILE, Config, ParallelConfig, ProjectConfig, load_config, render_config
@@ -16,6 +19,7 @@ from orchestrator.git import Git
 from orchestrator.repo import LeanProject, detect_lean_project, find_repo, lake_projects
 from state.atomic import write_atomic
 from state.errors import UsageError
+from state.pairing import Pairing, render
 from state.paths import StatePaths
 
 WORKFLOW = ".github/workflows/autoformalize.yml"
@@ -65,6 +69,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
     }
     if github:
         files[WORKFLOW] = workflow(config)
+    if config.audit.judge_in_loop and not paths.pairing.exists() and (ledger := first_pairing(repo, config)):
+        files[paths.relative(paths.pairing)] = render(ledger)
     written, skipped = [], []
     for rel, content in files.items():
         target = repo / rel
@@ -118,6 +124,17 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         click.echo(f"GitHub Actions: add the repository secret ANTHROPIC_API_KEY; {WORKFLOW} runs {runs} on "
                    f"the schedule \"{config.github.schedule}\" and on demand (Actions → autoformalize → Run workflow).")
     return 0
+
+
+def first_pairing(repo: Path, config: Config) -> Pairing | None:
+    """The pairing ledger of the doc comments the tree holds now, a person's (no cycle has run), or None when it
+    holds none, or the older files the first cycle migrates (`state/pairing.py`)."""
+    if config.state(repo).book_text.exists():
+        return None
+    tree = DirTree(repo)
+    book = Book.at(tree, "init", census(tree, config.project.lean_roots), config.audit, config.project.state_dir, 0)
+    ledger = book.record(None)
+    return ledger if ledger.entities else None
 
 
 def choose_project(repo: Path, wanted: Path | None) -> LeanProject:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from audit.entities import Entity
-from audit.loop import Judged, issue_slug, update_lock
+from audit.loop import Judged, issue_slug, restatements, settles, update_lock
 from gates.census import census
+from gates.integrity import VANISHED
 from gates.meaning import changed_meanings
 from gates.tree import MemTree
-from state.history import Faithfulness
+from state.history import Faithfulness, HistoryRecord, Outcome
 from state.statement_lock import Locked, StatementLock
 
 BEFORE = b"namespace Book\ntheorem a : True := trivial\ntheorem b : 1 = 1 := rfl\ntheorem c : 2 = 2 := rfl\nend Book\n"
@@ -46,3 +47,32 @@ def test_a_restated_statement_the_judge_could_not_read_is_unlocked() -> None:
 def test_issue_slugs_are_plain_file_names() -> None:
     assert issue_slug("thm:2.1") == "unfaithful-thm-2.1"
     assert issue_slug("Théorème 3") == "unfaithful-th-or-me-3"
+
+
+def verdict(entity: str, names: list[str], score: int | None) -> Judged:
+    return Judged(Entity(id=entity, kind="theorem", name=entity, nl=""), "",
+                  Faithfulness(entity=entity, declarations=names, score=score), {})
+
+
+def test_a_removed_statement_lands_on_the_verdict_about_what_its_entity_pairs_with_now() -> None:
+    moved = {"Book.a": VANISHED}
+    assert restatements([verdict("e", ["Book.b"], 3)], moved, {"Book.a": "e"}).passed  # moved to Book.b
+    assert not restatements([verdict("e", ["Book.b"], 1)], moved, {"Book.a": "e"}).passed
+    assert not restatements([verdict("e", [], None)], moved, {"Book.a": "e"}).passed  # nothing left to read
+    assert not restatements([], moved, {"Book.a": "e"}).passed
+    both = {"Book.a": VANISHED, "Book.c": "changed"}  # another statement of it changed: no newcomer rides along
+    assert not restatements([verdict("e", ["Book.b", "Book.c"], 3)], both, {"Book.a": "e", "Book.c": "e"}).passed
+
+
+def record(cycle: int, outcome: Outcome, names: list[str], score: int) -> HistoryRecord:
+    return HistoryRecord(cycle=cycle, outcome=outcome, pre_sorry_count=0, post_sorry_count=0, progress_score=0,
+                         faithfulness=[Faithfulness(entity="e", declarations=names, score=score)])
+
+
+def test_a_finding_is_settled_only_by_a_verdict_about_the_statements_it_found_different() -> None:
+    history = [record(1, Outcome.ACCEPTED, ["Book.a"], 1), record(2, Outcome.REJECTED, ["Book.b"], 1)]
+    assert settles(verdict("e", ["Book.a", "Book.b"], 3), history)
+    assert settles(verdict("e", ["Book.a"], 2), history)
+    assert not settles(verdict("e", ["Book.b"], 3), history)  # the pairing moved: no verdict on Book.a
+    assert not settles(verdict("e", ["Book.a"], 1), history)
+    assert not settles(verdict("e", ["Book.a"], 3), [])  # no finding on record: a person's to close

@@ -8,8 +8,9 @@ from audit.entities import Entity
 from audit.loop import Judged
 from gates.census import census
 from gates.tree import MemTree
-from orchestrator.facts import Facts, decomposed, measure
+from orchestrator.facts import Facts, decomposed, faithful_at, measure
 from state.history import Faithfulness
+from state.statement_lock import Locked, StatementLock
 
 A = "namespace Book\n\ntheorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n\nend Book\n"
 STEPS = A.replace("  sorry", "  have h1 : n = n := sorry\n  have h2 : n + 0 = n := sorry\n  exact h2")
@@ -22,23 +23,34 @@ def tree(text: str) -> MemTree:
     return MemTree({"Book/A.lean": text.encode()})
 
 
-@pytest.mark.parametrize(("after", "split"), [(STEPS, ["Book.hard"]), (LEMMA, ["Book.hard"]), (PADDED, [])])
-def test_a_decomposition_splits_an_existing_sorry_padding_does_not(after: str, split: list[str]) -> None:
+PAD_IN_PLACE = A.replace("  sorry", "  have _ : True := sorry\n  sorry")
+UNUSED_LEMMA = A.replace("  sorry", "  have _ : True := trivial\n  sorry").replace(
+    "theorem hard", "theorem step : True := by\n  sorry\n\ntheorem hard")
+
+
+@pytest.mark.parametrize(("after", "split"), [(LEMMA, ["Book.hard"]), (STEPS, []), (PAD_IN_PLACE, []),
+                                              (PADDED, []), (UNUSED_LEMMA, [])],
+                         ids=["lemma-used", "steps-in-place", "padded-in-place", "padded", "lemma-unused"])
+def test_a_decomposition_is_a_new_hole_the_split_declaration_uses(after: str, split: list[str]) -> None:
     assert decomposed(census(tree(A), ["Book"]), census(tree(after), ["Book"])) == split
 
 
 def test_the_score_is_capped_by_the_facts_whatever_the_evaluator_says() -> None:
     before = census(tree(A), ["Book"])
     declared = "RESTRUCTURING: hard in two steps"
-    padded = measure(before, census(tree(PADDED), ["Book"]), [], declared, 6000)
+    padded = measure(before, census(tree(PADDED), ["Book"]), [], declared, 6000, settled=())
     assert not padded.progress and padded.cap(2) == 0 and padded.cap(-1) == -1
     assert "sorries rose 1 → 2 without a decomposition" in padded.render()
-    steps = measure(before, census(tree(STEPS), ["Book"]), [], declared, 6000)
-    assert steps.progress and steps.cap(2) == 2
-    assert not measure(before, census(tree(STEPS), ["Book"]), [], "> " + declared, 6000).progress  # undeclared
-    closed = measure(before, census(tree(A.replace("sorry", "simp")), ["Book"]), [], "", 6000)
+    for text in (PAD_IN_PLACE, STEPS):  # nothing has to use a hole added inside the proof
+        assert not measure(before, census(tree(text), ["Book"]), [], declared, 6000, settled=()).progress
+    lemma = LEMMA.replace("theorem hard", "theorem step2 (n : ℕ) : n = n := by\n  sorry\n\ntheorem hard").replace(
+        ":= step n\n", ":= (step2 n) ▸ step n\n")
+    split = measure(before, census(tree(lemma), ["Book"]), [], declared, 6000, settled=())
+    assert split.progress and split.cap(2) == 2 and split.decomposed == ["Book.hard"]
+    assert not measure(before, census(tree(lemma), ["Book"]), [], "> " + declared, 6000, settled=()).progress
+    closed = measure(before, census(tree(A.replace("sorry", "simp")), ["Book"]), [], "", 6000, settled=())
     assert closed.gains() == ["sorries closed in Book.hard (sorries and admits 1 → 0)"] and closed.cap(1) == 1
-    assert not measure(before, None, [], "", 6000).progress  # did not land
+    assert not measure(before, None, [], "", 6000, settled=()).progress  # did not land
     assert Facts(True, 3, 2, different=["thm:1"]).cap(2) == 0  # a DIFFERENT verdict outweighs a closed sorry
 
 
@@ -49,14 +61,14 @@ MOVED = OTHER.replace(":= by\n  sorry\n\nend", ":= by\n  exact other n\n\nend")
 
 @pytest.mark.parametrize(("base", "after"), [(TWO, A), (OTHER, MOVED)], ids=["merged", "moved"])
 def test_a_sorry_merged_or_moved_is_no_progress(base: str, after: str) -> None:
-    facts = measure(census(tree(base), ["Book"]), census(tree(after), ["Book"]), [], "", 6000)
+    facts = measure(census(tree(base), ["Book"]), census(tree(after), ["Book"]), [], "", 6000, settled=())
     assert not facts.progress and facts.cap(2) == 0
 
 
 def test_sorries_fell_names_the_declarations_it_closed() -> None:
     two = "namespace Book\n\ntheorem a : True := by\n  sorry\n\ntheorem b : True := by\n  sorry\n\nend Book\n"
     facts = measure(census(tree(two), ["Book"]), census(tree(two.replace("  sorry", "  trivial", 1)), ["Book"]),
-                    [], "", 6000)
+                    [], "", 6000, settled=())
     assert facts.gains() == ["sorries closed in Book.a (sorries and admits 2 → 1)"] and facts.progress
 
 
@@ -70,10 +82,19 @@ def test_a_faithful_verdict_counts_only_against_the_books_trusted_text() -> None
     base = census(tree(A), ["Book"])
     after = census(tree(A.replace("theorem hard", "/-- Theorem 2.1 n + 0 = n. -/\ntheorem hard")), ["Book"])
     own = measure(base, after, [judged(3, "the doc comment of Book.hard, first written by this change", True)], "",
-                  6000)
+                  6000, settled=())
     assert not own.progress and own.faithful == []
-    book = measure(base, after, [judged(3, "blueprint/src/ch2.tex:4 at abc", False)], "", 6000)
+    book = measure(base, after, [judged(3, "blueprint/src/ch2.tex:4 at abc", False)], "", 6000, settled=())
     assert book.progress and book.faithful == ["thm:2.1"]
+
+
+def test_a_faithful_verdict_counts_only_for_an_entity_not_faithful_at_the_base() -> None:
+    base = census(tree(A), ["Book"])
+    after = census(tree(A.replace("  sorry", "  simp")), ["Book"])
+    copy = measure(base, after, [judged(3, "blueprint/src/ch2.tex:4 at abc", False)], "", 6000, settled={"thm:2.1"})
+    assert copy.faithful == [] and "judged faithful" not in " ".join(copy.gains())
+    lock = StatementLock(statements={"Book.old": Locked(hash="h", entity="thm:9", score=2, cycle=1)})
+    assert faithful_at(lock, {"Book.old": "thm:2.1"}) == {"thm:2.1", "thm:9"}  # the pairing's id, and the lock's
 
 
 def test_an_oversized_file_shrinks_by_its_code_not_by_blank_lines_or_comments() -> None:
@@ -82,8 +103,8 @@ def test_an_oversized_file_shrinks_by_its_code_not_by_blank_lines_or_comments() 
     cap = 50
     assert census(tree(big), ["Book"]).files["Book/A.lean"].lines > cap
     squeezed = measure(census(tree(big), ["Book"]), census(tree(big.replace("\n\n", "\n").replace(
-        "-- note", "")), ["Book"]), [], "", cap)
+        "-- note", "")), ["Book"]), [], "", cap, settled=())
     assert not squeezed.progress and squeezed.shrank == []
     split = measure(census(tree(big), ["Book"]), census(tree(big.replace("theorem t29 : True := trivial\n", "")),
-                                                         ["Book"]), [], "", cap)
+                                                         ["Book"]), [], "", cap, settled=())
     assert split.progress and split.shrank == ["Book/A.lean"]

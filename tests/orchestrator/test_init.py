@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 from orchestrator.cli import main
 from orchestrator.config import Config, load_config
-from tests.conftest import git, write
+from tests.conftest import BASIC, git, write
 
 
 def test_init_writes_config_state_rules_and_ignores(make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]
@@ -38,6 +39,21 @@ def test_init_writes_config_state_rules_and_ignores(make_repo: Callable[..., Pat
     assert ".prover-state/heartbeat.json" in ignore and ".prover-state/run.lock" in ignore
     git(repo, "add", "-A")  # everything init wrote can be committed; the ignored files are not there yet
     assert "heartbeat" not in git(repo, "status", "--porcelain")
+
+
+def test_init_records_the_numbered_doc_comments_it_finds_as_a_persons_pairing(
+        make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+    one = "namespace Book\n\n/-- Theorem 1.1 One is one. -/\ntheorem one : 1 = 1 := rfl\n\nend Book\n"
+    repo = make_repo({"Book/One.lean": one})
+    assert main(["init", str(repo)]) == 0
+    assert "wrote    .prover-state/pairing.json" in capsys.readouterr().out
+    entities = json.loads((repo / ".prover-state/pairing.json").read_text())["entities"]
+    assert sorted(entities) == ["def:1.1", "thm:1.1"]  # Book/Basic.lean's Definition 1.1 too
+    entry = entities["thm:1.1"]
+    assert (entry["nl"], entry["by"], entry["source"]) == ("One is one.", "person", "Book/One.lean:3 at init")
+    assert entry["declarations"] == {"Book.one": {"by": "person", "cycle": 0}}
+    bare = make_repo({"Book/Basic.lean": BASIC.replace("/-- Definition 1.1 -/\n", "")}, name="bare")
+    assert main(["init", str(bare)]) == 0 and not (bare / ".prover-state/pairing.json").exists()
 
 
 def test_init_never_overwrites_and_says_what_it_kept(make_repo: Callable[..., Path],
