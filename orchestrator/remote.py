@@ -8,8 +8,10 @@ runs the item's `cycle.work` there, exactly as a local item does (its sandbox, i
 from that environment's keys, its gates and repair rounds), and returns the change as a binary patch against the
 base with the session's record. It never commits to the branch and never pushes: the clone is deleted.
 
-The coordinator trusts none of it: `adopt` applies the patch in the item's own working copy and runs every gate
-there again; a patch that does not apply, or a job that failed, rejects that item alone, with the reason.
+The coordinator trusts none of it: `adopt` refuses a patch that would write what no gate reads (`patchcheck`),
+records the working copy's build outputs as a local session's are (`buildoutputs`), applies the patch in the
+item's own working copy and runs every gate there again; a patch that is refused or does not apply, or a job that
+failed, rejects that item alone, with the reason.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from agents.tools import Tally
 from agents.worker import Context, Round
 from gates.base import GateResult
 from gates.census import census
-from orchestrator import cycle, kernelcheck, workcopy
+from orchestrator import buildoutputs, cycle, kernelcheck, patchcheck, workcopy
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.cyclestate import Cycle, Options, RoundItem
@@ -241,17 +243,36 @@ def adopt(ic: Cycle, result: Result) -> None:
     ic.work.clean()
     try:
         kernelcheck.fingerprints(ic, builds=ic.build is not None and ic.build.ok)
-        if result.patch.strip():
-            ic.work.apply(result.patch)
+        # As around a local session: whatever reaches `.lake` from here is undone before the gates compile, and
+        # after them unless the change lands.
+        buildoutputs.take(ic.work.root, ic.config.project.lake_dir)
+        refused = _apply(ic.work, ic.base, result.patch)
     except InfraError as e:
         ic.work.reset_hard(ic.base)
         ic.work.clean()
         reject(ic, f"the Worker's patch from the job does not apply at the round's base: {str(e)[:500]}")
         return
+    if refused:
+        ic.work.reset_hard(ic.base)
+        ic.work.clean()
+        reject(ic, f"the Worker's patch from the job writes what no gate may let land: {'; '.join(refused[:20])}"
+                   f"{f' and {len(refused) - 20} more' if len(refused) > 20 else ''}; none of it is kept")
+        return
     if not cycle.gate(ic):
         ic.outcome = Outcome.REJECTED
     if ic.work.dirty():
         ic.worker_commit = ic.work.commit_all(f"autoformalize: worker changes of cycle {ic.number} (scratch)")
+
+
+def _apply(work: Git, base: str, patch: bytes) -> list[str]:
+    """`patch` applied in `work` at `base` unless `patchcheck` refuses it; what it refused (empty: applied)."""
+    if not patch.strip():
+        return []
+    refused = patchcheck.refusals(work, base, patch)
+    if refused:
+        return refused
+    work.apply(patch)
+    return patchcheck.refusals(work, base, patch)  # by the ignore rules the patch itself wrote
 
 
 def reject(ic: Cycle, reason: str) -> None:
