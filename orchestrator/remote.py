@@ -8,6 +8,10 @@ runs the item's `cycle.work` there, exactly as a local item does (its sandbox, i
 from that environment's keys, its gates and repair rounds), and returns the change as a binary patch against the
 base with the session's record. It never commits to the branch and never pushes: the clone is deleted.
 
+The job's process writes its result as files (`work`: the patch and the session's record as JSON), whatever engine
+ran it, and the coordinator reads them as data of a fixed shape and bounded size (`load_result`): never a pickle,
+which would run whatever code the machine that wrote it chose.
+
 The coordinator trusts none of it: `adopt` refuses a patch that would write what no gate reads (`patchcheck`),
 records the working copy's build outputs as a local session's are (`buildoutputs`), applies the patch in the
 item's own working copy and runs every gate there again; a patch that is refused or does not apply, or a job that
@@ -107,9 +111,10 @@ class Result:
     base: str = ""
 
 
-# Jobs and results as files, for engines whose jobs reach the coordinator through files (GitHub Actions' artifacts).
-# Plain JSON, never pickle: a result comes from a machine that ran Worker-written code, so it is read as data of a
-# fixed shape and bounded size, and everything it carries is gated again.
+# Jobs and results as files: every remote engine's jobs hand their results to the coordinator so (a submitit job's
+# folder, GitHub Actions' artifacts). Plain JSON, never pickle: a result comes from a machine that ran
+# Worker-written code, so it is read as data of a fixed shape and bounded size, and everything it carries is gated
+# again.
 JOB_ADAPTER = TypeAdapter(Job)
 RESULT_ADAPTER = TypeAdapter(Result)
 RESULT = "result.json"
@@ -227,6 +232,18 @@ def run(j: Job) -> Result:
         if work is not None:
             shutil.rmtree(work.root.parent, ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def work(j: Job, out: Path) -> Result:
+    """In the job's process: `run`, and its result written into the folder `out` whatever became of it (a job that
+    failed says why in its item's record)."""
+    try:
+        result = run(j)
+    except Exception as e:  # the item's record then says why, where a missing result could not
+        result = Result(b"", None, outcome=Outcome.ERROR, error=f"the item's job failed: {e}", infra=True,
+                        item=j.item, base=j.base)
+    save_result(out, result)
+    return result
 
 
 def adopt(ic: Cycle, result: Result) -> None:
