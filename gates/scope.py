@@ -4,7 +4,9 @@ strategy.md declares it in a `## Scope` section of bullets, each a path or
 glob relative to the repository root: `*` stays within a directory, `**`
 crosses them, a trailing `/` means everything below. No changed path may hold a
 newline or another unprintable character, in the Scope or not: a path is shown
-wherever its file is named, and such a one would pass for several lines.
+wherever its file is named, and such a one would pass for several lines. No
+symlink in the tree may lead outside it, changed or not: the other gates cannot
+read through one, yet `git add -A` commits it and every checkout follows it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from functools import lru_cache
 
 from gates import issues
 from gates.base import GateInput, GateResult
+from gates.tree import leaving
 
 NAME = "scope"
 
@@ -122,12 +125,17 @@ def check(inp: GateInput) -> GateResult:
     notes = [c for c in inp.changes if issues.slug_of(c.path, inp.state_dir) is not None]  # the Worker's own
     outside = [c for c in inp.changes if c not in notes and c not in unprintable and not in_scope(c.path, inp.scope)]
     owned = issues.problems(notes, inp.changed, inp.state_dir, inp.gates)
-    if unprintable or outside or owned:
+    links = leaving(inp.changed)
+    if unprintable or outside or owned or links:
         listed = ", ".join(f"{issues.shown(c.path)} ({c.kind})" for c in outside[:20])
         more = f" and {len(outside) - 20} more" if len(outside) > 20 else ""
         out = [f"changed outside the Scope: {listed}{more}; the Scope is {', '.join(inp.scope)} (Lean files, and "
                "other files only where an entry names them)"] if outside else []
         bad = [f"{', '.join(f'{issues.shown(c.path)} ({c.kind})' for c in unprintable[:20])}: a path with a newline "
                "or another unprintable character may not change"] if unprintable else []
-        return GateResult(NAME, False, "; ".join(bad + out + owned))
+        rest = f" and {len(links) - 20} more" if len(links) > 20 else ""
+        left = [f"{', '.join(issues.shown(p) for p in links[:20])}{rest}: symlink(s) leading outside the tree, "
+                "which no gate reads through and every checkout would follow; remove them (a link may point only "
+                "inside the repository)"] if links else []
+        return GateResult(NAME, False, "; ".join(left + bad + out + owned))
     return GateResult(NAME, True, f"{len(inp.changes)} changed path(s), all within the Scope")

@@ -9,6 +9,10 @@ cannot be lifted from inside. Denied, with EPERM:
   otherwise readable from inside, as the keyring is not namespaced;
 - `perf_event_open`, `bpf`, `userfaultfd`: kernel interfaces no compiler
   needs and exploits often do (Flatpak and Docker refuse them too);
+- io_uring (`io_uring_setup`, `io_uring_enter`, `io_uring_register`): its
+  operations run in kernel workers that no seccomp filter sees, it has been a
+  steady source of kernel exploits, and nothing Lean runs uses it (Docker's
+  default profile refuses it too);
 - a new user namespace (`unshare` or `clone` with CLONE_NEWUSER): one gives
   its creator every capability over the namespaces it then makes. `clone3`
   passes its flags in memory a filter cannot read, so it answers ENOSYS, and
@@ -39,12 +43,15 @@ _NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (little-endian: t
 _CLONE_NEWUSER = 0x10000000
 _X32 = 0x40000000
 
+# Calls added since Linux 5.1 have one number on every architecture (arch/x86/entry/syscalls/syscall_64.tbl,
+# include/uapi/asm-generic/unistd.h).
+IO_URING = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
 ARCHES = {
     # machine: (AUDIT_ARCH_*, denied calls, (unshare, clone), clone3)
     "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "perf_event_open": 298, "bpf": 321,
-                            "userfaultfd": 323}, (272, 56), 435),
+                            "userfaultfd": 323, **IO_URING}, (272, 56), 435),
     "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "perf_event_open": 241, "bpf": 280,
-                             "userfaultfd": 282}, (97, 220), 435),
+                             "userfaultfd": 282, **IO_URING}, (97, 220), 435),
 }
 ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 

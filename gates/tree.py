@@ -12,6 +12,12 @@ what `git add -A` leaves staged whatever the working copy says. Outside git
 nothing says what would be committed, so every folder is read but git's own and
 Lake's (`.lake`, `lake-packages`: dependency checkouts and build outputs, never
 sources). Git failing for any other reason is an error, never a silent walk.
+
+A symlink whose target lies outside the tree is not read through (its target is
+no file of the tree) but is never forgotten either: `git add -A` would commit it
+as a link, and a checkout elsewhere would follow it (`lakefile.lean ->
+~/.ssh/id_rsa`). `DirTree.leaving` names every such link, and the scope gate
+refuses a tree that holds one.
 """
 
 from __future__ import annotations
@@ -50,17 +56,25 @@ class OutsideTree(OSError):
 
 @dataclass
 class DirTree:
-    """A directory on disk. Symlinks that leave it are skipped and reported."""
+    """A directory on disk. Symlinks that leave it are not listed, but reported (`skipped`) and named (`leaving`)."""
 
     root: Path
     skipped: list[str] = field(default_factory=list)
     staged: frozenset[str] = frozenset()  # flagged entries, read from git's index
+    _leaving: list[str] = field(default_factory=list, init=False, repr=False)  # found by the last `files`
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
 
+    def leaving(self) -> list[str]:
+        """The symlinks `git add -A` would commit (outside git: every one but in `NOT_SOURCES`) whose target lies
+        outside the tree, to a file or a folder, directly or through other links; sorted, as the tree is now."""
+        self.files()
+        return sorted(self._leaving)
+
     def files(self) -> list[str]:
         self.skipped.clear()
+        self._leaving.clear()
         listing = committable(self.root)
         if listing is None:
             return self._walk()
@@ -78,7 +92,7 @@ class DirTree:
                 continue
             if stat.S_ISLNK(mode):
                 if not self._inside(path):
-                    self.skipped.append(f"{rel}: symlink to outside the tree skipped")
+                    self._left(rel, f"{rel}: symlink to outside the tree skipped")
                     continue
                 if path.is_dir():
                     self.skipped.append(f"{rel}: symlinked directory not followed")
@@ -100,16 +114,22 @@ class DirTree:
                     continue
                 if (base / name).is_symlink():
                     self.skipped.append(f"{prefix}{name}: symlinked directory not followed")
+                    if not self._inside(base / name):
+                        self._leaving.append(prefix + name)
                     continue
                 keep.append(name)
             dirnames[:] = keep
             for name in filenames:
                 path = base / name
                 if path.is_symlink() and not self._inside(path):
-                    self.skipped.append(f"{prefix}{name}: symlink to outside the tree skipped")
+                    self._left(prefix + name, f"{prefix}{name}: symlink to outside the tree skipped")
                     continue
                 out.append(prefix + name)
         return sorted(out)
+
+    def _left(self, rel: str, note: str) -> None:
+        self.skipped.append(note)
+        self._leaving.append(rel)
 
     def read(self, path: str) -> bytes:
         if path in self.staged:
@@ -187,6 +207,12 @@ def _outside(done: process.Completed) -> bool:
 
 def _status(done: process.Completed) -> str:
     return "timed out" if done.timed_out else f"exit {done.exit_code}"
+
+
+def leaving(tree: Tree) -> list[str]:
+    """The symlinks of `tree` whose target lies outside it. Only a tree on disk has links to follow: a commit holds
+    a link as the text of its target (and every commit a cycle makes was a tree on disk this named first)."""
+    return tree.leaving() if isinstance(tree, DirTree) else []
 
 
 @dataclass

@@ -104,13 +104,7 @@ def work(repo: Path | None, folder: Path, k: int, out: Path) -> remote.Result:
         packages = repo / load_config(repo).project.lake_dir / ".lake" / "packages"
         if packages.is_dir():
             job = replace(job, packages=str(packages.resolve()))
-    try:
-        result = remote.run(job)
-    except Exception as e:  # the item's record then says why, where a missing result could not
-        result = remote.Result(b"", None, outcome=Outcome.ERROR, error=f"the item's job failed: {e}", infra=True,
-                               item=job.item, base=job.base)
-    remote.save_result(out, result)
-    return result
+    return remote.work(job, out)
 
 
 def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path, results: Path,
@@ -139,7 +133,7 @@ def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path,
             return cycle.conclude(c, beat)
         items = parallel.split(c)
         parallel.prefetch(c, items)
-        engine = Artifacts(results, planned)
+        engine = Artifacts(results)
         tickets: dict[str, str] = {}
         for k, ic in enumerate(items):
             assert ic.item is not None
@@ -151,7 +145,7 @@ def land(repo: Path, config: Config, deps: Deps, options: Options, folder: Path,
                 continue
             ic.item = replace(ic.item, engine=engine.name)
             tickets[ic.item.name] = str(k)
-        parallel.gather(items, tickets, c, beat, engine)
+        parallel.gather(items, tickets, c, beat, engine, planned.base)
         return parallel.finish(items, beat)
 
 
@@ -173,20 +167,18 @@ class Artifacts:
 
     name = NAME
 
-    def __init__(self, results: Path, planned: Planned) -> None:
+    def __init__(self, results: Path) -> None:
         self.results = results
-        self.planned = planned
 
     def poll(self, ticket: str) -> bool:
         return True
 
-    def collect(self, ticket: str) -> remote.Result:
-        k = int(ticket)
-        folder = self.results / RESULT.format(k=k)
+    def collect(self, ticket: str) -> Path:
+        folder = self.results / RESULT.format(k=int(ticket))
         if not folder.is_dir() or folder.is_symlink():
             raise ValueError(f"no artifact {folder.name} reached the land job: the item's job failed or was cancelled "
                              "before it uploaded one, or fetching the results failed (see those steps' logs)")
-        return remote.load_result(folder, self.planned.items[k], self.planned.base)
+        return folder
 
     def close(self) -> None:
         return None

@@ -8,7 +8,8 @@ an imported module's `.olean` (or `.lake/lakefile.olean`) keeping Lake's trace
 valid: the build gate would then compile the change against it, and a false
 proof would land. So:
 
-- `take`, before the session: every file and link under `.lake` but
+- `take`, before the session (for a round item worked elsewhere, before its
+  patch is applied here, `remote.adopt`): every file and link under `.lake` but
   `packages` (the shared dependencies, a link restored before and after every
   run) is recorded as (inode, ctime, size). ctime cannot be set from user
   space, and writing, renaming, linking or replacing a file changes it (or

@@ -119,8 +119,8 @@ class SubmititConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     folder: str = ".cache/autoformalize/submitit"
-    """Where submitit keeps each job's pickles and logs (relative: to the home directory); on a cluster, a folder
-    every node can read and write."""
+    """Where submitit keeps each job's files and logs, and each job writes its result (relative: to the home
+    directory); on a cluster, a folder every node can read and write."""
     cluster: Literal["slurm", "local"] = "slurm"
     """"slurm" submits each item as a SLURM job; "local" runs it in a subprocess of this machine."""
     partition: str | None = None

@@ -4,13 +4,18 @@ The coordinator keeps everything that lands: the merge queue re-runs the gates o
 it commits and pushes; an engine never does. `LocalEngine` runs items on threads of this process (the work is
 model calls and compiles, both waiting on other processes), bounded by `[parallel] workers`; its result is the
 item's cycle, worked in place. `SubmititEngine` (`remote = True`) runs each item as a job of its own through
-submitit (SLURM, or subprocesses here): its job is `remote.run` on a `remote.Job`, and its result a
-`remote.Result` the coordinator applies and gates again.
+submitit (SLURM, or subprocesses here): its job is `remote.work` on a `remote.Job`, which writes the result as
+files into a folder of its own, and its result is that folder, which the coordinator reads as bounded data
+(`remote.load_result`), then applies and gates again. What the job's function returns is dropped in the job:
+submitit would pickle it, and loading a pickle runs whatever code its writer chose.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -21,6 +26,8 @@ from orchestrator.config import SubmititConfig
 from state.errors import UsageError
 
 T = TypeVar("T")
+POLL_S = 0.5  # between looks at a job that was collected before it ended
+LOG_TAIL = 4000  # bytes of a job's log that say why it wrote no result
 T_co = TypeVar("T_co", covariant=True)
 
 
@@ -41,10 +48,12 @@ class Results(Protocol[T_co]):
     def close(self) -> None: ...
 
 
-class Engine(Results[T], Protocol[T]):
-    remote: bool  # its jobs run in another process: picklable, each `remote.run` of a `remote.Job`
+class Engine(Results[T_co], Protocol[T_co]):
+    # Whether its jobs run in another process: then each is `remote.work` of a `remote.Job` (picklable), called
+    # with the folder to write its result into, and its result is that folder.
+    remote: bool
 
-    def submit(self, item: str, job: Callable[[], T]) -> str:
+    def submit(self, item: str, job: Callable[..., Any]) -> str:
         """Start working `item`; a ticket to poll and collect it by."""
         ...
 
@@ -72,7 +81,7 @@ class LocalEngine(Generic[T]):
         self._pool.shutdown(wait=True)
 
 
-class SubmititEngine(Generic[T]):
+class SubmititEngine:
     """Each item a job of submitit's `AutoExecutor`: a SLURM job (`cluster = "slurm"`), or a subprocess here."""
 
     name = "submitit"
@@ -85,8 +94,8 @@ class SubmititEngine(Generic[T]):
             raise UsageError('[parallel] engine = "submitit" needs submitit: pip install '
                              "'autoformalize[submitit]'") from None
         folder = Path(cfg.folder).expanduser()
-        folder = folder if folder.is_absolute() else Path.home() / folder
-        self._executor = submitit.AutoExecutor(folder=folder / "%j", cluster=cfg.cluster)
+        self._folder = folder if folder.is_absolute() else Path.home() / folder
+        self._executor = submitit.AutoExecutor(folder=self._folder / "%j", cluster=cfg.cluster)
         params: dict[str, Any] = {"name": "autoformalize-item", "timeout_min": cfg.time_min,
                                   "cpus_per_task": cfg.cpus, "mem_gb": cfg.mem_gb}
         if cfg.partition:
@@ -94,29 +103,55 @@ class SubmititEngine(Generic[T]):
         if cfg.extra:
             params["slurm_additional_parameters"] = dict(cfg.extra)
         self._executor.update_parameters(**params)
-        self._jobs: dict[str, Any] = {}
+        self._jobs: dict[str, tuple[Any, Path]] = {}
 
-    def submit(self, item: str, job: Callable[[], T]) -> str:
-        submitted = self._executor.submit(job)
+    def submit(self, item: str, job: Callable[[Path], object]) -> str:
+        """`job(out)` as a job of its own, `out` a new folder under the configured one (a shared file system on a
+        cluster) that the job writes its result into."""
+        out = self._folder / "results" / uuid.uuid4().hex
+        submitted = self._executor.submit(_deliver, job, out)
         ticket = f"{submitted.job_id}:{item}"
-        self._jobs[ticket] = submitted
+        self._jobs[ticket] = (submitted, out)
         return ticket
 
     def poll(self, ticket: str) -> bool:
-        return bool(self._jobs[ticket].done())
+        return bool(self._jobs[ticket][0].done())
 
-    def collect(self, ticket: str) -> T:
-        result: T = self._jobs[ticket].result()
-        return result
+    def collect(self, ticket: str) -> Path:
+        """The folder the item's job wrote its result into, once it ended; ValueError, with the end of its log,
+        when it wrote none (killed, out of time or memory, or failed before it could)."""
+        job, out = self._jobs[ticket]
+        while not job.done():
+            time.sleep(POLL_S)
+        if not out.is_dir() or out.is_symlink():
+            raise ValueError(f"job {job.job_id} ended without writing its result; the end of its log "
+                             f"({job.paths.stderr}):\n{_tail(Path(job.paths.stderr))}")
+        return out
 
     def close(self) -> None:
         """Cancel the jobs still running: a round stopped leaves none behind."""
-        for job in self._jobs.values():
+        for job, _ in self._jobs.values():
             if not job.done():
                 job.cancel(check=False)
 
 
-def engine_of(workers: int, cfg: SubmititConfig, name: str) -> LocalEngine[Any] | SubmititEngine[Any]:
+def _deliver(job: Callable[[Path], object], out: Path) -> None:
+    """In a submitit job's process: the job writes its result into `out`; what it returns is dropped here, so
+    submitit pickles nothing of it for the coordinator."""
+    job(out)
+
+
+def _tail(path: Path, size: int = LOG_TAIL) -> str:
+    """The last `size` bytes of the text file `path`, as text; a note when there is none."""
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - size))
+            return f.read().decode("utf-8", "replace").strip() or "(empty)"
+    except OSError as e:
+        return f"(none: {e.strerror or e})"
+
+
+def engine_of(workers: int, cfg: SubmititConfig, name: str) -> LocalEngine[Any] | SubmititEngine:
     """The configured engine (`[parallel] engine`)."""
     runs_here(name)
     return SubmititEngine(cfg) if name == "submitit" else LocalEngine(workers)

@@ -12,6 +12,7 @@ import re
 import shutil
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,12 +65,12 @@ class Git:
         self._listings: dict[str, tuple[str, ...]] = {}
         self._listing = threading.Lock()
 
-    def run(self, *args: str, timeout_s: float | None = None) -> str:
+    def run(self, *args: str, timeout_s: float | None = None, env: Mapping[str, str] | None = None) -> str:
         try:
             # The executable GitPython was configured with (GIT_PYTHON_GIT_EXECUTABLE), not whatever is on PATH.
             command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", "-c", NO_HOOKS, *args]
             return str(self.repo.git.execute(command, with_extended_output=False, strip_newline_in_stdout=True,
-                                             kill_after_timeout=timeout_s))
+                                             kill_after_timeout=timeout_s, env=env))
         except GitCommandError as e:
             raise GitError(f"`git {' '.join(args)}` failed in {self.root}: {(e.stderr or e.stdout or '').strip()}"
                            ) from None
@@ -88,6 +89,30 @@ class Git:
             file.write(patch)
             file.flush()
             self.run("apply", "--binary", "--whitespace=nowarn", file.name)
+
+    def patch_paths(self, patch: bytes) -> list[str]:
+        """The path each file patch of `patch` writes (a rename's or a copy's new name; `patch_modes` has the old
+        ones too), as `git apply` reads them, whether or not it applies; nothing is applied. GitError when git
+        cannot read it as a patch."""
+        with tempfile.NamedTemporaryFile(suffix=".patch") as file:
+            file.write(patch)
+            file.flush()
+            out = self.run("apply", "--numstat", "-z", file.name)
+        return [record.split("\t", 2)[2] for record in out.split("\0") if record.count("\t") >= 2]
+
+    def patch_modes(self, patch: bytes, base: str) -> dict[str, str]:
+        """What `patch` applied at `base` records for each path it touches: the mode git would commit ("000000"
+        where it deletes). Applied to a scratch index of `base`, never to the files: git's own reading of every
+        header, mode changes and links included. GitError when it does not apply there."""
+        with tempfile.TemporaryDirectory(prefix="autoformalize-patch-") as tmp:
+            (Path(tmp) / "change.patch").write_bytes(patch)
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.run("read-tree", base, env=env)
+            self.run("apply", "--cached", "--binary", "--whitespace=nowarn", str(Path(tmp) / "change.patch"), env=env)
+            out = self.run("diff-index", "--cached", "--raw", "-z", "--no-renames", base, env=env)
+        fields = out.split("\0")
+        # `:<old mode> <new mode> <old id> <new id> <status>`, then the path
+        return {path: raw.split()[1] for raw, path in zip(fields[0::2], fields[1::2], strict=False) if raw}
 
     def _bytes(self, *args: str) -> bytes:
         command = [git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", "-c", NO_HOOKS, *args]

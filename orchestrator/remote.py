@@ -8,8 +8,14 @@ runs the item's `cycle.work` there, exactly as a local item does (its sandbox, i
 from that environment's keys, its gates and repair rounds), and returns the change as a binary patch against the
 base with the session's record. It never commits to the branch and never pushes: the clone is deleted.
 
-The coordinator trusts none of it: `adopt` applies the patch in the item's own working copy and runs every gate
-there again; a patch that does not apply, or a job that failed, rejects that item alone, with the reason.
+The job's process writes its result as files (`work`: the patch and the session's record as JSON), whatever engine
+ran it, and the coordinator reads them as data of a fixed shape and bounded size (`load_result`): never a pickle,
+which would run whatever code the machine that wrote it chose.
+
+The coordinator trusts none of it: `adopt` refuses a patch that would write what no gate reads (`patchcheck`),
+records the working copy's build outputs as a local session's are (`buildoutputs`), applies the patch in the
+item's own working copy and runs every gate there again; a patch that is refused or does not apply, or a job that
+failed, rejects that item alone, with the reason.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from agents.tools import Tally
 from agents.worker import Context, Round
 from gates.base import GateResult
 from gates.census import census
-from orchestrator import cycle, kernelcheck, workcopy
+from orchestrator import buildoutputs, cycle, kernelcheck, patchcheck, workcopy
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.cyclestate import Cycle, Options, RoundItem
@@ -105,9 +111,10 @@ class Result:
     base: str = ""
 
 
-# Jobs and results as files, for engines whose jobs reach the coordinator through files (GitHub Actions' artifacts).
-# Plain JSON, never pickle: a result comes from a machine that ran Worker-written code, so it is read as data of a
-# fixed shape and bounded size, and everything it carries is gated again.
+# Jobs and results as files: every remote engine's jobs hand their results to the coordinator so (a submitit job's
+# folder, GitHub Actions' artifacts). Plain JSON, never pickle: a result comes from a machine that ran
+# Worker-written code, so it is read as data of a fixed shape and bounded size, and everything it carries is gated
+# again.
 JOB_ADAPTER = TypeAdapter(Job)
 RESULT_ADAPTER = TypeAdapter(Result)
 RESULT = "result.json"
@@ -227,6 +234,18 @@ def run(j: Job) -> Result:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def work(j: Job, out: Path) -> Result:
+    """In the job's process: `run`, and its result written into the folder `out` whatever became of it (a job that
+    failed says why in its item's record)."""
+    try:
+        result = run(j)
+    except Exception as e:  # the item's record then says why, where a missing result could not
+        result = Result(b"", None, outcome=Outcome.ERROR, error=f"the item's job failed: {e}", infra=True,
+                        item=j.item, base=j.base)
+    save_result(out, result)
+    return result
+
+
 def adopt(ic: Cycle, result: Result) -> None:
     """The job's change in the item's working copy, gated here as a local item's is; what it spent, charged."""
     assert ic.work is not None
@@ -241,17 +260,36 @@ def adopt(ic: Cycle, result: Result) -> None:
     ic.work.clean()
     try:
         kernelcheck.base_facts(ic, builds=ic.build is not None and ic.build.ok)
-        if result.patch.strip():
-            ic.work.apply(result.patch)
+        # As around a local session: whatever reaches `.lake` from here is undone before the gates compile, and
+        # after them unless the change lands.
+        buildoutputs.take(ic.work.root, ic.config.project.lake_dir)
+        refused = _apply(ic.work, ic.base, result.patch)
     except InfraError as e:
         ic.work.reset_hard(ic.base)
         ic.work.clean()
         reject(ic, f"the Worker's patch from the job does not apply at the round's base: {str(e)[:500]}")
         return
+    if refused:
+        ic.work.reset_hard(ic.base)
+        ic.work.clean()
+        reject(ic, f"the Worker's patch from the job writes what no gate may let land: {'; '.join(refused[:20])}"
+                   f"{f' and {len(refused) - 20} more' if len(refused) > 20 else ''}; none of it is kept")
+        return
     if not cycle.gate(ic):
         ic.outcome = Outcome.REJECTED
     if ic.work.dirty():
         ic.worker_commit = ic.work.commit_all(f"autoformalize: worker changes of cycle {ic.number} (scratch)")
+
+
+def _apply(work: Git, base: str, patch: bytes) -> list[str]:
+    """`patch` applied in `work` at `base` unless `patchcheck` refuses it; what it refused (empty: applied)."""
+    if not patch.strip():
+        return []
+    refused = patchcheck.refusals(work, base, patch)
+    if refused:
+        return refused
+    work.apply(patch)
+    return patchcheck.refusals(work, base, patch)  # by the ignore rules the patch itself wrote
 
 
 def reject(ic: Cycle, reason: str) -> None:

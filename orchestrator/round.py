@@ -145,10 +145,10 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
         assert ic.item is not None
         ic.item = replace(ic.item, engine=engine.name)
         beat.item(name, "working")
-        tickets[name] = engine.submit(name, functools.partial(remote.run, remote.job(ic, worked, bundle))
+        tickets[name] = engine.submit(name, functools.partial(remote.work, remote.job(ic, worked, bundle))
                                       if engine.remote else _job(ic, beat))
     if engine.remote:
-        return gather(items, tickets, c, beat, engine)
+        return gather(items, tickets, c, beat, engine, c.base)
     stopped: BaseException | None = None
     for ticket in tickets.values():
         try:
@@ -159,9 +159,11 @@ def work(items: list[Cycle], c: Cycle, beat: Beat, engine: Engine[Any]) -> None:
         raise stopped
 
 
-def gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, engine: Results[Any]) -> None:
-    """Each remote item as its job ends: its patch applied and gated here, then the judge and the Evaluator. A job
-    that failed rejects its item alone; a stop request cancels the jobs still running."""
+def gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, engine: Results[Path],
+           base: str) -> None:
+    """Each remote item as its job ends: its result read from the folder the job wrote (the job's of its item at
+    `base`, or refused), its patch applied and gated here, then the judge and the Evaluator. A job that failed
+    rejects its item alone; a stop request cancels the jobs still running."""
     waiting = {_name(ic): ic for ic in items if _name(ic) in tickets}
     while waiting:
         if c.options.stop.is_set():
@@ -174,8 +176,8 @@ def gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, en
         for name in done:
             ic = waiting.pop(name)
             try:
-                result = engine.collect(tickets[name])
-            except Exception as e:  # the job's own failure, as its engine tells it
+                result = remote.load_result(engine.collect(tickets[name]), name, base)
+            except Exception as e:  # the job's own failure, as its engine tells it, or a result that cannot be used
                 ic.session = None
                 remote.reject(ic, f"the {engine.name} job of item {name!r} failed: {str(e).strip()[-1500:]}")
             else:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from gates import scope
+from gates.base import GateInput
+from gates.config import BuildConfig, GatesConfig
 from gates.scope import InvalidStrategy, matches, parse_scope
+from gates.tree import DirTree, MemTree
+from orchestrator.git import Git, GitTree
+from tests.conftest import git, write
 from tests.gates.helpers import gate_input
 
 BASE = {"Book/A.lean": "theorem a : True := sorry\n", "Book/Sub/B.lean": "", "README.md": "hi\n"}
@@ -146,3 +152,41 @@ def test_a_worker_opens_new_issues_only_within_bounds_never_reserved_ones(change
     result = scope.check(gate_input(base, change, scope=["Book/**"]))
     assert not result.passed and named in result.detail, result.detail
     assert scope.check(gate_input(base, {f"{ISSUES}/new-blocker.md": "x\n"}, scope=["Book/**"])).passed
+
+
+def _linked(root: Path, outside: Path) -> GateInput:
+    """A committed base, then links: one leaving the tree to a key, one to a folder outside, one staying inside."""
+    write(root, {"Book/A.lean": "theorem a : True := trivial\n"})
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    write(outside, {".ssh/id_rsa": "PRIVATE KEY\n"})
+    (root / "Book/Key.lean").symlink_to(outside / ".ssh/id_rsa")
+    (root / "Book/Keys").symlink_to(outside / ".ssh", target_is_directory=True)
+    (root / "Book/Same.lean").symlink_to("A.lean")
+    return GateInput(base=GitTree(Git(root), "HEAD"), changed=DirTree(root), gates=GatesConfig(),
+                     build=BuildConfig(), lean_roots=["Book"], state_dir=".prover-state", scope=["Book/**"],
+                     report="", cycle=1)
+
+
+def test_a_symlink_leaving_the_tree_fails_and_is_named(tmp_path: Path) -> None:
+    inp = _linked(tmp_path / "repo", tmp_path / "home")
+
+    result = scope.check(inp)
+
+    assert not result.passed
+    assert result.detail.startswith("Book/Key.lean, Book/Keys: symlink(s) leading outside the tree"), result.detail
+    assert "Book/Same.lean" not in result.detail and "PRIVATE" not in result.detail
+    (tmp_path / "repo/Book/Key.lean").unlink()
+    (tmp_path / "repo/Book/Keys").unlink()
+    assert scope.check(inp).passed  # a link that stays inside is a file like another
+
+
+def test_a_symlink_leaving_a_tree_outside_git_fails_too(tmp_path: Path) -> None:
+    inp = _linked(tmp_path / "repo", tmp_path / "home")
+    shutil.rmtree(tmp_path / "repo/.git")
+    inp.base = MemTree({"Book/A.lean": b"theorem a : True := trivial\n"})
+
+    result = scope.check(inp)
+
+    assert not result.passed and result.detail.startswith("Book/Key.lean, Book/Keys: symlink(s)"), result.detail

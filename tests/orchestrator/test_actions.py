@@ -7,24 +7,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from orchestrator import actions, remote
+from orchestrator import actions, remote, workcopy
 from orchestrator.cli import main
 from orchestrator.commands import status
+from orchestrator.git import Git
 from tests.conftest import git, write
-from tests.orchestrator.harness import Project, config_text, evaluation, strategy
+from tests.orchestrator.harness import A, Project, config_text, evaluation, strategy
 from tests.orchestrator.test_round import Workers, _edit, _finish, _log, items
 
 
-def _github(project: Project, workers: int = 2) -> str:
+def _github(project: Project, workers: int = 2, **sections: dict[str, Any]) -> str:
     write(project.repo, {"autoformalize.toml": config_text(parallel={"workers": workers, "max_builds": 2,
-                                                                     "engine": "github"})})
+                                                                     "engine": "github"}, **sections)})
     git(project.repo, "add", "-A")
     git(project.repo, "commit", "-q", "-m", "github rounds")
     git(project.repo, "push", "-q", "origin", "main")
@@ -285,3 +288,116 @@ def test_an_item_the_plan_job_dropped_is_not_taken_from_a_result(project: Projec
     assert (hard.outcome, other.outcome) == ("accepted", "rejected")
     assert "item 'other' was dropped when the round was planned" in other.error
     assert "  sorry" in project.show("HEAD", "Book/B.lean")
+
+
+def _forge(project: Project, tmp_path: Path, out: Path, files: dict[str, str], links: dict[str, Path] | None = None
+           ) -> None:
+    """Item 0's result given the patch a forging node would send: the item's honest change, and besides it `files`
+    and `links`, added past the ignore rules."""
+    checkout = _runner(project, tmp_path, 9)
+    write(checkout, {"Book/A.lean": project.show("HEAD", "Book/A.lean").replace("  sorry", "  simp"), **files})
+    for name, target in (links or {}).items():
+        (checkout / name).symlink_to(target)
+    git(checkout, "add", "-A", "--force")
+    (out / remote.PATCH).write_bytes(subprocess.run(["git", "diff", "--binary", "--cached", "HEAD"], cwd=checkout,
+                                                    check=True, capture_output=True).stdout)
+
+
+ATTACKS = {  # what the patch writes besides the honest change; what the refusal names
+    "build outputs": ({".lake/build/lib/lean/Book/B.olean": "forged", ".lake/build/lib/lean/Book/B.trace": "{}"},
+                      {}, [".lake/build/lib/lean/Book/B.olean (under .lake",
+                           ".lake/build/lib/lean/Book/B.trace (under .lake"]),
+    "lakefile.olean": ({"lakefile.olean": "a configuration Lake reads in place of the lakefile"}, {},
+                       ["lakefile.olean (a Lean build output)"]),
+    "ignored path": ({"build/ir/Book/A.c": "planted"}, {},
+                     ["build/ir/Book/A.c (ignored by git: .gitignore:4: /build/)"]),
+    "symlink": ({}, {"lakefile.lean": Path(".ssh/id_rsa")}, ["lakefile.lean (a symlink)"]),
+}
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_forged_result_writing_what_no_gate_reads_is_refused_and_leaves_nothing(project: Project, tmp_path: Path,
+                                                                                  attack: str) -> None:
+    """A work job's patch that also writes git-ignored build outputs, Lake's configuration output, an ignored path or
+    a link to the user's key: the gates would read none of it (only what `git add -A` commits), yet it would stay in
+    the working copy for every Lean run, or be committed. Refused before it is applied, naming each path."""
+    files, links, named = ATTACKS[attack]
+    home = Path(os.environ["HOME"])
+    write(home, {".ssh/id_rsa": "PRIVATE KEY\n"})
+    project.commit_files({".gitignore": (project.repo / ".gitignore").read_text() + "/build/\n"}, "ignore /build/")
+    base = _github(project)
+    _script(project)
+    folder = _plan(project, tmp_path)
+    out = _work(project, tmp_path, folder, 0)
+    _work(project, tmp_path, folder, 1)
+    _forge(project, tmp_path, out, files, {name: home / target for name, target in links.items()})
+
+    assert _land(project, folder, tmp_path) == 0
+
+    hard, other = project.history()
+    assert (hard.outcome, other.outcome) == ("rejected", "accepted")
+    assert hard.gates[-1].name == remote.REMOTE and not hard.gates[-1].passed
+    assert "the Worker's patch from the job writes what no gate may let land" in hard.error
+    assert all(n in hard.error for n in named), hard.error
+    assert "Book/A.lean" not in hard.error and "PRIVATE" not in hard.error
+    work = workcopy.location(Git(project.repo), "worker-0")  # item 0's working copy, where it was gated
+    for path in [*files, *links]:
+        assert not os.path.lexists(work / path) and not os.path.lexists(project.repo / path)
+        assert path not in git(project.repo, "ls-tree", "-r", "--name-only", "HEAD")
+    assert "  sorry" in project.show("HEAD", "Book/A.lean")  # none of its change landed
+    assert "  sorry" not in project.show("HEAD", "Book/B.lean") and len(_log(project, base)) == 2
+    assert project.clean() and project.head() == project.remote_head()
+
+
+def test_a_forged_result_hiding_a_file_by_its_own_ignore_rules_is_refused(project: Project, tmp_path: Path) -> None:
+    """The patch writes an ignore file and a file it ignores: by the base's rules nothing is ignored, by its own the
+    file is never committed, so never gated, yet stays. The Scope names that ignore file: the gates would pass it."""
+    _github(project)
+    project.agents.plan(items(("hard", ["Book/A.lean", "Book/.gitignore"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+    folder = _plan(project, tmp_path)
+    out = _work(project, tmp_path, folder, 0)
+    _work(project, tmp_path, folder, 1)
+    _forge(project, tmp_path, out, {"Book/.gitignore": "/Hidden/\n",
+                                    "Book/Hidden/Planted.lean": "theorem planted : True := trivial\n"})
+
+    assert _land(project, folder, tmp_path) == 0
+
+    hard, other = project.history()
+    assert (hard.outcome, other.outcome) == ("rejected", "accepted")
+    assert "Book/Hidden/Planted.lean (ignored by git: Book/.gitignore:1: /Hidden/)" in hard.error, hard.error
+    work = workcopy.location(Git(project.repo), "worker-0")
+    assert not (work / "Book/Hidden").exists() and not (work / "Book/.gitignore").exists()
+    assert "Book/.gitignore" not in git(project.repo, "ls-files")
+
+
+def test_build_outputs_present_before_a_remote_item_are_restored_after(project: Project, tmp_path: Path) -> None:
+    """The outputs a remote item's working copy held stay; what the gates' compile of its (rejected) change wrote
+    there goes, as after a local session's: the coordinator records them before it applies the patch."""
+    _github(project, gates={"allow_build_time_code": True, "allow_meta_code": True, "repair_rounds": 0})
+    _script(project)
+    folder = _plan(project, tmp_path)
+    work = workcopy.location(Git(project.repo), "worker-0")
+    genuine = {".lake/build/lib/lean/Book/A.olean": "genuine A", ".lake/build/lib/lean/Book/B.olean": "genuine B"}
+    write(work, genuine)
+    owner = (work / ".lake").stat()  # as earlier builds in the sandbox left them: its user's (as root, nobody's)
+    for path in [work / ".lake/build", *(work / ".lake/build").rglob("*")]:
+        os.chown(path, owner.st_uid, owner.st_gid)
+    out = _work(project, tmp_path, folder, 0)
+    _work(project, tmp_path, folder, 1)
+    writes = ('\n#eval IO.FS.writeFile ".lake/build/lib/lean/Book/B.olean" "forged"\n'
+              '#eval IO.FS.writeFile ".lake/planted.olean" "x"\n')
+    _forge(project, tmp_path, out, {"Book/A.lean": A.replace("  sorry", "  exact absurd_marker") + writes})
+
+    assert _land(project, folder, tmp_path) == 0
+
+    hard, other = project.history()
+    assert (hard.outcome, other.outcome) == ("rejected", "accepted")
+    assert [g.name for g in hard.gates if not g.passed] == ["build"]  # the build ran, and its compile wrote
+    assert (work / ".lake/build/lib/lean/Book/A.olean").read_text() == "genuine A"  # untouched: kept
+    assert not (work / ".lake/build/lib/lean/Book/B.olean").exists()  # rewritten: gone, for Lake to build again
+    assert not (work / ".lake/planted.olean").exists()
