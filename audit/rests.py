@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from gates.census import Census
 from gates.env import user_name
-from gates.environment import Env, Unanswered, lean_names
+from gates.environment import Env, Unanswered
 from gates.probe import Names, canonical, modules_of
 
 METHOD = ("Lean's environment where the loop listed every module on the way (the constants each declaration's terms "
@@ -29,7 +29,7 @@ class Support:
         self.uses: dict[str, set[str]] = {}
         listed = [m for p, m in census.lean.items() if p in census.files]
         self.env = Env(listed, modules_of(census, roots).values()) if listed else None
-        self.lean = {k: v for m in listed for k, v in lean_names(m).items()}
+        self.census = census
 
     def _uses(self, name: str) -> set[str]:
         if name not in self.uses:
@@ -58,7 +58,7 @@ class Support:
 
     def _lean(self, name: str) -> list[str] | None:
         """Lean's answer, or None when a module on the way was not listed."""
-        lean = self.lean.get(canonical(name))
+        lean = self.census.lean_name(name)
         if self.env is None or lean is None:
             return None
         try:

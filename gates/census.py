@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from gates.env import Module
+from gates.env import Module, normal
 from gates.environment import lean_names
 from gates.header import keywords, read_header
 from gates.index import Decl, FileIndex, index_source
@@ -96,7 +97,7 @@ class Census:
         for d in f.decls:
             if d.name is None:
                 continue
-            lean = by_text.get(d.name.replace("«", "").replace("»", ""))
+            lean = by_text.get(normal(d.name))
             if lean is None:
                 continue
             matched.add(lean)
@@ -140,6 +141,26 @@ class Census:
         from gates.imports import ImportGraph  # it reads a census
         for path in ImportGraph(out).dependents(set(paths)) | set(paths):
             out.lean.pop(path, None)
+        return out
+
+    def lean_name(self, name: str) -> str | None:
+        """Lean's name for the one declaration this tree's text writes as `name`, resolved in the listing of the
+        file declaring it (or, where no text declares it, the one constant a listing holds under that name); None
+        when there is none, or more than one, or its file was not listed."""
+        key = normal(name)
+        paths = self._declaring.get(key) or {p for p, m in self.lean.items() if p in self.files
+                                             and key in lean_names(m)}
+        if len(paths) != 1:
+            return None
+        module = self.lean.get(next(iter(paths)))
+        return None if module is None else lean_names(module).get(key)
+
+    @cached_property
+    def _declaring(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for path, d in self.decls():
+            if d.name is not None:
+                out.setdefault(normal(d.name), set()).add(path)
         return out
 
     def to_json(self) -> dict[str, object]:

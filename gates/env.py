@@ -105,6 +105,12 @@ def generated(name: str) -> bool:
             or _AUXILIARY.fullmatch(parts[-1]) is not None)
 
 
+def normal(name: str) -> str:
+    """A name as Lean text writes it, as Lean prints it: needless `«»` dropped, needed ones kept, so
+    `Book.«mono»` is `Book.mono` and `«Book.mono»` (one component) stays apart from it."""
+    return printed(p[1:-1] if p.startswith("«") and p.endswith("»") else p for p in components(name))
+
+
 def user_name(name: str, module: str) -> str:
     """A private constant's name as written in its file: `_private.Book.A.0.Book.foo` → `Book.foo`."""
     head = f"_private.{module}.0."
@@ -134,8 +140,9 @@ class Const(BaseModel):
 
     @property
     def sorry(self) -> bool:
-        """Its own terms hold `sorryAx`: a hole, wherever else its axioms come from."""
-        return SORRY in self.type_uses or SORRY in self.value_uses
+        """Its own value holds `sorryAx`: a hole, wherever else its axioms come from. (A type holding one is a
+        statement about a sorried definition, as an equation lemma of one is: the hole is the definition's.)"""
+        return SORRY in self.value_uses
 
     @property
     def digest(self) -> str:
@@ -159,12 +166,25 @@ class Module(BaseModel):
 
     def owner(self, name: str) -> str:
         """The constant a constant belongs to: for one Lean generated for another (`T._proof_1`, `T.match_1`,
-        `T.eq_1`, `T.x._default`: named so, see `generated`), the nearest prefix of its name that is a constant of
-        this module; else itself. An anonymous instance, or a constant a command named after another
-        (`theorem T.inst`), is its own."""
+        `T.x._default`: named so, see `generated`), the nearest prefix of its name that is a constant of this module
+        and whose terms use it (through other constants generated for it); else itself. An anonymous instance, a
+        constant a command named after another (`theorem T.inst`), or one merely named like an auxiliary that its
+        prefix does not use (`theorem T.proof_7`), is its own."""
         if not generated(user_name(name, self.module)):
             return name
-        return next((p for p in prefixes(name) if p in self.consts), name)
+        return next((p for p in prefixes(name) if p in self.consts and self._uses(p, name)), name)
+
+    def _uses(self, start: str, target: str) -> bool:
+        """Whether `start`'s terms use `target`, directly or through constants of this module named under it."""
+        seen, todo = {start}, [start]
+        while todo:
+            for used in self.consts[todo.pop()].uses:
+                if used == target:
+                    return True
+                if used not in seen and used in self.consts and used.startswith(start + "."):
+                    seen.add(used)
+                    todo.append(used)
+        return False
 
     def holes(self) -> dict[str, list[str]]:
         """Owner → its constants whose own terms hold `sorryAx` (the owner's, or those Lean generated for it)."""
@@ -331,9 +351,9 @@ class _Reader:
         if kind not in KINDS:
             raise ValueError(f"unknown kind {kind!r}")
         module = self.mods[_int(raw["m"])]
-        name, _, home = self.names[_int(raw["n"])]
-        if home != module:
-            raise ValueError(f"{name} listed under {module} but declared in {home or 'no module'}")
+        # The home Lean gives a name is the first module holding it; a theorem two modules both realize (an
+        # equation lemma) is listed under each, with the module's own copy.
+        name = self.names[_int(raw["n"])][0]
         value = raw["v"]
         if (value is None) != (kind in ("thm", "axiom", "quot", "induct", "ctor", "rec")):
             raise ValueError(f"a {kind} {'without' if value is None else 'with'} a value")

@@ -96,16 +96,17 @@ class Env:
 
 
 def lean_names(module: Module) -> dict[str, str]:
-    """A module's constants by the name its text would write: a private one's mangled prefix dropped; escapes
-    dropped (`«»`), as the census keys names."""
+    """A module's constants by the name its text writes (`gates.env.normal`; a private one's prefix for this very
+    module dropped). A name two constants could answer to (a public `Book.T` and a private one) is left out: it
+    stands for neither."""
     out: dict[str, str] = {}
+    twice: set[str] = set()
     for name in module.consts:
-        out.setdefault(_plain(user_name(name, module.module)), name)
-    return out
-
-
-def _plain(name: str) -> str:
-    return name.replace("«", "").replace("»", "")
+        key = user_name(name, module.module)
+        if key in out:
+            twice.add(key)
+        out[key] = name
+    return {k: v for k, v in out.items() if k not in twice}
 
 
 @dataclass

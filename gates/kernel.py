@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import structlog
 
-from gates import sorry
+from gates import listing, sorry
 from gates.base import GateInput, GateResult
 from gates.census import Census
-from gates.env import SORRY, Module, user_name
+from gates.env import SORRY, Module, normal
 from gates.environment import Baseline, Env, Unanswered, lean_names
 from gates.imports import ImportGraph
 from gates.index import Decl
@@ -56,8 +56,8 @@ MAX_REPORTED = 12
 
 
 def check(inp: GateInput) -> GateResult:
-    lean = inp.lean_changes()
-    if not lean:
+    reads_any = inp.gates.allow_build_time_code and bool(inp.changes)  # `include_str` reads any file
+    if not inp.lean_changes() and not reads_any:
         return GateResult(NAME, True, "no Lean file changed")
     if inp.compiler is None:
         raise ValueError("the kernel gate needs a compiler")
@@ -66,7 +66,8 @@ def check(inp: GateInput) -> GateResult:
     base = inp.kernel_base or Baseline(problem="no listing of the base was taken")
     affected = affected_files(inp)
     known = {p: m for p, m in base.modules.items() if p in inp.after.files and p not in affected}
-    got = gather(inp.compiler, inp.after, inp.lean_roots, affected, base.toolchain, inp.kernel_cache, known=known)
+    chain = listing.chain(base.toolchain, inp.changed, inp.lean_roots, inp.gates, inp.state_dir)
+    got = gather(inp.compiler, inp.after, inp.lean_roots, affected, chain, inp.kernel_cache, known=known)
     inp.kernel_learned = got.fresh
     if got.problem is not None:
         return GateResult(NAME, False, f"Lean's environment could not be listed after the change, so nothing it "
@@ -99,7 +100,7 @@ def affected_files(inp: GateInput) -> set[str]:
     importing one; every file, when build-time code may read a changed file no import names (`include_str`)."""
     changed = {c.path for c in inp.changes}
     if inp.gates.allow_build_time_code and any(not is_lean_source(p, inp.lean_roots) for p in changed):
-        return set(inp.after.files)
+        return set(inp.after.files) | {p for p in changed if p in inp.after.files}
     return ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
 
 
@@ -111,7 +112,7 @@ def _texts(census: Census, path: str, module: Module) -> dict[str, Decl]:
     by_text = lean_names(module)
     out: dict[str, Decl] = {}
     for d in census.files[path].decls if path in census.files else ():
-        if d.name is not None and (lean := by_text.get(canonical(d.name))) is not None:
+        if d.name is not None and (lean := by_text.get(normal(d.name))) is not None:
             out[lean] = d
     return out
 
@@ -119,20 +120,21 @@ def _texts(census: Census, path: str, module: Module) -> dict[str, Decl]:
 def _holes(inp: GateInput, base: Baseline, modules: list[Module]) -> list[str]:
     """Holes no text shows, in what the change wrote or altered: a hole is written where it is, or it held one at
     the base and the change left its text as it was."""
-    held: set[str] = set()  # owners holding a hole at the base, wherever they were
-    for m in base.modules.values():
-        held |= {user_name(o, m.module) for o in m.holes()}
     texts = {d.key: d.text_hash for _, d in inp.before.decls()}
     paths = {m.module: p for p, m in inp.after.lean.items()}
     out = []
     for m in modules:
+        was = base.modules.get(paths.get(m.module, ""))
+        held = was.holes() if was is not None and was.module == m.module else {}
         written = _texts(inp.after, paths.get(m.module, ""), m)
         for owner, consts in sorted(m.holes().items()):
             d = written.get(owner)
             if d is not None and d.holes > 0:
                 continue
-            untouched = d is None or texts.get(d.key) == d.text_hash
-            if untouched and user_name(owner, m.module) in held:
+            # A hole of the base, left as it was: its text unchanged, or (no text declaring it) its terms.
+            untouched = (texts.get(d.key) == d.text_hash if d is not None
+                         else was is not None and all(was.consts.get(c) == m.consts[c] for c in consts))
+            if untouched and owner in held:
                 continue
             where = f"line {c.line}" if (c := m.consts[owner]).line else "no line of its own"
             held_by = [c for c in consts if c != owner]
@@ -144,10 +146,10 @@ def _holes(inp: GateInput, base: Baseline, modules: list[Module]) -> list[str]:
 
 
 def _count(inp: GateInput) -> list[str]:
-    """The sorry gate's rule, on the count Lean gives: files with no listing on either side count by their text on
-    both."""
-    text = {p for p in inp.before.files.keys() | inp.after.files.keys()
-            if p not in inp.before.lean or p not in inp.after.lean}
+    """The sorry gate's rule, on the count Lean gives: a file Lean did not list, on a side where it exists, counts by
+    its text on both."""
+    unlisted = [{p for p in side.files if p not in side.lean} for side in (inp.before, inp.after)]
+    text = unlisted[0] | unlisted[1]
     pre, post = inp.before.count(text), inp.after.count(text)
     if (written := (inp.before.count(inp.before.files), inp.after.count(inp.after.files))) != (pre, post):
         log.info("kernel.count_differs", text=written, lean=(pre, post))
@@ -198,15 +200,6 @@ def _axioms(inp: GateInput, before: Env, after: Env, modules: list[Module]) -> l
 # -- statements ------------------------------------------------------------------------------------------------
 
 
-def _by_text(env: Env, census: Census) -> dict[str, str]:
-    """Lean's name of each listed constant by the name a text or the lock calls it (escapes dropped)."""
-    out: dict[str, str] = {}
-    for path, module in census.lean.items():
-        if path in census.files:
-            out.update({k: v for k, v in lean_names(module).items() if v in env.consts})
-    return out
-
-
 def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affected: set[str]
                 ) -> tuple[list[str], list[str]]:
     """Closed and locked statements that mean something else than at the base, or whose meaning cannot be
@@ -221,14 +214,15 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
     out: list[str] = []
     notes: list[str] = []
     leaning = []
-    named_now, named_then = _by_text(after, inp.after), _by_text(before, inp.before)
     for name in dict.fromkeys([*closed, *locked]):
-        now = named_now.get(canonical(name))
+        now = inp.after.lean_name(name)
         if now is None:
-            out.append(f"{name}: Lean lists no constant of that name after the change")
+            out.append(f"{name}: no one constant Lean listed after the change answers to that name (none does, or "
+                       "more than one declaration is written so)")
             continue
         is_closed = name in closed
-        was = named_then.get(canonical(name))
+        was = inp.before.lean_name(name)
+        was = was if was in before.consts else None
         own = was is not None and before.consts[was].kind != "thm" and name not in was_holed
         try:
             meant_now = after.meaning(now, own_value=own)

@@ -22,9 +22,11 @@ from pydantic import ValidationError
 
 from gates import env, hooks
 from gates.census import Census
+from gates.config import GatesConfig
 from gates.env import Module
 from gates.imports import ImportGraph
 from gates.probe import modules_of
+from gates.tree import Tree, is_lean_source
 from state.atomic import write_atomic
 
 log = structlog.get_logger()
@@ -40,6 +42,20 @@ def toolchain(root: Path) -> str:
     for name in TOOLCHAIN_FILES:
         file = root / name
         h.update(name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b"(none)") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def chain(toolchain_digest: str, tree: Tree, roots: list[str], gates: GatesConfig, state_dir: str) -> str:
+    """What every key is computed under: the toolchain's digest and, where build-time code may read any file
+    (`include_str`, with `[gates] allow_build_time_code`), the content of every file of `tree` but its Lean sources
+    and the orchestrator's state (which no change may write, and every cycle rewrites)."""
+    if not gates.allow_build_time_code:
+        return toolchain_digest
+    h = hashlib.sha256(toolchain_digest.encode())
+    state = state_dir.strip("/") + "/"
+    for path in sorted(tree.files()):
+        if not is_lean_source(path, roots) and not path.startswith(state):
+            h.update(path.encode() + b"\0" + hashlib.sha256(tree.read(path)).digest())
     return h.hexdigest()[:16]
 
 

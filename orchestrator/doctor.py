@@ -219,9 +219,11 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
         before = census(GitTree(git, base), config.project.lean_roots)
         judged = {n: found[0] for n, found in meanings(before).items()}  # as the lock holds a statement's text
         # What Lean lists of the base's canary files before any cheat, as a cycle's `base_facts` asks it.
-        chain = listing.toolchain(copy / config.project.lake_dir)
-        got = listing.gather(compiler_for(copy), before, config.project.lean_roots, set(files), chain, None)
-        baseline = Baseline(got.modules, {}, got.problem, chain)
+        digest = listing.toolchain(copy / config.project.lake_dir)
+        keyed = listing.chain(digest, GitTree(git, base), config.project.lean_roots, config.gates,
+                              config.project.state_dir)
+        got = listing.gather(compiler_for(copy), before, config.project.lean_roots, set(files), keyed, None)
+        baseline = Baseline(got.modules, {}, got.problem, digest)
         before.lean.update(got.modules)
         out = []
         for canary in selected:

@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 from audit.judge import Score
 from audit.loop import Judged
 from gates.census import Census
-from gates.env import Module, user_name
+from gates.env import SORRY, Module, normal, user_name
 from gates.environment import lean_names
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
-from gates.probe import canonical
 from gates.size import grown
 from gates.sorry import leaners, restructuring
 from state.statement_lock import StatementLock
@@ -157,13 +156,19 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
 
 def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
     """Declarations that held a hole at the base (as Lean says where it listed the file) and, still there, hold
-    none now nor name a declaration that does; and declarations that hold one now and held none at the base (new
-    ones, or proofs traded)."""
+    none now nor rest on one (where Lean listed it: no `sorryAx` among its axioms; elsewhere: it names no
+    declaration holding one); and declarations that hold one now and held none at the base (new ones, or proofs
+    traded)."""
     was = {h.name for h in before.holed()}
     now = {h.name for h in after.holed()}
     shown = {d.key: _named(d) for _, d in [*before.decls(), *after.decls()]}
     present = {d.key for _, d in after.decls()} | {h.name for h in after.holed()}
-    leaned = leaners(before, after)
+    leaned = set(leaners(before, after))
+    consts = {n: c for m in after.lean.values() for n, c in m.consts.items()}
+    for name in was:
+        lean = after.lean_name(name)
+        if lean is not None and lean in consts and SORRY in consts[lean].axioms:
+            leaned.add(name)
     done = [shown.get(k, k) for k in sorted(was) if k in present and k not in now and k not in leaned]
     opened = [shown.get(k, k) for k in sorted(now) if k not in was]
     return done, opened
@@ -206,11 +211,11 @@ def uses(decl: Decl, names: set[str], module: Module | None = None) -> set[str]:
     """Which of `names` (full names) the value of `decl` uses: where Lean listed its file (`module`), the
     constants its value uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text:
     a name its proof writes, a short name standing for every one of `names` it ends."""
-    lean = lean_names(module).get(canonical(decl.name)) if module is not None and decl.name else None
+    lean = lean_names(module).get(normal(decl.name)) if module is not None and decl.name else None
     if module is not None and lean is not None:
         mine = [c for n, c in module.consts.items() if module.owner(n) == lean]
         used = {user_name(u, module.homes.get(u, "")) for c in mine for u in c.value_uses}
-        return {n for n in names if canonical(n) in {canonical(u) for u in used}}
+        return {n for n in names if normal(n) in used}
     short: dict[str, set[str]] = {}
     for n in names:
         short.setdefault(n.rsplit(".", 1)[-1], set()).add(n)

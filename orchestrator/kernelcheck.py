@@ -26,9 +26,10 @@ import structlog
 from gates.base import Compiler, GateInput, GateResult
 from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
+from gates.env import normal
 from gates.environment import Baseline, Env, Unanswered, lean_names
 from gates.imports import ImportGraph
-from gates.listing import Cache, Gathered, closure_keys, gather, toolchain
+from gates.listing import Cache, Gathered, chain, closure_keys, gather, toolchain
 from gates.probe import canonical, modules_of
 from gates.registry import GATES, run_gates
 from gates.scope import matches
@@ -40,6 +41,7 @@ from state.history import HistoryRecord
 from state.statement_lock import StatementLock, read_lock
 
 if TYPE_CHECKING:
+    from orchestrator.config import ProjectConfig
     from orchestrator.cyclestate import Cycle
 
 log = structlog.get_logger()
@@ -49,9 +51,19 @@ def cache_of(git: Git) -> Cache:
     return Cache(workcopy.git_dir(git) / "autoformalize" / "env")
 
 
-def mark(tree: Census, git: Git, lake_root: Path) -> Census:
-    """`tree` with the listings the repository's cache holds for its files' closures (for `status`, `audit`)."""
-    return _mark(tree, cache_of(git), toolchain(lake_root))
+def mark(tree: Census, git: Git, root: Path, project: ProjectConfig, gates: GatesConfig) -> Census:
+    """`tree` (the files at `root`) with the listings the repository's cache holds for its files' closures (for
+    `status`, `audit`)."""
+    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), project.lean_roots, gates, project.state_dir)
+    return _mark(tree, cache_of(git), keyed)
+
+
+def _chain(c: Cycle) -> tuple[str, str]:
+    """The toolchain's digest (what meanings in the lock compare under) and the chain listings are keyed under."""
+    assert c.work is not None
+    cfg = c.config
+    digest = toolchain(c.work.root / cfg.project.lake_dir)
+    return digest, chain(digest, DirTree(c.work.root), cfg.project.lean_roots, cfg.gates, cfg.project.state_dir)
 
 
 def _mark(tree: Census, cache: Cache, chain: str) -> Census:
@@ -93,12 +105,12 @@ def baseline(c: Cycle, *, builds: bool) -> None:
     assert c.work is not None
     cfg = c.config
     cache = cache_of(c.git)
-    chain = toolchain(c.work.root / cfg.project.lake_dir)
-    _mark(c.census, cache, chain)
+    keyed = _chain(c)[1]
+    _mark(c.census, cache, keyed)
     asked = _unlisted(c.census, cfg.gates.kernel_census_batch) if builds else []
     if not asked:
         return
-    got = gather(c.deps.compiler(c.work.root), c.census, cfg.project.lean_roots, asked, chain, cache)
+    got = gather(c.deps.compiler(c.work.root), c.census, cfg.project.lean_roots, asked, keyed, cache)
     log.info("cycle.kernel_census", files=len(asked), runs=got.runs, seconds=round(got.seconds, 2),
              problem=(got.problem or "")[:200])
     _keep(cache, got)
@@ -111,15 +123,15 @@ def base_facts(c: Cycle, *, builds: bool) -> None:
     can alter and of all they import (the kernel gate's "before"), and the locked statements' meanings the lock
     stores (which stand for the base's when Lean cannot list it)."""
     assert c.work is not None and c.plan is not None
-    chain = toolchain(c.work.root / c.config.project.lake_dir)
+    digest, keyed = _chain(c)
     lock = read_lock(c.paths.statement_lock) if c.config.audit.judge_in_loop else StatementLock()
     stored = {canonical(n): s.fingerprint for n, s in lock.statements.items()
-              if s.fingerprint is not None and s.toolchain == chain}
+              if s.fingerprint is not None and s.toolchain == digest}
     if not builds:
-        c.kernel = Baseline(locked=stored, problem="the base does not build", toolchain=chain)
+        c.kernel = Baseline(locked=stored, problem="the base does not build", toolchain=digest)
         return
-    got = _take(c, [c.plan.scope], chain)
-    c.kernel = Baseline(got.modules, stored, got.problem, chain)
+    got = _take(c, [c.plan.scope], keyed)
+    c.kernel = Baseline(got.modules, stored, got.problem, digest)
     c.census.lean.update(got.modules)
 
 
@@ -130,7 +142,7 @@ def prefetch(c: Cycle, scopes: list[list[str]], *, builds: bool) -> None:
     if not builds or len(scopes) < 2:
         return
     try:
-        _take(c, scopes, toolchain(c.work.root / c.config.project.lake_dir))
+        _take(c, scopes, _chain(c)[1])
     except InfraError as e:  # each item asks for its own, and fails as it would have
         log.warning("round.prefetch_failed", error=str(e)[:300])
         _restore(c)
@@ -188,7 +200,7 @@ def meanings(tree: Census, roots: list[str], paths: list[str]) -> dict[str, str]
             continue
         by_text = lean_names(module)
         for d in tree.files[path].decls:
-            lean = by_text.get(canonical(d.name)) if d.name else None
+            lean = by_text.get(normal(d.name)) if d.name else None
             if lean is None or d.name is None:
                 continue
             try:
@@ -212,9 +224,10 @@ def gate_change(root: Path, compiler: Compiler, build: BuildConfig, gates: Gates
     tree = DirTree(root)
     before = MemTree({p: tree.read(p) for p in tree.files()})
     base_census = census(before, roots)
-    chain = toolchain(root)
-    got = gather(compiler, base_census, roots, set(base_census.files), chain, None)
-    baseline = Baseline(got.modules, {}, got.problem, chain)
+    digest = toolchain(root)
+    keyed = chain(digest, before, roots, gates, state_dir)
+    got = gather(compiler, base_census, roots, set(base_census.files), keyed, None)
+    baseline = Baseline(got.modules, {}, got.problem, digest)
     base_census.lean.update(got.modules)
     try:
         for rel, text in files.items():

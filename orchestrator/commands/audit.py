@@ -36,7 +36,7 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     tree = DirTree(root)
     found = census(tree, roots)
     with contextlib.suppress(GitError):  # what Lean listed in earlier cycles: holes only it sees count
-        mark(found, Git(root), root / config.project.lake_dir)
+        mark(found, Git(root), root, config.project.model_copy(update={"lean_roots": roots}), config.gates)
     for problem in [*tree.skipped, *found.problems]:
         click.echo(f"warning: {problem}", err=True)
     ledger = Ledger()

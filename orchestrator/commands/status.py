@@ -57,7 +57,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     history = read_history(paths.history)
     result = census(DirTree(repo), config.project.lean_roots)
     with contextlib.suppress(GitError):  # where Lean listed a file, Lean says which declarations hold a hole
-        mark(result, Git(repo), repo / config.project.lake_dir)
+        mark(result, Git(repo), repo, config.project, config.gates)
     hidden = result.hidden_holes()
     lock = inspect_lock(paths.lock)
     heartbeat, heartbeat_problem = read_heartbeat(paths.heartbeat)

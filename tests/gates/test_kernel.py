@@ -369,6 +369,49 @@ def test_a_constant_the_source_index_does_not_know_is_compared_whatever_its_name
     assert "Book.uses: Lean's terms for its statement" in results["kernel"].detail, results["kernel"].detail
 
 
+def test_a_decoy_named_like_a_locked_statement_does_not_stand_in_for_it(project: Project) -> None:
+    # `«Book.mono»` is one component, `Book.mono` two: Lean keeps both, and so must every lookup of the lock's name.
+    decoy = "import Book.Grade\n\ntheorem «Book.mono» : True := trivial\n"
+    write(project.root, {"Book/Grade.lean": GRADE, "Book/Z.lean": decoy})
+    locked = {"Book.mono": meanings(census(MemTree({"Book/Grade.lean": GRADE.encode()}), ["Book"]))["Book.mono"][0]}
+    weak = GRADE.replace("⟨fun a b => a.n < b.n⟩", "⟨fun _ _ => True⟩")
+    results, _ = project.gates({"Book/Grade.lean": weak}, GatesConfig(**KERNEL_ALONE), locked=locked)
+    assert not results["kernel"].passed
+    assert "Book.mono: Lean's terms for its statement" in results["kernel"].detail, results["kernel"].detail
+
+
+def test_a_theorem_named_like_an_auxiliary_is_a_hole_of_its_own(project: Project) -> None:
+    # `quad_pos.proof_7` is no proof Lean made for `quad_pos` (which does not use it): its hole counts apart, and what
+    # is proved through it rests on it.
+    aux = A.replace("theorem lt_fact : 5 < 3 := by\n  sorry", "theorem quad_pos.proof_7 : 5 < 3 := by\n  sorry\n\n"
+                    "theorem lt_fact : 5 < 3 := by\n  exact quad_pos.proof_7")
+    results, inp = project.gates({"Book/A.lean": aux})
+    assert results["kernel"].passed, results["kernel"].detail  # a sorry moved into a lemma: top-down work …
+    assert "Book.lt_fact (rests on Book.quad_pos.proof_7)" in results["kernel"].detail
+    assert {h.name for h in inp.after.holed()} >= {"Book.quad_pos", "Book.quad_pos.proof_7"}
+    assert inp.after.holes == inp.before.holes  # … counted as it is: one sorry moved, none closed
+
+
+def test_a_file_included_by_build_time_code_is_part_of_what_a_statement_means(project: Project) -> None:
+    base = A.replace("end Book", 'def s : String := include_str "data.txt"\n\ntheorem three : s.length = 3 := by\n'
+                                 "  sorry\n\nend Book")
+    write(project.root, {"Book/A.lean": base, "Book/data.txt": "abc"})
+    locked = {"Book.three": meanings(census(MemTree({"Book/A.lean": base.encode()}), ["Book"]))["Book.three"][0]}
+    results, _ = project.gates({"Book/data.txt": "abcd"}, GatesConfig(**KERNEL_ALONE), locked=locked,
+                               scope=["Book/**", "Book/data.txt"])
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "Book.three: Lean's terms for its statement" in results["kernel"].detail
+
+
+def test_a_hidden_hole_is_not_excused_by_a_hole_of_that_name_elsewhere(project: Project) -> None:
+    write(project.root, {"Book/Other.lean": "namespace Book\n\nprivate theorem X : True := by\n  stop\n  trivial\n\n"
+                                            "end Book\n"})
+    cheat = A.replace("end Book", "theorem X : 1 = 2 := by\n  stop\n  rfl\n\nend Book")
+    results, _ = project.gates({"Book/A.lean": cheat}, GatesConfig(**KERNEL_ALONE))
+    assert "Book.A: Book.X (line" in results["kernel"].detail and "holds sorryAx" in results["kernel"].detail, \
+        results["kernel"].detail
+
+
 def test_a_cached_listing_is_keyed_by_the_whole_import_closure() -> None:
     from gates.listing import closure_keys
     files = {"Book/A.lean": "def a : Nat := 1\n", "Book/B.lean": "import Book.A\n\ntheorem b : True := trivial\n",

@@ -147,7 +147,7 @@ def test_a_cycle_on_the_same_sources_asks_lean_only_about_the_change(book: Proje
 
 # -- the attacks of the environment issue, as whole cycles ---------------------------------------------------------
 
-OTHER = ("namespace Book\n\n{define}theorem uses : Other.c = 5 := by\n  sorry\n\nend Book\n")
+OTHER = ("namespace Book\n\n{define}theorem uses_c : Other.c = 5 := by\n  sorry\n\nend Book\n")
 IRREDUCIBLE = "irreducible_def Other.c : ℕ := 7\n\n"
 ALIAS = "def seven : ℕ := 7\n\ndef five : ℕ := 5\n\nalias Other.c := seven\n\n"
 ENVIRONMENT = {
@@ -162,12 +162,12 @@ ENVIRONMENT = {
     "irreducible_def outside the project's namespaces": (
         {"Book/Other.lean": OTHER.format(define=IRREDUCIBLE)},
         {"Book/Other.lean": OTHER.format(define=IRREDUCIBLE.replace("7", "5")).replace("by\n  sorry", "by\n  rfl")},
-        "Book.uses: Lean's terms for its statement", ()),
+        "Book.uses_c: Lean's terms for its statement", ()),
     "alias outside the project's namespaces": (
         {"Book/Other.lean": OTHER.format(define=ALIAS)},
         {"Book/Other.lean": OTHER.format(define=ALIAS.replace(":= seven", ":= five")).replace("by\n  sorry",
                                                                                             "by\n  rfl")},
-        "Book.uses: Lean's terms for its statement", ()),
+        "Book.uses_c: Lean's terms for its statement", ()),
 }
 
 
@@ -211,5 +211,7 @@ def test_a_hole_only_lean_sees_is_counted_and_what_rests_on_it_is_not_proved(tmp
     assert (record.pre_sorry_count, record.post_sorry_count) == (7, 6)  # M's written one, and the instance's
     status = collect(book.repo, record.finished_at or record.started_at)  # type: ignore[arg-type]
     assert {"declaration": "Book.instHoldsEqNatHAddOfNat", "file": "Book/Holds.lean"} in status["hidden_sorries"]
-    support = Support(mark(census(DirTree(book.repo), ["Book"]), Git(book.repo), book.repo), ["Book"])
+    config = book.config
+    support = Support(mark(census(DirTree(book.repo), ["Book"]), Git(book.repo), book.repo, config.project,
+                           config.gates), ["Book"])
     assert support.rests_on("Book.T") == ["Book.instHoldsEqNatHAddOfNat"]

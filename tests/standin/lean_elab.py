@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -519,6 +520,7 @@ class File:
         sig, body = signature(toks[i:], kind)
         rules = self.rules()
         sig_words, body_words = rewrite([t.text for t in sig], rules), rewrite([t.text for t in body], rules)
+        body_words = self.include_str(body_words)
         at, type_words = split_type(sig_words)
         binders = sig_words[:at]
         bound = bound_names(sig_words) | bound_names(body_words)
@@ -562,6 +564,21 @@ class File:
         elif kind == "def":
             decl.instance_of = class_of(type_words)
         return decl
+
+    def include_str(self, words: list[str]) -> list[str]:
+        """`include_str "p"`: the text of the file `p`, relative to this file's folder, as a string literal."""
+        out: list[str] = []
+        i = 0
+        while i < len(words):
+            if words[i] == "include_str" and i + 1 < len(words) and words[i + 1].startswith('"'):
+                target = self.path.parent / ast.literal_eval(words[i + 1])
+                text = target.read_text(encoding="utf-8") if target.is_file() else ""
+                out.append(json.dumps(text))
+                i += 2
+            else:
+                out.append(words[i])
+                i += 1
+        return out
 
     def alias(self, toks: list[Tok], ctx: Context) -> None:
         """Batteries' `alias n := t`: a theorem (when `t` is one) or a definition whose value is `t`."""
