@@ -35,6 +35,7 @@ from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, resta
 from gates import regate
 from gates.base import GateInput, GateResult
 from gates.census import census
+from gates.chosen import shown
 from gates.integrity import restated
 from gates.meaning import changed_meanings
 from gates.probe import rounds
@@ -477,7 +478,8 @@ def evaluate(c: Cycle) -> None:
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
                                attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
-                               oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized),
+                               oversized="\n".join(f"- {shown(g.path)}: {g.old:,} → {g.new:,} lines (cap {cap:,})"
+                                                    for g in oversized),
                                facts=cs.facts(c).render(),
                                diff_chars=evaluator.diff_budget(c.config.agents.evaluator, caps))
     verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render(), caps)
