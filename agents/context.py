@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -52,7 +53,7 @@ class Section:
     quotes: tuple[Quote, ...] = ()  # after `text`, each fenced as data, within the same budget
 
 
-NONCE = re.compile(r"<<<(END )?DATA [0-9a-f]{16}")
+NONCE = re.compile(r"<<<(END )?DATA ([0-9a-f]{16})")
 """A fence's marker with its nonce: what a text handed on (to a summarizer) must not carry."""
 
 
@@ -66,10 +67,15 @@ def escape(text: str) -> str:
     return "\n".join(_LOOKS_LIKE_OURS.sub(r"\1\\\2", line) for line in lines(text))
 
 
-def unfenced(text: str) -> str:
-    """`text` with the nonce of every fence marker in it dropped: the markers still say where data was, and
-    whoever reads it learns no nonce it could close a fence with."""
-    return NONCE.sub(lambda m: f"<<<{m.group(1) or ''}DATA", text)
+def unfenced(text: str, known: Iterable[str] = ()) -> str:
+    """`text` without a nonce: the nonce of every fence marker dropped (the markers still say where data was),
+    and any other occurrence of it, or of a nonce in `known`, replaced. Whoever reads it learns no nonce it could
+    close a fence with."""
+    nonces = {*known, *(m.group(2) for m in NONCE.finditer(text))}
+    text = NONCE.sub(lambda m: f"<<<{m.group(1) or ''}DATA", text)
+    for nonce in nonces:
+        text = text.replace(nonce, "(a nonce)")
+    return text
 
 
 def fence(quote: Quote, nonce: str) -> str:
