@@ -256,14 +256,18 @@ def last_advice(paths: StatePaths) -> str | None:
 
 
 def last_task_result(paths: StatePaths) -> str | None:
-    results = sorted(paths.task_results.glob("cycle_*.md"), key=lambda p: (len(p.name), p.name))
+    """The latest task result: a regular file, never one a link names."""
+    found = [p for p, _ in files.regular_files(paths.task_results, ".md") if p.name.startswith("cycle_")]
+    results = sorted(found, key=lambda p: (len(p.name), p.name))
     return files.read_text(results[-1]) if results else None
 
 
 def rules(repo: Path) -> str:
     """The standing rules agents load: the repository's CLAUDE.md or AGENTS.md, else the built-in ones."""
     for name in ("CLAUDE.md", "AGENTS.md"):
-        text = files.read_text(repo / name)
+        # A person's files, which no Worker may write; one may be a link to the other, as people make them.
+        path = repo / name
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
         if text:
             return text
     return resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")

@@ -22,6 +22,7 @@ from gates.census import Census
 from gates.chosen import shown
 from gates.index import Decl, index_source
 from gates.tree import Tree
+from state import files
 from state.atomic import write_atomic
 from state.prover_jobs import JobStatus, ProverJob, ProverJobs, Target, Use, read_jobs, write_jobs
 
@@ -233,8 +234,10 @@ class Desk:
     def returned_file(self, job: str, file: str) -> str | None:
         if job in self.fetched:
             return self.fetched[job].get(file)
-        path = self.results_dir / job / file
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        try:  # a state file: never read through a link
+            return files.read_text(self.results_dir / job / file)
+        except files.Linked:
+            return None
 
     def settle(self, before: Census, accepted: bool, after: Census | None) -> None:
         """Which returned proofs the cycle used: a job is used when the landed change closed one of its targets
@@ -328,8 +331,8 @@ class Desk:
             "declarations each)."]
         ready = [j for j in self.jobs.jobs if j.status is JobStatus.RETURNED and j.use is None]
         for j in ready:
-            files = sorted({t.file for t in j.targets if t.declaration in j.proved})
+            proved = sorted({t.file for t in j.targets if t.declaration in j.proved})
             lines.append(f"- returned job {shown(j.id)} proves {', '.join(shown(n) for n in j.proved)}: "
-                         + ", ".join(shown(f"{results}/{j.id}/{f}") for f in files))
+                         + ", ".join(shown(f"{results}/{j.id}/{f}") for f in proved))
         lines += [f"- note: {shown(n, 500)}" for n in self.notes]
         return "\n".join(lines)
