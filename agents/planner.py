@@ -14,6 +14,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
+from agents.context import escape
 from agents.items import Item, has_items, parse_items
 from agents.model import Model, System
 from agents.prompts import render
@@ -192,9 +193,11 @@ def _answer(session: WorkerSession, context: str, lean_roots: list[str], census:
 def fix_build_strategy(failing: list[str], errors: list[str]) -> Plan:
     """The fixed strategy when the branch does not build: no Planner call. Lean's messages quote the project's
     code, so they sit in a fence no line of theirs can close (`gates.chosen.ticks`, every line separator a line
-    break), where no directive counts; a failing file whose name could not stand as a Scope bullet of its own
-    (a line separator, an unprintable character, or a directive's look) is named in the errors only."""
-    shown = chosen.normalized("\n".join(errors[:30]))
+    break), where no directive counts, each line that could pass for a heading or a directive escaped (a reader
+    of the Scope that does not know fences takes no `## Scope` from them); a failing file whose name could not
+    stand as a Scope bullet of its own (a line separator, an unprintable character, or a directive's look) is
+    named in the errors only."""
+    shown = escape("\n".join(errors[:30]))
     fence = chosen.ticks(shown)
     listable = [p for p in failing if p.isprintable() and directives.directive(f"- {p}") is None]
     unlisted = len(failing) - len(listable)
@@ -204,7 +207,7 @@ def fix_build_strategy(failing: list[str], errors: list[str]) -> Plan:
                               "person must rename or fix them")
     listed = "\n".join(f"- {path}" for path in listable)
     note = (f"\n\n{unlisted} failing file{'s' if unlisted > 1 else ''} cannot be listed in the Scope by name: "
-            "a person must rename or fix them." if unlisted else "")
+            f"a person must rename or fix {'them' if unlisted > 1 else 'it'}." if unlisted else "")
     text = (f"# Strategy — fix the build\n\nThe branch does not compile. Before anything else, make it build again "
             f"without raising the sorry count or weakening any statement.\n\n## Errors\n\n{fence}\n{shown}\n"
             f"{fence}{note}\n\n## Scope\n{listed}\n\n## Done when\nEvery file in the Scope passes `lean_check`.\n")
