@@ -39,7 +39,7 @@ WRITERS = "the book, the judge and a Worker (the Lean and its doc comment)"
 FINDINGS = "Statements the judge found DIFFERENT from the book (all of them; fix these before new work)"
 CENSUS = "the orchestrator's census of the Lean files (the names in it were chosen by Workers)"
 BUILD = "the build check (Lean's messages quote the project's code)"
-BLAME = "the orchestrator, from git blame (the names were chosen by Workers, the subjects come from their reports)"
+BLAME = "the orchestrator, from git blame (Workers chose the names; the subjects come from their reports)"
 LOCK = "the orchestrator's statement lock (the names were chosen by Workers)"
 PROVER = "the orchestrator's ledger of the external prover's jobs (the names were chosen by Workers)"
 TALLY = "the orchestrator's tally of the Worker sessions' tool calls"
@@ -203,7 +203,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
         sorries("Sorries by declaration", census, 8_000),
         quoted("Persistent sorries: lines long unchanged, oldest first (take one on, or say why not)", BLAME,
                "\n".join(f"- {p}" for p in (persistent or [])[:PERSISTENT_SHOWN]),
-               "the sorry lines long unchanged: declaration (file:line), age, and the commit that last changed it",
+               "the sorry lines long unchanged, with the commit that last changed each",
                3_000, note=f"{len(persistent) - PERSISTENT_SHOWN} more not shown"
                if persistent and len(persistent) > PERSISTENT_SHOWN else ""),
         sizes("Lean file sizes", census, gates or GatesConfig(), 3_000),
