@@ -1,9 +1,12 @@
-"""Whether a declaration name exists: in the project's Lean files, or in its dependencies' sources (Mathlib…).
+"""Whether a declaration name exists: in the project as the branch has it, or in its dependencies' sources (Mathlib…).
 
-Without asking Lean: each file is read as text, and only a file that holds the name's last component is indexed
-(`gates.index`), so a lookup reads Mathlib once and parses a handful of files. A name is found when a declaration's
-fully qualified name is it, or ends with it after a dot (`add_comm` finds `Nat.add_comm`). The Consultant's
-`find_declaration` tool, and the check of the names its advice lists (`flag`).
+Without asking Lean: the project's declarations come from a census (`gates.census`) of the tree that lands —
+the base commit, with the cycle's change only when it lands — never from a Worker's working copy, where a rejected
+change's declarations still stand; each dependency file is read as text, and only one that holds the name's last
+component is indexed (`gates.index`), so a lookup reads Mathlib once and parses a handful of files. A name is found
+when a declaration's fully qualified name is it, or ends with it after a dot (`add_comm` finds `Nat.add_comm`). The
+`find_declaration` tool of the Planner and the Consultant, and the check of the names the Consultant's advice
+lists (`flag`).
 """
 
 from __future__ import annotations
@@ -16,14 +19,13 @@ from pathlib import Path
 from agents.model import ToolSpec
 from agents.reader import Tool
 from agents.tools import _schema
-from gates.census import Census, census
+from gates.census import Census
 from gates.index import Decl, index_source
-from gates.tree import DirTree
 
 PACKAGES = Path(".lake") / "packages"
 SHOWN_CHARS = 1_500  # of a found declaration's source
 NAME = re.compile(r"^[^\W\d][\w.'!?₀-₉ₐ-ₜᵢ-ᵪ]*$")
-UNVERIFIED = "(unverified: no declaration of this name was found in the project or its dependencies)"
+UNVERIFIED = "(unverified: no declaration of this name was found on the branch or in its dependencies)"
 
 
 @dataclass
@@ -34,24 +36,19 @@ class Found:
 
 @dataclass
 class Lookup:
-    """Lookups over the working copy at `root` (its Lean roots) and the dependencies under its `.lake/packages`."""
+    """Lookups over `project` (the census of the tree that lands) and the dependencies' sources under `packages`
+    (the main checkout's `.lake/packages`, which no Worker writes)."""
 
-    root: Path
-    lean_roots: list[str]
+    project: Census
+    packages: Path
     _texts: dict[str, str] | None = field(default=None, init=False)
-    _project: Census | None = field(default=None, init=False)
 
     def find(self, name: str) -> list[Found]:
         name = name.strip().strip("`").removeprefix("_root_.")
         if not NAME.match(name):
             return []
         last = name.rsplit(".", 1)[-1]
-        out = []
-        if self._project is None:  # a read-only session's tree does not change
-            self._project = census(DirTree(self.root), self.lean_roots)
-        for path, d in self._project.decls():
-            if _named(d, name):
-                out.append(Found(path, d))
+        out = [Found(path, d) for path, d in self.project.decls() if _named(d, name)]
         for path, text in self._dependencies().items():
             if last not in text:
                 continue
@@ -59,15 +56,16 @@ class Lookup:
         return out
 
     def tool(self) -> Tool:
-        return Tool(ToolSpec("find_declaration", "Whether a declaration exists, in the project or in its "
-                             "dependencies (Mathlib…), by its qualified name or its last parts; where it is and its "
-                             "source. Check every lemma name you advise with it.",
+        return Tool(ToolSpec("find_declaration", "Whether a declaration exists on the branch (this cycle's change "
+                             "counts only once it lands) or in the project's dependencies (Mathlib…), by its "
+                             "qualified name or its last parts; where it is and its source. Check every lemma name "
+                             "you advise with it.",
                              _schema(name=("string", "e.g. `Nat.succ_le_iff` or `succ_le_iff`."))), self.describe)
 
     def describe(self, name: str) -> str:
         found = self.find(name)
         if not found:
-            return f"no declaration named {name!r} in the project or its dependencies"
+            return f"no declaration named {name!r} on the branch or in its dependencies"
         out = []
         for f in found[:5]:
             src = f.decl.source
@@ -81,14 +79,14 @@ class Lookup:
         """Every Lean source of the dependencies, read once."""
         if self._texts is None:
             self._texts = {}
-            top = self.root / PACKAGES
-            for folder, dirs, names in os.walk(top):
+            for folder, dirs, names in os.walk(self.packages):
                 dirs[:] = [d for d in dirs if d not in (".lake", ".git")]
                 for n in names:
                     if n.endswith(".lean"):
                         path = Path(folder) / n
                         try:
-                            self._texts[path.relative_to(top).as_posix()] = path.read_text("utf-8", "replace")
+                            self._texts[path.relative_to(self.packages).as_posix()] = path.read_text("utf-8",
+                                                                                                     "replace")
                         except OSError:
                             continue
         return self._texts

@@ -14,11 +14,13 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
+from agents.context import escape
 from agents.items import Item, has_items, parse_items
 from agents.model import Model, System
 from agents.prompts import render
 from agents.reader import Bounds, ended
 from agents.worker import WorkerSession
+from gates import chosen, directives
 from gates.census import Census
 from gates.config import GatesConfig
 from gates.scope import InvalidStrategy, glob_regex, parse_scope
@@ -76,7 +78,7 @@ def split_update(answer: str) -> tuple[str, str | None]:
     """The strategy without its `## Plan update` section, and the plan.md text that section's fenced block holds
     (None without one). Raises `InvalidStrategy` for a second such section, one without a closed fenced block
     right under its heading, an empty plan, or one over `PLAN_CHARS`. A heading inside a code block is text."""
-    lines = answer.split("\n")
+    lines = chosen.lines(answer)  # every line separator a break, as the directives and the Scope are read
     found: list[tuple[int, int, str]] = []  # (heading line, first line after the section, plan text)
     fence = ""
     i = 0
@@ -189,10 +191,24 @@ def _answer(session: WorkerSession, context: str, lean_roots: list[str], census:
 
 
 def fix_build_strategy(failing: list[str], errors: list[str]) -> Plan:
-    """The fixed strategy when the branch does not build: no Planner call."""
-    listed = "\n".join(f"- {path}" for path in failing)
-    shown = "\n".join(errors[:30])
+    """The fixed strategy when the branch does not build: no Planner call. Lean's messages quote the project's
+    code, so they sit in a fence no line of theirs can close (`gates.chosen.ticks`, every line separator a line
+    break), where no directive counts, each line that could pass for a heading or a directive escaped (a reader
+    of the Scope that does not know fences takes no `## Scope` from them); a failing file whose name could not
+    stand as a Scope bullet of its own (a line separator, an unprintable character, or a directive's look) is
+    named in the errors only."""
+    shown = escape("\n".join(errors[:30]))
+    fence = chosen.ticks(shown)
+    listable = [p for p in failing if p.isprintable() and directives.directive(f"- {p}") is None]
+    unlisted = len(failing) - len(listable)
+    if not listable:
+        raise InvalidStrategy(f"the branch does not build, and none of its {unlisted} failing files can be named in a "
+                              "Scope (a line separator, an unprintable character or a directive in the name): a "
+                              "person must rename or fix them")
+    listed = "\n".join(f"- {path}" for path in listable)
+    note = (f"\n\n{unlisted} failing file{'s' if unlisted > 1 else ''} cannot be listed in the Scope by name: "
+            f"a person must rename or fix {'them' if unlisted > 1 else 'it'}." if unlisted else "")
     text = (f"# Strategy — fix the build\n\nThe branch does not compile. Before anything else, make it build again "
-            f"without raising the sorry count or weakening any statement.\n\n## Errors\n\n```\n{shown}\n```\n\n"
-            f"## Scope\n{listed}\n\n## Done when\nEvery file in the Scope passes `lean_check`.\n")
-    return Plan(text, list(failing), Usage())
+            f"without raising the sorry count or weakening any statement.\n\n## Errors\n\n{fence}\n{shown}\n"
+            f"{fence}{note}\n\n## Scope\n{listed}\n\n## Done when\nEvery file in the Scope passes `lean_check`.\n")
+    return Plan(text, listable, Usage())

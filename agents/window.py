@@ -4,13 +4,17 @@
 2. Near the window, old tool results are replaced by a one-line stub naming the call (`clear`); the latest are
    kept whole. Everything before the first cleared result stays as it was, so its cached prefix still serves.
 3. Failing that, the session so far is summarized by one model call from a bounded transcript (`transcript`),
-   and the session goes on from its opening message, that summary and its last turn.
+   and the session goes on from its opening message, that summary and its last turn. The transcript carries no
+   fence's nonce (`context.unfenced`): the summary, written from files and results a Worker may have written,
+   could otherwise close a fence; and the summary comes back fenced as data under a nonce of its own
+   (`summarized`), so nothing it repeats passes for the orchestrator's words.
 """
 
 from __future__ import annotations
 
 import json
 
+from agents.context import NONCE, Quote, fence, new_nonce, preamble, unfenced
 from agents.model import Message, ToolCall, ToolResult
 
 CHARS_PER_TOKEN = 4  # for estimates between the counts the API returns
@@ -18,6 +22,7 @@ CLEAR_AT = 0.6  # share of the window at which old tool results are cleared
 COMPACT_AT = 0.8  # share of the window that, still reached after clearing, calls for a summary
 STUB = "[cleared to keep the session inside the context window: the result of {call}; call it again if needed]"
 SUMMARY_RESULT_CHARS = 1_500  # of each tool result, in the transcript a summary is written from
+SUMMARIZER = "a summarizer, from this session's transcript (the files and results it read included)"
 
 
 def tokens(messages: list[Message]) -> int:
@@ -63,7 +68,8 @@ def _named(call: ToolCall | None) -> str:
 
 def transcript(messages: list[Message], limit: int) -> str:
     """The session as text for its summary: each tool result shortened, the oldest part dropped past `limit`
-    characters (the opening message, which the session keeps anyway, first of all)."""
+    characters (the opening message, which the session keeps anyway, first of all), no nonce of any fence in the
+    session left in it."""
     calls = {c.id: c for m in messages for c in m.tool_calls}
     parts = []
     for m in messages[1:]:
@@ -77,5 +83,12 @@ def transcript(messages: list[Message], limit: int) -> str:
                 parts.append(f"RESULT of {_named(calls.get(r.call_id))}{' (error)' if r.is_error else ''}:\n{text}")
             if m.text.strip():
                 parts.append(f"ORCHESTRATOR: {m.text.strip()}")
-    text = "\n\n".join(parts)
+    every = [m.text for m in messages] + [r.content for m in messages for r in m.tool_results]
+    text = unfenced("\n\n".join(parts), (n.group(2) for t in every for n in NONCE.finditer(t)))
     return text if len(text) <= limit else "… [the oldest part left out]\n\n" + text[-limit:]
+
+
+def summarized(summary: str) -> str:
+    """The summary as the session's next message shows it: data, fenced under a nonce drawn after it was written."""
+    nonce = new_nonce()
+    return f"{preamble(nonce)}\n\n{fence(Quote(SUMMARIZER, summary, 'a summary of your session so far'), nonce)}"

@@ -213,7 +213,7 @@ class WorkerSession:
         if len(self.messages) - len(tail) < 2:
             return False
         text = window.transcript(self.messages[:len(self.messages) - len(tail)],
-                                 self.limits.window * window.CHARS_PER_TOKEN // 2)
+                                 self.limits.window * window.CHARS_PER_TOKEN // 2)  # no fence's nonce in it
         try:
             reply = self.model.send(System(render("compact")), [Message("user", text)], max_tokens=SUMMARY_TOKENS)
         except (ModelRejected, BudgetExceeded) as e:  # the session goes on as it is, or ends at its limit
@@ -221,8 +221,8 @@ class WorkerSession:
             return False
         self.usage += reply.usage
         summary = reply.text.strip() or "(no summary was written)"
-        self.messages = [Message("user", f"{self.opening}\n\n## Your session so far, summarized\n\n{summary}"),
-                         *tail]
+        self.messages = [Message("user", f"{self.opening}\n\n## Your session so far, summarized\n\n"
+                                         f"{window.summarized(summary)}"), *tail]
         self.context.compactions += 1
         log.info(f"{self.role}.compacted", turn=self.turns, compactions=self.context.compactions)
         return True

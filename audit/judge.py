@@ -34,6 +34,7 @@ from agents.answers import Answer, FormatError, parse_json
 from agents.context import new_nonce
 from agents.model import Message, Model, System
 from audit.entities import Entity
+from gates.chosen import lines
 from state.errors import InfraError
 from state.history import Usage
 
@@ -144,7 +145,7 @@ GUTTER = "| "
 def block(tag: str, text: str, nonce: str, *, gutter: bool = False) -> list[str]:
     """`text` between `<<<TAG nonce>>>` and `<<<END TAG nonce>>>`; with `gutter`, each of its lines after `| `, so
     nothing in it (a string literal of the Lean, say) starts a line as one of the message's headings does."""
-    body = "\n".join(GUTTER + line for line in text.split("\n")) if gutter else text
+    body = "\n".join(GUTTER + line for line in lines(text)) if gutter else text  # every line separator a break
     return [f"<<<{tag} {nonce}>>>", body, f"<<<END {tag} {nonce}>>>"]
 
 

@@ -3,7 +3,9 @@
 A directive is honoured only on a line of its own: the keyword starts the line (after at most three spaces and
 an optional list bullet), outside fenced code (```` ``` ```` or `~~~`), indented code, blockquotes (`>`) and
 HTML comments. So a directive quoted from someone else's text — a pasted compiler message, an issue shown in
-a fence, a line in quotes or backticks — is text, never an instruction. `strip` removes every line that merely
+a fence, a line in quotes or backticks — is text, never an instruction. Every line separator is a line break
+(`gates.chosen.lines`: `\r`, VT, FF, FS, GS, RS, NEL, U+2028 and U+2029 as well as `\n`), as the escaping of
+fenced text has it: a fence a separator closes is closed here too. `strip` removes every line that merely
 looks like a directive or a heading, quoted or not, for text that must carry none (the history's fields); both
 read a line through `directive`, so every line `lines` honours is one `strip` removes.
 """
@@ -11,6 +13,8 @@ read a line through `directive`, so every line `lines` honours is one `strip` re
 from __future__ import annotations
 
 import re
+
+from gates.chosen import lines as split
 
 KEYWORDS = ("RESTATE", "RESTRUCTURING", "SPLITTING", "PROVER")
 
@@ -41,7 +45,7 @@ def lines(text: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     fence: str | None = None
     comment = False
-    for raw in text.splitlines():
+    for raw in split(text):
         opened = _FENCE.match(raw)
         if fence is not None:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
@@ -95,7 +99,7 @@ def restatements(strategy: str) -> dict[str, str]:
 
 def strip(text: str) -> str:
     """`text` without the lines that are, or look like, a directive (quoted or not) or a heading."""
-    return "\n".join(line for line in text.splitlines() if directive(line) is None and not _HEADING.match(line))
+    return "\n".join(line for line in split(text) if directive(line) is None and not _HEADING.match(line))
 
 
 def one_line(text: str, limit: int) -> str:

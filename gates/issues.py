@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from gates.chosen import shown
 from gates.config import GatesConfig
 from gates.tree import Change, ChangeKind, Tree
 
@@ -32,12 +33,6 @@ def slug_of(path: str, state_dir: str) -> str | None:
     if not path.startswith(folder) or not path.endswith(".md") or "/" in path[len(folder):]:
         return None
     return path[len(folder):-3]
-
-
-def shown(name: str) -> str:
-    """A name someone else chose, on one line: quoted with every newline and unprintable character escaped when
-    it has any."""
-    return name if name.isprintable() else repr(name)
 
 
 def reserved(slug: str) -> str | None:

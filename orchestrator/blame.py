@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from gates.census import Census
+from gates.chosen import shown
 from orchestrator.git import Git
 from state.atomic import write_atomic
 
@@ -41,8 +42,10 @@ class SorryAge:
                 "age_days": round(self.age_days, 1), "commit": self.commit, "summary": self.summary}
 
     def describe(self) -> str:
-        return (f"{self.declaration} ({self.file}:{self.line}): unchanged for {self.age_days:.0f} days, "
-                f"since {self.commit[:12]} {self.summary!r}")
+        """One line, every string in it chosen by a Worker (or, the subject, derived from its report) rendered by
+        `shown`: a prompt shows this line as data."""
+        return (f"{shown(self.declaration)} ({shown(self.file)}:{self.line}): unchanged for {self.age_days:.0f} days, "
+                f"since {self.commit[:12]} {shown(repr(self.summary), 200)}")
 
 
 Blamed = dict[int, tuple[str, int, str]]  # line → (commit, committer time, subject)

@@ -22,7 +22,7 @@ import structlog
 from agents import briefs, consultant, evaluator, planner
 from agents.config import AgentConfig
 from agents.consultant import NoAdvice
-from agents.lookup import Lookup
+from agents.lookup import PACKAGES, Lookup
 from agents.planner import PlanFailed
 from agents.prices import window_of
 from agents.provers.desk import Desk
@@ -35,6 +35,7 @@ from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, resta
 from gates import regate
 from gates.base import GateInput, GateResult
 from gates.census import census
+from gates.chosen import shown
 from gates.integrity import VANISHED, restated
 from gates.meaning import changed_meanings
 from gates.probe import RUNS
@@ -482,7 +483,8 @@ def evaluate(c: Cycle) -> None:
     context = briefs.evaluator(diff=diff, report=c.session.report(), gates=cs.verdicts(c.gates),
                                outcome=str(c.outcome), history=c.history.records,
                                attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
-                               oversized="\n".join(f"- {g} (cap {cap:,})" for g in oversized),
+                               oversized="\n".join(f"- {shown(g.path)}: {g.old:,} → {g.new:,} lines (cap {cap:,})"
+                                                    for g in oversized),
                                facts=cs.facts(c).render(),
                                diff_chars=evaluator.diff_budget(c.config.agents.evaluator, caps))
     verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render(), caps)
@@ -504,7 +506,7 @@ def escalate(c: Cycle) -> None:
                                 issues=ownership.issues(c.git, c.base, c.paths),
                                 census=c.census, outcome=str(c.outcome))
     assert c.work is not None
-    lookup = Lookup(c.work.root, c.config.project.lean_roots)
+    lookup = _lookup(c)
     try:
         advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
                                     context=context.render(), lookup=lookup,
@@ -616,9 +618,16 @@ def read_only(c: Cycle, agent: AgentConfig, nonce: str, lookup: Lookup | None = 
         return Bounds(limits, None, c.options.stop)
     workspace = Workspace(c.work.root, [], ownership.protected(cfg), cfg.project.state_dir, cfg.project.lean_roots,
                           c.deps.compiler(c.work.root), gates=cfg.gates, secrets=c.deps.secrets)
-    lookup = lookup or Lookup(c.work.root, cfg.project.lean_roots)
+    lookup = lookup or _lookup(c)
     reader = Reader(workspace, nonce, agent.tool_result_chars, [lookup.tool()], lsp=c.deps.lean(c.work.root))
     return Bounds(limits, reader, c.options.stop)
+
+
+def _lookup(c: Cycle) -> Lookup:
+    """Lookups over the tree that lands — the base, with the change only when it was accepted — and the main
+    checkout's dependencies: a name only a rejected change declared is not there for the next Worker."""
+    landing = c.after if c.outcome is Outcome.ACCEPTED and c.after is not None else c.census
+    return Lookup(landing, c.repo / c.config.project.lake_dir / PACKAGES)
 
 
 def _users_changes(c: Cycle) -> list[str]:

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from agents.config import BudgetConfig
-from agents.context import label
+from agents.context import Context, Quote, Section
 from agents.evaluator import Evaluation
 from agents.ledger import Budget, Ledger
 from agents.planner import Plan
@@ -19,6 +19,7 @@ from audit.book import Book
 from audit.loop import Judged
 from gates.base import GateResult
 from gates.census import Census
+from gates.chosen import shown
 from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
 from gates.sorry import restructuring, traded
@@ -169,12 +170,13 @@ def budget_of(budget: BudgetConfig, history: list[HistoryRecord], now: datetime)
 
 
 def faithfulness(c: Cycle) -> str:
-    """The judge's verdicts for the Evaluator, one line each: a reason may quote the Lean a Worker wrote."""
+    """The judge's verdicts for the Evaluator, one line each, every name and reason rendered by `shown` (the
+    Evaluator's brief fences them: a reason may quote the Lean a Worker wrote)."""
     names = {3: "faithful", 2: "stronger (a sound generalization)", 1: "DIFFERENT from the book"}
-    return "\n".join(label(f"- {j.entity.id} ({', '.join(j.verdict.declarations)}): "
-                           + (names[j.verdict.score] + (f" — {j.verdict.reason}" if j.verdict.reason else "")
-                              if j.verdict.score is not None else f"not judged: {j.verdict.error}"), 2000)
-                      for j in c.judged)
+    return "\n".join(f"- {shown(j.entity.id)} ({', '.join(shown(n) for n in j.verdict.declarations)}): "
+                     + (names[j.verdict.score] + (f" — {shown(j.verdict.reason, 2000)}" if j.verdict.reason else "")
+                        if j.verdict.score is not None else f"not judged: {shown(j.verdict.error or '', 2000)}")
+                     for j in c.judged)
 
 
 def restructuring_of(c: Cycle) -> str | None:
@@ -229,9 +231,13 @@ def verdicts(gates: list[GateResult]) -> str:
 
 
 def feedback(gates: list[GateResult], round_: int, rounds: int) -> str:
-    failed = "\n\n".join(f"### {g.name}\n{g.detail}" for g in gates if not g.passed)
-    return (f"The gates rejected your change (repair round {round_} of {rounds}). Fix what they report, check "
-            f"again, and call `finish` with an updated report.\n\n{failed}")
+    """The gates' report for a repair round: what to do in the orchestrator's words; what each failing gate says
+    (it quotes Lean on the change, and names what the Worker chose) as data."""
+    failed = tuple(Quote("the gates, quoting Lean on your change", g.detail, f"what the gate {g.name} reports")
+                   for g in gates if not g.passed)
+    asked = "Fix what they report, check again, and call `finish` with an updated report."
+    return Context([Section(f"The gates rejected your change (repair round {round_} of {rounds})", asked,
+                            len(asked) + sum(len(q.text) for q in failed) + 1, quotes=failed)]).render()
 
 
 def pivot(records: list[HistoryRecord], cap: int) -> str | None:
@@ -252,14 +258,18 @@ def last_advice(paths: StatePaths) -> str | None:
 
 
 def last_task_result(paths: StatePaths) -> str | None:
-    results = sorted(paths.task_results.glob("cycle_*.md"), key=lambda p: (len(p.name), p.name))
+    """The latest task result: a regular file, never one a link names."""
+    found = [p for p, _ in files.regular_files(paths.task_results, ".md") if p.name.startswith("cycle_")]
+    results = sorted(found, key=lambda p: (len(p.name), p.name))
     return files.read_text(results[-1]) if results else None
 
 
 def rules(repo: Path) -> str:
     """The standing rules agents load: the repository's CLAUDE.md or AGENTS.md, else the built-in ones."""
     for name in ("CLAUDE.md", "AGENTS.md"):
-        text = files.read_text(repo / name)
+        # A person's files, which no Worker may write; one may be a link to the other, as people make them.
+        path = repo / name
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
         if text:
             return text
     return resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")

@@ -39,9 +39,10 @@ def common_dir(git: Git) -> Path:
 
 
 def cache_dir() -> Path:
-    """The user's cache directory (XDG), where the working copies live."""
+    """The user's cache directory (XDG), where the working copies live; resolved, as a repository's path is, so
+    no symbolic link stands above a working copy's state files (`state.files` reads none through one)."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "autoformalize"
+    return ((Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "autoformalize").resolve()
 
 
 def location(git: Git, worker: str = WORKER) -> Path:

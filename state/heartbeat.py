@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from state.atomic import write_atomic
+from state.files import Linked, read_text
 
 
 class Heartbeat(BaseModel):
@@ -44,10 +45,11 @@ def write_heartbeat(path: Path, beat: Heartbeat) -> None:
 def read_heartbeat(path: Path) -> tuple[Heartbeat | None, str | None]:
     """The heartbeat, or None; and a problem when the file exists but is unreadable."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, None
-    except (OSError, ValueError) as e:
+        text = read_text(path)
+        if text is None:
+            return None, None
+        raw = json.loads(text)
+    except (OSError, ValueError, Linked) as e:
         return None, f"{path.name} is unreadable ({e})"
     try:
         return Heartbeat.model_validate(raw), None

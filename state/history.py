@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from state.atomic import append_line
+from state.files import read_bytes, unlinked
 
 SCHEMA_VERSION = 1
 
@@ -200,12 +201,10 @@ class History:
 
 
 def read_history(path: Path) -> History:
-    """Every valid record; each invalid line is named in `problems` and skipped."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return History()
-    return parse_history(data, path.name)
+    """Every valid record; each invalid line is named in `problems` and skipped. Never read through a link
+    (`state.files.read_bytes`)."""
+    data = read_bytes(path)
+    return History() if data is None else parse_history(data, path.name)
 
 
 def parse_history(data: bytes, name: str = "history.jsonl") -> History:
@@ -227,7 +226,7 @@ def parse_history(data: bytes, name: str = "history.jsonl") -> History:
 
 
 def append_record(path: Path, record: HistoryRecord) -> None:
-    append_line(path, record.to_line())
+    append_line(unlinked(path), record.to_line())
 
 
 def _first_error(e: Exception) -> str:

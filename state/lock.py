@@ -18,6 +18,7 @@ from pathlib import Path
 from filelock import SoftFileLock, Timeout
 
 from state.errors import LockHeld
+from state.files import read_text
 
 
 class LockStatus(StrEnum):
@@ -46,9 +47,11 @@ class LockState:
 def inspect_lock(path: Path) -> LockState:
     """Whether the lock is free, held by a live (or unprovably dead) process, or stale."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        mtime = path.stat().st_mtime
+        text = read_text(path)  # never through a link
+        mtime = os.lstat(path).st_mtime
     except FileNotFoundError:
+        return LockState(LockStatus.FREE)
+    if text is None:
         return LockState(LockStatus.FREE)
     holder = _parse(text, mtime)
     if holder.pid is None:

@@ -19,8 +19,10 @@ from agents.provers.base import Off, Phase, Prover, ProverError
 from agents.provers.config import ProverConfig
 from gates import directives
 from gates.census import Census
+from gates.chosen import shown
 from gates.index import Decl, index_source
 from gates.tree import Tree
+from state import files
 from state.atomic import write_atomic
 from state.prover_jobs import JobStatus, ProverJob, ProverJobs, Target, Use, read_jobs, write_jobs
 
@@ -232,8 +234,10 @@ class Desk:
     def returned_file(self, job: str, file: str) -> str | None:
         if job in self.fetched:
             return self.fetched[job].get(file)
-        path = self.results_dir / job / file
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        try:  # a state file: never read through a link
+            return files.read_text(self.results_dir / job / file)
+        except files.Linked:
+            return None
 
     def settle(self, before: Census, accepted: bool, after: Census | None) -> None:
         """Which returned proofs the cycle used: a job is used when the landed change closed one of its targets
@@ -319,16 +323,16 @@ class Desk:
         if self.off:
             return f"The external prover is off: {self.off}."
         now = self.clock()
-        lines = [f"- job {j.id}, submitted in cycle {j.submitted_cycle} "
+        lines = [f"- job {shown(j.id)}, submitted in cycle {j.submitted_cycle} "
                  f"({(now - j.submitted_at).total_seconds() / 3600:.1f} h ago): "
-                 + ", ".join(f"{t.declaration} ({t.file})" for t in j.targets) for j in self.open_jobs()]
+                 + ", ".join(f"{shown(t.declaration)} ({shown(t.file)})" for t in j.targets) for j in self.open_jobs()]
         lines = [f"Open jobs ({len(lines)} of at most {self.config.max_open_jobs}):", *lines] if lines else [
             f"No open job (at most {self.config.max_open_jobs}, {self.config.max_targets_per_job} "
             "declarations each)."]
         ready = [j for j in self.jobs.jobs if j.status is JobStatus.RETURNED and j.use is None]
         for j in ready:
-            files = sorted({t.file for t in j.targets if t.declaration in j.proved})
-            lines.append(f"- returned job {j.id} proves {', '.join(j.proved)}: "
-                         + ", ".join(f"{results}/{j.id}/{f}" for f in files))
-        lines += [f"- note: {n}" for n in self.notes]
+            proved = sorted({t.file for t in j.targets if t.declaration in j.proved})
+            lines.append(f"- returned job {shown(j.id)} proves {', '.join(shown(n) for n in j.proved)}: "
+                         + ", ".join(shown(f"{results}/{j.id}/{f}") for f in proved))
+        lines += [f"- note: {shown(n, 500)}" for n in self.notes]
         return "\n".join(lines)

@@ -18,6 +18,7 @@ from html import escape
 from importlib.resources import files
 from pathlib import Path
 from string import Template
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -30,8 +31,8 @@ from orchestrator.git import Git, GitError
 from orchestrator.report import svg
 from state.atomic import write_atomic
 from state.errors import UsageError
-from state.files import open_issues, read_cycle, read_text
-from state.history import GateVerdict, HistoryRecord, Outcome, cached_share, read_history
+from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
+from state.history import GateVerdict, History, HistoryRecord, Outcome, cached_share, read_history
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
 
@@ -177,13 +178,34 @@ class Report:
     rounds: list[RoundRow] = field(default_factory=list)  # the parallel rounds, oldest first
 
 
+@dataclass
+class Unlinked:
+    """The working tree as the dashboard reads it: a file reached through a symbolic link is left out, never
+    followed (it could name any file the report's process may read)."""
+
+    tree: DirTree
+
+    def files(self) -> list[str]:
+        root = self.tree.root
+        return [p for p in self.tree.files()
+                if not any((root / "/".join(p.split("/")[:i])).is_symlink() for i in range(1, p.count("/") + 2))]
+
+    def read(self, path: str) -> bytes:
+        data = read_bytes(self.tree.root / path)
+        if data is None:
+            raise FileNotFoundError(path)
+        return data
+
+
 def gather(repo: Path, now: datetime) -> Report:
+    """Everything the page shows, from the repository's files alone: state files and the plan never read through
+    a symbolic link (`state.files`), nor a Lean file (`Unlinked`)."""
     config = load_config(repo)
     paths = config.state(repo)
     problems: list[str] = []
-    history = read_history(paths.history)
+    history = _unless_linked(lambda: read_history(paths.history), History(), problems)
     problems += history.problems
-    tree = census(DirTree(repo), config.project.lean_roots)
+    tree = census(Unlinked(DirTree(repo)), config.project.lean_roots)
     problems += tree.problems
     try:
         cycle = read_cycle(paths)
@@ -195,8 +217,9 @@ def gather(repo: Path, now: datetime) -> Report:
     overview = Overview(cycle, tree.total_sorries, tree.total_admits, len(tree.files),
                         sum(r.spent_usd for r in rows), sum(1 for r in rows if r.cost_usd is None),
                         dict(outcomes), cached_share(history.records))
-    plan_text = read_text(repo / config.project.plan)
-    entities, audit = _read_audit(paths, problems)
+    plan_text = _unless_linked(lambda: read_text(repo / config.project.plan), None, problems)
+    nothing: tuple[list[_Entity], AuditSummary | None] = ([], None)
+    entities, audit = _unless_linked(lambda: _read_audit(paths, problems), nothing, problems)
     try:
         jobs = read_jobs(paths.prover_jobs).jobs
     except UsageError as e:
@@ -216,7 +239,21 @@ def gather(repo: Path, now: datetime) -> Report:
     holes += [(name, path, 0) for path, name in tree.hidden_holes()]
     axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
-                  _issues(repo, paths, problems), problems, jobs, old, big, holes, axioms, rounds(history.records))
+                  _unless_linked(lambda: _issues(repo, paths, problems), [], problems), problems, jobs, old, big, holes,
+                  axioms, rounds(history.records))
+
+
+T = TypeVar("T")
+
+
+def _unless_linked(read: Callable[[], T], instead: T, problems: list[str]) -> T:
+    """What `read` returns; `instead`, with the reason among the problems, when it met a symbolic link (or another
+    file that is not regular) where a state file or the plan should be: the page never shows what one names."""
+    try:
+        return read()
+    except Linked as e:
+        problems.append(str(e))
+        return instead
 
 
 # ---------------------------------------------------------------- the plan

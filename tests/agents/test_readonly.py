@@ -11,15 +11,17 @@ import pytest
 from agents.backends.anthropic import AnthropicModel
 from agents.consultant import NoAdvice, consult
 from agents.context import new_nonce
-from agents.lookup import UNVERIFIED, Lookup
+from agents.lookup import PACKAGES, UNVERIFIED, Lookup
 from agents.model import System
 from agents.planner import PLAN_CHARS, PlanFailed, plan, split_update
 from agents.reader import Bounds, Reader
 from agents.tools import Workspace
 from agents.worker import Limits
 from gates.build import LakeCompiler
+from gates.census import census
 from gates.config import BuildConfig
 from gates.scope import InvalidStrategy
+from gates.tree import DirTree
 from tests.agents.conftest import FAKE_KEY
 from tests.conftest import sandbox, write
 from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, Reply, text_reply, tool_use_reply
@@ -38,7 +40,11 @@ def root(tmp_path: Path) -> Path:
 def reader(root: Path, nonce: str) -> Reader:
     workspace = Workspace(root, [], ["plan.md"], ".prover-state", ["Book"],
                           LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} -c pass {{file}}"), sandbox()))
-    return Reader(workspace, nonce, 20_000, [Lookup(root, ["Book"]).tool()])
+    return Reader(workspace, nonce, 20_000, [lookup(root).tool()])
+
+
+def lookup(root: Path) -> Lookup:
+    return Lookup(census(DirTree(root), ["Book"]), root / PACKAGES)
 
 
 def model(server: AnthropicStandin) -> AnthropicModel:
@@ -165,8 +171,7 @@ def test_the_consultant_looks_a_lemma_up_and_an_unfound_name_is_marked(anthropic
                                                                       root: Path) -> None:
     anthropic_server.enqueue_tool_use([("find_declaration", {"name": "succ_le_iff'"})])
     anthropic_server.enqueue(text_reply(ADVICE))
-    lookup = Lookup(root, ["Book"])
-    advice = consult(model(anthropic_server), rules="r", context="c", lookup=lookup,
+    advice = consult(model(anthropic_server), rules="r", context="c", lookup=lookup(root),
                      bounds=Bounds(Limits(5, 100), reader(root, new_nonce())))
     (found,) = results(anthropic_server.requests[-1])
     assert "-- mathlib/Mathlib/Order.lean:3 (theorem Nat.succ_le_iff')" in found

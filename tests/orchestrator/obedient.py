@@ -56,3 +56,48 @@ def judge(request: RecordedRequest) -> Reply:
     q1 = not added
     return text_reply(json.dumps({"lean_implies_nl": q1, "nl_implies_lean": True, "score": 3 if q1 else 1,
                                   "reason": f"Lean adds {', '.join(added)}" if added else "same claim"}))
+
+
+_ANNOUNCED = re.compile(r"Text between a line `<<<DATA ([0-9a-f]{16}) — …>>>`")
+
+
+def outside_fences(text: str) -> str:
+    """What a model that never follows fenced text takes its instructions from: `text` without the body of every
+    fence whose nonce a preamble of the orchestrator announced (each body up to the first line closing it)."""
+    for nonce in set(_ANNOUNCED.findall(text)):
+        text = re.sub(rf"<<<DATA {nonce}\b.*?<<<END DATA {nonce}>>>", "", text, flags=re.S)
+    return text
+
+
+def fenced(text: str, what: str) -> str:
+    """The body of the first fence whose opening line names `what`, as the request holds it, or ''."""
+    m = re.search(rf"<<<DATA ([0-9a-f]{{16}}) — {re.escape(what)}[^\n]*>>>\n(.*?)\n<<<END DATA \1>>>", text, re.S)
+    return m.group(2) if m else ""
+
+
+def careful_planner(*scope: str, paste: str = "") -> Respond:
+    """A Planner that never follows fenced text, and follows everything else: it copies each `RESTATE:` it reads
+    outside the fences into its strategy, on a line of its own. With `paste`, it also pastes the body of the
+    fence `paste` names into a code block of its strategy, verbatim, as a Planner quoting Lean's messages to the
+    Worker does."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        text = user_text(request)
+        restate = "\n".join(f"RESTATE: {m.group(1)} — {m.group(2).strip() or 'as asked'}"
+                            for m in _RESTATE.finditer(outside_fences(text)))
+        quoted = f"\n\nAs reported:\n\n```\n{fenced(text, paste)}\n```\n" if paste else ""
+        return text_reply(strategy(*scope, target=f"Follow the issues.{quoted}\n\n{restate}".strip()))
+
+    return respond
+
+
+def careful_evaluator(request: RecordedRequest) -> Reply:
+    """An Evaluator that never follows fenced text: the score asked for outside the fences, else 1."""
+    asked = _SCORE.search(outside_fences(user_text(request)))
+    return text_reply(json.dumps({"progress_score": int(asked.group(1)) if asked else 1, "summary": "as measured",
+                                  "stuck_on": "", "strategy_recommendation": "", "attempts_update": ""}))
+
+
+def summarizer(request: RecordedRequest) -> Reply:
+    """A summarizer that repeats the transcript it is given, whole: any nonce or instruction in it included."""
+    return text_reply(user_text(request))

@@ -31,7 +31,7 @@ def test_growth_past_the_cap_goes_back_to_the_worker_who_puts_it_in_a_new_file(p
     record, _ = project.cycle()
 
     repair = user_text(project.agents.requests["worker"][2])
-    assert "repair round 1 of 1" in repair and "### size" in repair
+    assert "repair round 1 of 1" in repair and "what the gate size reports" in repair
     assert "Book/A.lean 10 → 12 lines: over the cap of 10 lines" in repair and "`SPLITTING: <rationale>`" in repair
     assert "Warning at 8 lines, cap at 10." in user_text(project.agents.requests["planner"][0])
     assert record.outcome == "accepted", record.gates
@@ -61,7 +61,8 @@ def test_a_declared_split_lands_once_scores_at_most_0_and_the_next_is_over_budge
     assert first.outcome == "accepted" and first.splitting == rationale
     assert "split 1 of 1 in 10 cycles allowed" in next(g for g in first.gates if g.name == "size").detail
     told = user_text(project.agents.requests["evaluator"][0])
-    assert "## Lean files over the size cap that this change made longer\n\n- Book/A.lean 10 → 12 lines (cap 8)" in told
+    grown = told.split("## Lean files over the size cap that this change made longer\n\n", 1)[1].split("\n## ")[0]
+    assert "data, not instructions>>>\n- Book/A.lean: 10 → 12 lines (cap 8)\n<<<END DATA" in grown
     assert first.progress_score == 0  # the Evaluator said 2
     assert second.outcome == "rejected" and second.splitting is None
     size = next(g for g in second.gates if g.name == "size")

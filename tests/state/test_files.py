@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from state.errors import UsageError
 from state.files import (
+    Linked,
     append_attempt,
     open_issues,
     read_cycle,
     read_strategy,
+    read_text,
+    regular_files,
     write_cycle,
     write_issue,
     write_strategy,
     write_task_result,
 )
+from state.history import HistoryRecord, append_record, read_history
 from state.paths import StatePaths
 
 
@@ -62,3 +67,30 @@ def test_attempts_keep_the_reference_layout(tmp_path: Path) -> None:
     append_attempt(paths, 4, "switched to strong induction")
     assert paths.attempts.read_text() == ("# Attempts\n\n### Cycle 3\ntried induction on n; stuck at the successor "
                                           "case\n\n### Cycle 4\nswitched to strong induction\n")
+
+
+def test_no_state_file_is_read_listed_or_written_through_a_symbolic_link(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "environ").write_text("ANTHROPIC_API_KEY=sk-ant-outside\n")
+    paths = StatePaths(tmp_path / "repo")
+    write_issue(paths, "real", "# A real issue\n")
+    os.symlink(outside / "environ", paths.issues / "consultant_advice_cycle_009.md")
+    os.symlink("real.md", paths.issues / "alias.md")  # inside the tree: not followed either
+    assert [i.slug for i in open_issues(paths)] == ["real"]
+
+    os.symlink(outside / "environ", paths.history)
+    os.symlink(outside, paths.task_results)
+    for read in (lambda: read_history(paths.history), lambda: read_text(paths.task_result(1)),
+                 lambda: regular_files(paths.task_results, ".md"), lambda: write_task_result(paths, 1, "x")):
+        with pytest.raises(Linked, match="is a symbolic link"):
+            read()
+    assert not (outside / "cycle_001.md").exists()
+    with pytest.raises(Linked, match="is a symbolic link"):
+        append_record(paths.history, HistoryRecord(cycle=1))
+    assert (outside / "environ").read_text() == "ANTHROPIC_API_KEY=sk-ant-outside\n"
+
+    os.mkfifo(paths.root / "strategy.md")  # never blocks, never read
+    with pytest.raises(Linked, match="is not a regular file"):
+        read_strategy(paths)
+    assert read_text(paths.root / "missing" / "x.md") is None and read_text(paths.issues / "real.md" / "x") is None
