@@ -108,7 +108,7 @@ def generated(name: str) -> bool:
 def normal(name: str) -> str:
     """A name as Lean text writes it, as Lean prints it: needless `«»` dropped, needed ones kept, so
     `Book.«mono»` is `Book.mono` and `«Book.mono»` (one component) stays apart from it."""
-    return printed(p[1:-1] if p.startswith("«") and p.endswith("»") else p for p in components(name))
+    return printed(parts(name))
 
 
 def user_name(name: str, module: str) -> str:
@@ -199,18 +199,20 @@ class Module(BaseModel):
 
 
 def header(modules: Iterable[str]) -> str:
-    """The first run's file: the modules imported, so that Lake builds them as they are now."""
-    return "".join(f"import {_lean_name(m)}\n" for m in sorted(set(modules)))
+    """The first run's file: the modules imported (as Lean prints their names), so that Lake builds them as they
+    are now."""
+    return "".join(f"import {m}\n" for m in sorted(set(modules)))
 
 
-def _lean_name(module: str) -> str:
-    return ".".join(p if _PLAIN.fullmatch(p) else f"«{p}»" for p in module.split("."))
+def parts(name: str) -> list[str]:
+    """A printed name's components, escapes removed."""
+    return [p[1:-1] if p.startswith("«") and p.endswith("»") else p for p in components(name)]
 
 
 def program(nonce: str, modules: Iterable[str]) -> str:
     """The second run's file: the program that lists every constant of `modules` (module names as dotted
     strings), loaded with `importModules`."""
-    wanted = json.dumps([m.split(".") for m in sorted(set(modules))])
+    wanted = json.dumps([parts(m) for m in sorted(set(modules))])
     text = resources.files("gates").joinpath("env_probe.lean").read_text(encoding="utf-8")
     return text.replace("@NONCE@", _lean_string(nonce)).replace("@MODULES@", _lean_string(wanted))
 
@@ -299,7 +301,7 @@ class _Reader:
         i, parts = _int(rest[0]), _parts(rest[1])
         if i != len(self.mods):
             raise ValueError(f"module id {i} out of order")
-        self.mods[i] = ".".join(str(p) for p in parts)
+        self.mods[i] = printed(parts)
 
     def _name(self, rest: list[object]) -> None:
         i, parts, mod = _int(rest[0]), _parts(rest[1]), _int(rest[2])

@@ -56,7 +56,11 @@ class ImportGraph:
 
     def closure(self, modules: Iterable[str]) -> set[str]:
         """The project files providing `modules` and every project file they import, transitively."""
-        todo = [p for m in modules if (p := self._by_module.get(m)) is not None]
+        return self.imported([p for m in modules if (p := self._by_module.get(m)) is not None])
+
+    def imported(self, paths: Iterable[str]) -> set[str]:
+        """The present files among `paths` and every project file they import, transitively."""
+        todo = [p for p in paths if p in self.imports]
         seen: set[str] = set()
         while todo:
             path = todo.pop()

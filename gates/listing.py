@@ -70,19 +70,6 @@ def closure_keys(census: Census, chain: str) -> dict[str, str]:
     return out
 
 
-def closure(census: Census, paths: Iterable[str]) -> set[str]:
-    """`paths` and every project file they import, transitively."""
-    graph = ImportGraph(census)
-    todo = [p for p in paths if p in census.files]
-    seen: set[str] = set()
-    while todo:
-        path = todo.pop()
-        if path not in seen:
-            seen.add(path)
-            todo += graph.imports.get(path, ())
-    return seen
-
-
 @dataclass
 class Cache:
     """Listings by closure key, one file each."""
@@ -135,7 +122,7 @@ def gather(compiler: env.Compiler, census: Census, roots: list[str], paths: Iter
     """The listing of every file of `paths` and of every project file they import (what their constants reach):
     `known`'s where it has one (the caller vouches that its closure is the same), else `cache`'s where it holds the
     file's closure key, else asked of Lean, all at once."""
-    wanted = closure(census, paths)
+    wanted = ImportGraph(census).imported(paths)
     keys = closure_keys(census, chain)
     names = modules_of(census, roots)
     known = known or {}

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from functools import cached_property
 
 from gates.census import Census
+from gates.env import printed
 from gates.header import module_paths
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
@@ -83,7 +84,8 @@ class Names:
 
 def module_of(path: str, roots: Iterable[str]) -> str:
     """`Book/A.lean` → `Book.A`: relative to the folder holding the Lean root, so `src/Book/A.lean` with the
-    root `src/Book` is `Book.A`."""
+    root `src/Book` is `Book.A`. A folder or file name that is not an identifier is escaped as Lean escapes it
+    (`Book/a b.lean` → `Book.«a b»`: Lake names a module by its path's components)."""
     stem = path.removesuffix(".lean")
     for root in roots:
         root = root.strip("/")
@@ -91,7 +93,7 @@ def module_of(path: str, roots: Iterable[str]) -> str:
             parent = root.rsplit("/", 1)[0] if "/" in root else ""
             stem = stem[len(parent) + 1:] if parent else stem
             break
-    return stem.replace("/", ".")
+    return printed(stem.split("/"))
 
 
 def modules_of(census: Census, roots: Iterable[str]) -> dict[str, str]:

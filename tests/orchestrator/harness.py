@@ -91,6 +91,14 @@ def config_text(**sections: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def configure(project: Project, **sections: dict[str, object]) -> None:
+    """Commit and push an `autoformalize.toml` with no repair rounds and `sections`."""
+    write(project.repo, {"autoformalize.toml": config_text(**{"gates": {"repair_rounds": 0}, **sections})})
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "config")
+    git(project.repo, "push", "-q", "origin", "main")
+
+
 def toml(value: Any) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + "}"

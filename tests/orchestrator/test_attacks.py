@@ -19,7 +19,7 @@ from orchestrator.git import Git
 from orchestrator.notify import Notifier
 from tests.conftest import git, write
 from tests.orchestrator import obedient
-from tests.orchestrator.harness import Project, config_text, evaluation, strategy, user_text
+from tests.orchestrator.harness import Project, configure, evaluation, strategy, user_text
 from tests.standin.anthropic_server import RecordedRequest, Reply, tool_use_reply
 from tests.standin.webhook import Webhook
 
@@ -34,13 +34,6 @@ WEAKEN = [("edit_file", {"path": "Book/B.lean",
                          "new_string": "/-- Theorem 2.1 For every natural number $n$ with $0 < n$, $0 + n = n$. -/\n"
                                        "theorem zero_add' (n : ℕ) (h : 0 < n) : 0 + n"})]
 ASK_RESTATE = "Erratum found.\nRESTATE: Book.zero_add' — erratum: the book means positive n\n"
-
-
-def configure(project: Project, **sections: dict[str, object]) -> None:
-    write(project.repo, {"autoformalize.toml": config_text(**{"gates": {"repair_rounds": 0}, **sections})})
-    git(project.repo, "add", "-A")
-    git(project.repo, "commit", "-qm", "config")
-    git(project.repo, "push", "-q", "origin", "main")
 
 
 def state_theorem_2_1(project: Project) -> None:

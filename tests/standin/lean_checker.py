@@ -42,11 +42,12 @@ import lean_elab  # beside this script, which runs as a program
 import lean_env
 from lean_elab import Guard, Message
 from lean_io import run_evals  # `#eval`'s IO, run as Lean runs it while compiling
+from lean_syntax import MODULE, module_parts
 
 DECL = re.compile(r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*"
                   r"(?:theorem|lemma|def|abbrev|structure|inductive|class|axiom|instance)\s+([\w.']+)", re.M)
 NAMESPACE = re.compile(r"^\s*(namespace|end)\s+([\w.]+)", re.M)
-IMPORT = re.compile(r"^import\s+([\w.]+)", re.M)
+IMPORT = re.compile(rf"^import\s+({MODULE})", re.M)
 SCOPE = re.compile(r"^\s*(?:namespace|end|section|open)\b[^\n]*", re.M)  # names namespaces, not declarations
 ESCAPED = re.compile(r"«[^»]*»")
 REF = re.compile(r"(?<![\w.])([A-Z]\w*(?:\.[\w']+)+)")
@@ -74,7 +75,8 @@ def declared(text: str) -> set[str]:
 
 
 def module_file(root: Path, module: str) -> Path:
-    return root / (module.replace(".", "/") + ".lean")
+    parts = module_parts(module)
+    return root.joinpath(*parts).with_name(parts[-1] + ".lean")
 
 
 def closure(root: Path, path: Path, seen: set[Path]) -> set[Path]:
@@ -94,7 +96,7 @@ def check(root: Path, rel: str) -> list[Message]:
     project_roots = {p.stem for p in root.glob("*.lean")} | {p.name for p in root.iterdir() if p.is_dir()}
     for m in IMPORT.finditer(text):
         module = m.group(1)
-        if module.split(".")[0] in project_roots and not module_file(root, module).exists():
+        if module_parts(module)[0] in project_roots and not module_file(root, module).exists():
             line = text.count("\n", 0, m.start()) + 1
             out.append(Message(line, 0, "error", f"unknown module prefix '{module}'"))
     known: set[str] = set(model.env.decls)

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from lean_syntax import (
     KINDS,
+    MODULE,
     SORRY,
     TYPES,
     Rule,
@@ -51,6 +52,8 @@ from lean_syntax import (
     is_name,
     mask,
     matching,
+    module_name,
+    module_parts,
     name_parts,
     parse_rules,
     quotation,
@@ -180,10 +183,10 @@ class Project:
         self.active: set[Path] = set()
 
     def module_path(self, module: str) -> Path:
-        return self.root / (module.replace(".", "/") + ".lean")
+        return self.root.joinpath(*module_parts(module)).with_name(module_parts(module)[-1] + ".lean")
 
     def module_of(self, path: Path) -> str:
-        return path.relative_to(self.root).with_suffix("").as_posix().replace("/", ".")
+        return module_name(path.relative_to(self.root).with_suffix("").as_posix().split("/"))
 
     def env_of(self, path: Path) -> Env:
         if path not in self.exports:
@@ -227,7 +230,7 @@ class File:
     # -- the file ----------------------------------------------------------------
 
     def elaborate(self) -> File:
-        for m in re.finditer(r"^import\s+([\w.]+)", self.code, re.M):
+        for m in re.finditer(rf"^import\s+({MODULE})", self.code, re.M):
             target = self.project.module_path(m.group(1))
             if target.exists():
                 self.env.merge(self.project.env_of(target))

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import lean_elab
+from lean_syntax import module_name, module_parts
 
 MARK = "namespace AutoformalizeEnvProbe"
 _STRING = r'"((?:[^"\\]|\\.)*)"'
@@ -60,7 +61,7 @@ class Printer:
     def module(self, module: str) -> int:
         if module not in self.mods:
             self.mods[module] = len(self.mods)
-            self.emit(["M", self.mods[module], module.split(".")])
+            self.emit(["M", self.mods[module], module_parts(module)])
         return self.mods[module]
 
     def name(self, name: str, home: str) -> int:
@@ -82,7 +83,7 @@ def answer(root: Path, text: str) -> str:
     nonce, wanted = _NONCE.search(text), _WANTED.search(text)
     if nonce is None or wanted is None:
         return "error: the stand-in does not recognise this probe program"
-    modules = [".".join(parts) for parts in json.loads(_literal(wanted.group(1)))]
+    modules = [module_name(parts) for parts in json.loads(_literal(wanted.group(1)))]
     out = Printer(_literal(nonce.group(1)))
     project = lean_elab.Project(root)
     for module in modules:

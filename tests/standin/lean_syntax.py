@@ -349,3 +349,16 @@ def rewrite(words: list[str], rules: list[Rule]) -> list[str]:
         if not changed:
             break
     return words
+
+
+MODULE = r"(?:«[^»]*»|[\w']+)(?:\.(?:«[^»]*»|[\w']+))*"  # a module name in an `import`, escapes kept
+
+
+def module_parts(module: str) -> list[str]:
+    """A module name's components, escapes removed (`Book.«a.b»` → `Book`, `a.b`)."""
+    return [p[1:-1] if p.startswith("«") else p for p in re.findall(r"«[^»]*»|[^.«»]+", module)]
+
+
+def module_name(parts: list[str]) -> str:
+    """Components as Lean prints a module's name: a component that is not an identifier in `«»`."""
+    return ".".join(p if re.fullmatch(r"[^\W\d][\w']*", p) else f"«{p}»" for p in parts)
