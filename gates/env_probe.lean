@@ -272,8 +272,10 @@ def main : IO Unit := do
       | none => emit (Json.arr #[Json.str "U", toJson mid])
       | some idx =>
         let i : Nat := idx
-        for c in env.header.moduleData[i]!.constNames do
-          if let some ci := env.find? c then record mid ci
+        -- The module's own copy of each constant: a theorem two modules both realize (an equation lemma) is listed
+        -- under each, not as the first module's.
+        for ci in env.header.moduleData[i]!.constants do
+          record mid ci
     emit (Json.arr #[Json.str "E", toJson (← get).seq])
     flush
   (go.run env).run' {}
