@@ -30,6 +30,7 @@ from orchestrator.deps import Deps
 from orchestrator.facts import Facts, faithful_at, measure
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
+from orchestrator.targets import aimed
 from state import files
 from state.history import GateVerdict, History, HistoryRecord, Outcome, WorkerContext
 from state.paths import StatePaths
@@ -108,6 +109,7 @@ class Cycle:
     restated: dict[str, str] = field(default_factory=dict)  # paired statements the change altered → how
     planner_failed: str | None = None  # why the Planner's answer was not used
     item: RoundItem | None = None  # set when the cycle is one item of a parallel round
+    worker_model: str = ""  # the model the Worker's session was opened with
     round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
 
     @property
@@ -125,6 +127,7 @@ class Cycle:
 
 def record(c: Cycle) -> HistoryRecord:
     e = c.evaluation
+    done = facts(c)
     costs = c.ledger.costs()
     total = None if None in costs.values() else round(sum(v or 0.0 for v in costs.values()), 6)
     accepted = c.outcome is Outcome.ACCEPTED and c.after is not None
@@ -143,12 +146,26 @@ def record(c: Cycle) -> HistoryRecord:
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
         worker_context=WorkerContext(turns=c.session.turns, **asdict(c.session.context)) if c.session else None,
         tool_calls=dict(sorted(c.session.tools.calls.items())) if c.session else {},
-        faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
+        faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=done.progress,
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated),
         round=c.item.round if c.item else None, item=c.item.name if c.item else None,
-        worked_by=c.item.engine if c.item else None)
+        worked_by=c.item.engine if c.item else None, targets=targets(c), closed=done.closed, opened=done.opened,
+        decomposed=done.decomposed, parts=done.parts, worker_model=worker_model(c) if c.session else None)
+
+
+def targets(c: Cycle) -> list[str]:
+    """The declarations holding a hole at the base that the cycle's strategy (its item's, in a round) aimed at: with
+    what the facts say it closed, the attempt the difficulty model learns from (`difficulty.attempts`)."""
+    return aimed(c.plan.text, c.plan.scope, c.census) if c.plan else []
+
+
+def worker_model(c: Cycle) -> str:
+    """The model the cycle's Worker is opened with, decided once."""
+    if not c.worker_model:
+        c.worker_model = c.config.agents.worker.model
+    return c.worker_model
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:

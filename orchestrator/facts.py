@@ -89,6 +89,7 @@ class Facts:
     shrank: list[str] = field(default_factory=list)  # files over the size cap with fewer code lines now
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
+    parts: dict[str, list[str]] = field(default_factory=dict)  # each of those → the new declarations it uses
 
     def gains(self) -> list[str]:
         return [text for text in self._gains().values() if text]
@@ -143,6 +144,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         return Facts(False, holes(before), holes(before))
     scored = [j for j in judged if j.verdict.score is not None]
     done, opened = closed(before, after)
+    parts = split_off(before, after) if restructuring(report) else {}
     return Facts(
         True, holes(before), holes(after), closed=done, opened=opened,
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
@@ -151,7 +153,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
                 and after.files[p].code_lines < f.code_lines],
         grew=[g.path for g in grown(before, after, cap)],
-        decomposed=decomposed(before, after) if restructuring(report) else [])
+        decomposed=list(parts), parts=parts)
 
 
 def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
