@@ -17,13 +17,14 @@ from agents.provers.desk import Desk
 from agents.worker import Session
 from audit.book import Book
 from audit.loop import Judged
+from difficulty.estimate import Estimate
 from gates.base import GateResult
 from gates.census import Census
 from gates.chosen import shown
 from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
 from gates.sorry import restructuring, traded
-from orchestrator import ownership
+from orchestrator import outlook, ownership
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
 from orchestrator.deps import Deps
@@ -110,6 +111,7 @@ class Cycle:
     planner_failed: str | None = None  # why the Planner's answer was not used
     item: RoundItem | None = None  # set when the cycle is one item of a parallel round
     worker_model: str = ""  # the model the Worker's session was opened with
+    estimate: Estimate | None = None  # the difficulty model on the base, fitted once (`estimate_of`)
     round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
 
     @property
@@ -162,10 +164,20 @@ def targets(c: Cycle) -> list[str]:
 
 
 def worker_model(c: Cycle) -> str:
-    """The model the cycle's Worker is opened with, decided once."""
+    """The model the cycle's Worker is opened with, decided once: `[agents.worker] hard_model` when a target the
+    cycle aims at is harder than `[difficulty] hard_above`, else the Worker's model. A function of the base (the
+    history and the tree) and the plan alone, so a round item's job elsewhere decides it as its coordinator does."""
     if not c.worker_model:
-        c.worker_model = c.config.agents.worker.model
+        worker = c.config.agents.worker
+        c.worker_model = estimate_of(c).worker_model(targets(c)) if worker.hard_model else worker.model
     return c.worker_model
+
+
+def estimate_of(c: Cycle) -> Estimate:
+    """The difficulty model fitted on the history and the tree at the base (`orchestrator.outlook`)."""
+    if c.estimate is None:
+        c.estimate = outlook.estimate_for(c.config, c.history.records, c.census)
+    return c.estimate
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:
