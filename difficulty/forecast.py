@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from difficulty.config import DifficultyConfig
 from difficulty.estimate import Estimate
 from difficulty.simulate import Open, Spend, band, quantile, simulate
+from gates.chosen import shown
 
 MIN_RUNS = 200
 WORK = 200_000  # simulated cycles and targets a forecast affords, about a second of work
@@ -138,11 +139,11 @@ def line(f: Forecast) -> str:
     money = f", ${u.p50:,.0f}–${u.p90:,.0f}" if u.p50 is not None and u.p90 is not None else ", cost unknown"
     hardest = f.targets[0]
     return (f"{len(f.targets)} open target{'s' if len(f.targets) != 1 else ''}: {c.p50:g}–{c.p90:g} cycles"
-            f"{money} left (P50–P90); hardest {hardest.declaration} ({hardest.difficulty:.2f}, "
+            f"{money} left (P50–P90); hardest {shown(hardest.declaration, 80)} ({hardest.difficulty:.2f}, "
             f"{hardest.attempts} attempts)")
 
 
-def render(f: Forecast, shown: int = 30) -> str:
+def render(f: Forecast, rows: int = 30) -> str:
     """The forecast as `autoformalize forecast` prints it."""
     c, u = f.remaining.cycles, f.remaining.usd
     lines = [f"Difficulty ({f.method}, fitted on {f.attempts} attempts up to cycle {f.cycle}); p_next is the chance "
@@ -151,13 +152,14 @@ def render(f: Forecast, shown: int = 30) -> str:
     if not f.targets:
         lines.append("No open target: nothing holds a sorry.")
     else:
-        width = min(60, max(len(t.declaration) for t in f.targets[:shown]))
+        names = [shown(t.declaration, 60) for t in f.targets[:rows]]  # a Worker chose them: one printable line each
+        width = max(len("declaration"), *map(len, names))
         lines.append(f"  {'declaration':<{width}}  difficulty  attempts  p_next")
-        for t in f.targets[:shown]:
+        for name, t in zip(names, f.targets, strict=False):
             mark = "*" if t.model != f.model else " "
-            lines.append(f"  {t.declaration:<{width}}  {t.difficulty:10.2f}  {t.attempts:8d}  {t.p_next:6.2f}{mark}")
-        if len(f.targets) > shown:
-            lines.append(f"  … and {len(f.targets) - shown} more (--json lists them all)")
+            lines.append(f"  {name:<{width}}  {t.difficulty:10.2f}  {t.attempts:8d}  {t.p_next:6.2f}{mark}")
+        if len(f.targets) > rows:
+            lines.append(f"  … and {len(f.targets) - rows} more (--json lists them all)")
         lines.append(f"Left to close all {len(f.targets)}: {c.p50:g} cycles (P50), {c.p90:g} (P90)"
                      + (f"; ${u.p50:,.2f} (P50), ${u.p90:,.2f} (P90)" if u.p50 is not None and u.p90 is not None
                         else "; cost unknown (no recorded cycle has a price)")

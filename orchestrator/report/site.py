@@ -22,13 +22,16 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from difficulty.forecast import Forecast
 from gates.census import census
 from gates.size import large
 from gates.tree import DirTree
 from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import load_config
 from orchestrator.git import Git, GitError
+from orchestrator.outlook import forecast_for
 from orchestrator.report import svg
+from orchestrator.report.difficulty import panel
 from state.atomic import write_atomic
 from state.errors import UsageError
 from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
@@ -176,6 +179,7 @@ class Report:
     holes: list[tuple[str, str, int]] = field(default_factory=list)  # declaration, file:line, sorries and admits
     axioms: list[tuple[str, str]] = field(default_factory=list)  # the project's own axioms: name, file:line
     rounds: list[RoundRow] = field(default_factory=list)  # the parallel rounds, oldest first
+    forecast: Forecast | None = None  # the open targets' difficulty and what is left (`autoformalize forecast`)
 
 
 @dataclass
@@ -240,7 +244,7 @@ def gather(repo: Path, now: datetime) -> Report:
     axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
                   _unless_linked(lambda: _issues(repo, paths, problems), [], problems), problems, jobs, old, big, holes,
-                  axioms, rounds(history.records))
+                  axioms, rounds(history.records), forecast_for(config, history.records, tree))
 
 
 T = TypeVar("T")
@@ -456,6 +460,9 @@ def render(report: Report) -> str:
         generated_iso=_e(report.generated_at.astimezone(UTC).isoformat()),
         overview=_overview(report),
         charts=_charts(report.cycles),
+        difficulty=panel(report.forecast, [(float(r.cycle), float(n)) for r in sorted(report.cycles,
+                                                                                      key=lambda r: r.cycle)
+                                           if (n := r.sorries_after) is not None]),
         coverage=_coverage(report.plan, report.coverage),
         outcomes=_outcomes(report.overview.outcomes),
         cycles=_cycles(report.cycles),

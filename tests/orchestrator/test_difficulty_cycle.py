@@ -3,12 +3,15 @@ difficulty it learns from them."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from orchestrator.cli import main
 from state.prover_jobs import ProverJob, read_jobs
+from tests.conftest import git, write
 from tests.orchestrator.harness import (
     A,
     Project,
@@ -103,3 +106,33 @@ def test_a_hard_target_is_worked_by_the_hard_model(project: Project) -> None:
     assert record.worker_model == "claude-sonnet-4-6"
     assert project.agents.requests["worker"][-1].body["model"] == "claude-sonnet-4-6"
 
+
+def test_forecast_status_and_the_dry_run_speak_of_what_is_left(project: Project,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """After two cycles: `forecast --json` holds every open target and the cycles and dollars left; `status` says
+    it in a line; with a total budget nearly spent, `forecast` and `cycle --dry-run` warn that the median cost
+    left exceeds what the budget has left."""
+    for _ in range(2):
+        fail(project, strategy("Book/A.lean", target="Close `Book.hard`."))
+        project.cycle()
+    capsys.readouterr()
+    assert main(["forecast", "--json", "--repo", str(project.repo)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(t["declaration"], t["attempts"]) for t in doc["targets"]] == [("Book.hard", 2), ("Book.other", 0)]
+    assert all(0 < t["difficulty"] < 1 and 0 < t["p_next"] < 1 for t in doc["targets"])
+    cycles, usd = doc["remaining"]["cycles"], doc["remaining"]["usd"]
+    assert 0 < cycles["p50"] <= cycles["p90"] and 0 < usd["p50"] <= usd["p90"] and doc["warnings"] == []
+    assert main(["status", "--repo", str(project.repo)]) == 0
+    assert f"  forecast   2 open targets: {cycles['p50']:g}–{cycles['p90']:g} cycles" in capsys.readouterr().out
+
+    spent = sum(r.spent_usd for r in project.history())
+    budget = {"budget": {"total_usd": round(spent + 0.01, 4)}}
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0}, **budget)})
+    git(project.repo, "commit", "-qam", "budget")
+    assert main(["forecast", "--repo", str(project.repo)]) == 0
+    warning = "exceeds what [budget] total_usd has left, $0.01"
+    assert warning in capsys.readouterr().out
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    shown = capsys.readouterr().out
+    assert "forecast: 2 open targets" in shown and "forecast: warning: the median cost left" in shown
+    assert warning in shown
