@@ -136,3 +136,12 @@ def test_forecast_status_and_the_dry_run_speak_of_what_is_left(project: Project,
     shown = capsys.readouterr().out
     assert "forecast: 2 open targets" in shown and "forecast: warning: the median cost left" in shown
     assert warning in shown
+
+
+def test_a_budget_with_an_unpriced_hard_model_is_refused_before_anything_runs(
+        project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hard model spends the Worker's budget: its price must be known as the Worker's is."""
+    configure(project, agents={"worker": {"hard_model": "local-big"}}, budget={"total_usd": 10.0})
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert "no known price: local-big (the worker's hard_model)" in capsys.readouterr().err
+    assert project.server.requests == []
