@@ -210,19 +210,23 @@ def fit(problem: Problem) -> Fit:
     return f
 
 
-def _objective(f: Fit, x: list[float], b: list[float], anchors: list[list[tuple[int, float]]]) -> float:
-    """Minus the log posterior (up to a constant) at abilities and group means `x` and difficulties `b`."""
-    p, m = f.problem, len(f.theta)
+def _objective(f: Fit, x: list[float], b: list[float], anchors: list[list[tuple[int, float]]],
+               cells: list[tuple[int, int, float, float]]) -> float:
+    """Minus the log posterior (up to a constant) at abilities and group means `x` and difficulties `b`; `cells`
+    as (target, model, attempts, closes)."""
+    m = len(f.theta)
     out = sum(t * t for t in x[:m]) / (2 * SIGMA_THETA ** 2) + sum(v * v for v in x[m:]) / (2 * TAU ** 2)
     for i, groups in enumerate(anchors):
+        bi = b[i]
         if groups:
-            out += sum(c * (b[i] - x[m + gi]) ** 2 for gi, c in groups) / 2
+            out += sum(c * (bi - x[u]) ** 2 for u, c in groups) / 2
         else:
-            out += b[i] ** 2 / (2 * SIGMA_B ** 2)
-    a = f.a
-    for c in p.cells:
-        u = a[c.target] * (x[c.model] - b[c.target])
-        out -= c.k * _log_sigmoid(u) + (c.n - c.k) * _log_sigmoid(-u)
+            out += bi * bi / (2 * SIGMA_B ** 2)
+    a, log1p, exp = f.a, math.log1p, math.exp
+    for i, mi, n, k in cells:
+        u = a[i] * (x[mi] - b[i])
+        # k·log σ(u) + (n − k)·log σ(−u) = k·u − n·log(1 + e^u), computed without overflow
+        out -= k * u - n * (u + log1p(exp(-u)) if u > 0 else log1p(exp(u)))
     return out
 
 
@@ -234,37 +238,45 @@ def _newton(f: Fit) -> None:
     x = f.theta + f.gamma
     b = list(f.b)
     a = f.a
-    anchors = [_anchors(groups) for groups in p.member]
+    # The anchors' part of the Hessian does not move: each target's precision from its groups, and its links to them.
+    anchors = [[(m + g, c) for g, c in _anchors(groups)] for groups in p.member]
+    base_d = [sum(c for _, c in groups) if groups else 1 / SIGMA_B ** 2 for groups in anchors]
+    base_links = [[(u, -c) for u, c in groups] for groups in anchors]
+    base_hx = [1.0 / SIGMA_THETA ** 2] * m + [1.0 / TAU ** 2] * (small - m)
+    for groups in anchors:
+        for u, c in groups:
+            base_hx[u] += c
+    # Targets anchored alike (the same groups, weights and all) share their part of the Schur complement.
+    kinds: dict[tuple[tuple[int, float], ...], int] = {}
+    kind_of = [kinds.setdefault(tuple(row), len(kinds)) for row in base_links]
+    cells = [(c.target, c.model, c.n, c.k) for c in p.cells]
+    value = _objective(f, x, b, anchors, cells)
     for step in range(MAX_STEPS + 1):
         gx = [x[u] / SIGMA_THETA ** 2 for u in range(m)] + [x[u] / TAU ** 2 for u in range(m, small)]
-        hx = [1.0 / SIGMA_THETA ** 2] * m + [1.0 / TAU ** 2] * (small - m)
+        hx = list(base_hx)
         gb = [0.0] * n
-        d = [0.0] * n
-        links: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+        d = list(base_d)
+        worked: list[list[tuple[int, float]]] = [[] for _ in range(n)]  # each target's links to the models
         for i, groups in enumerate(anchors):
+            bi = b[i]
             if not groups:
-                gb[i] += b[i] / SIGMA_B ** 2
-                d[i] += 1 / SIGMA_B ** 2
-            for gi, c in groups:
-                u = m + gi
-                diff = c * (b[i] - x[u])
+                gb[i] = bi / SIGMA_B ** 2
+            for u, c in groups:
+                diff = c * (bi - x[u])
                 gb[i] += diff
                 gx[u] -= diff
-                d[i] += c
-                hx[u] += c
-                links[i].append((u, -c))
-        for cell in p.cells:
-            i, mi = cell.target, cell.model
+        for i, mi, cn, ck in cells:
             ai = a[i]
             pr = sigmoid(ai * (x[mi] - b[i]))
-            r = ai * (cell.k - cell.n * pr)
-            w = ai * ai * cell.n * pr * (1.0 - pr)
+            r = ai * (ck - cn * pr)
+            w = ai * ai * cn * pr * (1.0 - pr)
             gx[mi] -= r
             gb[i] += r
             hx[mi] += w
             d[i] += w
-            links[i].append((mi, -w))
-        s, rhs = _schur(hx, gx, gb, d, links)
+            worked[i].append((mi, -w))
+        links = [base_links[i] + worked[i] for i in range(n)]
+        s, rhs = _schur(hx, gx, gb, d, list(kinds), kind_of, worked)
         chol = _cholesky(s)
         f.d, f.links, f.chol, f.steps = d, links, chol, step
         if step == MAX_STEPS:
@@ -275,15 +287,15 @@ def _newton(f: Fit) -> None:
         if largest < TOLERANCE:
             break
         slope = sum(gx[u] * dx[u] for u in range(small)) + sum(gb[i] * db[i] for i in range(n))
-        before = _objective(f, x, b, anchors)
         t = 1.0
         while True:
             nx = [x[u] + t * dx[u] for u in range(small)]
             nb = [b[i] + t * db[i] for i in range(n)]
-            if _objective(f, nx, nb, anchors) <= before + 1e-4 * t * slope or t < 1e-8:
+            trial = _objective(f, nx, nb, anchors, cells)
+            if trial <= value + 1e-4 * t * slope or t < 1e-8:
                 break
             t /= 2
-        x, b = nx, nb
+        x, b, value = nx, nb, trial
         if largest * t < TOLERANCE:
             break
     f.theta, f.gamma, f.b = x[:m], x[m:], b
@@ -359,22 +371,47 @@ def _meet(t1: float, l1: float, g1: float, t2: float, l2: float, g2: float) -> f
 
 
 def _schur(hx: list[float], gx: list[float], gb: list[float], d: list[float],
-           links: list[list[tuple[int, float]]]) -> tuple[list[list[float]], list[float]]:
-    """The small block's Hessian with the targets eliminated, and the right-hand side of its Newton system."""
+           kinds: list[tuple[tuple[int, float], ...]], kind_of: list[int], worked: list[list[tuple[int, float]]]
+           ) -> tuple[list[list[float]], list[float]]:
+    """The small block's Hessian with the targets eliminated, and the right-hand side of its Newton system.
+
+    Eliminating target i takes h_u·h_v/d_i off entry (u, v) for every pair of its links. Its links to its groups
+    are those of its kind (`kinds[kind_of[i]]`, fixed), so their share is summed by kind — Σ 1/d_i, Σ g_i/d_i and,
+    per model, Σ h_im/d_i — and spread once per kind; only the links to the models it was tried by (`worked`)
+    are taken one target at a time."""
     size = len(hx)
     s = [[0.0] * size for _ in range(size)]
     for u in range(size):
         s[u][u] = hx[u]
     rhs = [-v for v in gx]
-    for i, row in enumerate(links):
+    inverse = [0.0] * len(kinds)
+    pull = [0.0] * len(kinds)
+    cross: list[dict[int, float]] = [{} for _ in kinds]
+    for i, row in enumerate(worked):
         di = d[i]
         t = gb[i] / di
+        k = kind_of[i]
+        inverse[k] += 1.0 / di
+        pull[k] += t
+        if not row:
+            continue
+        mine = cross[k]
         for u, hu in row:
             rhs[u] += hu * t
             su = s[u]
-            k = hu / di
+            q = hu / di
             for v, hv in row:
-                su[v] -= k * hv
+                su[v] -= q * hv
+            mine[u] = mine.get(u, 0.0) + q
+    for k, shared in enumerate(kinds):
+        for u, hu in shared:
+            rhs[u] += hu * pull[k]
+            su = s[u]
+            for v, hv in shared:
+                su[v] -= hu * hv * inverse[k]
+            for v, q in cross[k].items():
+                su[v] -= hu * q
+                s[v][u] -= hu * q
     return s, rhs
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from gates.census import Census
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
-from orchestrator.facts import uses
+from orchestrator.facts import tails, uses
 
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
@@ -67,8 +67,9 @@ def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> di
             decls.setdefault(each.name, (path, each))
     wanted = [n for n in names if n in decls or n in holding]
     named = _successors(census, set(wanted))
-    defining = _tails({n for n, (_, each) in decls.items() if each.kind in DEFINING})
+    defining = tails({n for n, (_, each) in decls.items() if each.kind in DEFINING})
     open_ = {n for n in wanted if n in holding}
+    short = tails(open_)
     out: dict[str, Known] = {}
     for name in wanted:
         d: Decl | None = decls[name][1] if name in decls else None
@@ -84,7 +85,7 @@ def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> di
                        (f"{_bin(len(reached), COUNTS)} definitions named", FEATURE_WEIGHT),
                        (f"{_bin(named.get(name, 0), COUNTS)} successors", FEATURE_WEIGHT)]
             if name in open_:
-                after = tuple(sorted(uses(d, open_ - {name}, census.lean.get(path))))
+                after = tuple(sorted(uses(d, open_, census.lean.get(path), short) - {name}))
         out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1], after)
     return out
 
@@ -98,23 +99,16 @@ def _is(full: str, token: str) -> bool:
     return full == token or full.endswith("." + token)
 
 
-def _tails(names: Iterable[str]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for n in names:
-        out.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
-    return out
-
-
 def _successors(census: Census, names: set[str]) -> dict[str, int]:
     """How many declarations of the tree name each of `names` in their text (statement or proof), itself aside."""
-    tails = _tails(names)
+    by_tail = tails(names)
     out: dict[str, int] = {}
     for _, d in census.decls():
         if d.source is None:
             continue
         found: set[str] = set()
         for token in _NAMES.findall(d.source.code, d.start, d.end):
-            for full in tails.get(_last(token), ()):
+            for full in by_tail.get(_last(token), ()):
                 if full != d.name and _is(full, token):
                     found.add(full)
         for full in found:

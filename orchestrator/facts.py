@@ -22,7 +22,7 @@ The escalation to the Consultant and the stall alerts count cycles without progr
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from audit.judge import Score
@@ -200,27 +200,37 @@ def split_off(before: Census, after: Census) -> dict[str, list[str]]:
     old_keys = {d.key for _, d in before.decls()}
     new_holding = {d.name for path, d in after.decls() if d.name and after.holds(path, d) and d.key not in old_keys}
     now = {d.key: (path, d) for path, d in after.decls()}
+    short = tails(new_holding)
     out: dict[str, list[str]] = {}
     for path, old in before.decls():
         found = now.get(old.key)
         if found is not None and before.holds(path, old) and (
-                parts := sorted(uses(found[1], new_holding, after.lean.get(found[0])))):
+                parts := sorted(uses(found[1], new_holding, after.lean.get(found[0]), short))):
             out[_named(old)] = parts
     return out
 
 
-def uses(decl: Decl, names: set[str], module: Module | None = None) -> set[str]:
+def tails(names: Iterable[str]) -> dict[str, set[str]]:
+    """`names` by their last component: the index `uses` reads a proof's text with."""
+    out: dict[str, set[str]] = {}
+    for n in names:
+        out.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
+    return out
+
+
+def uses(decl: Decl, names: set[str], module: Module | None = None, short: dict[str, set[str]] | None = None
+         ) -> set[str]:
     """Which of `names` (full names) the value of `decl` uses: where Lean listed its file (`module`), the
     constants its value uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text:
-    a name its proof writes, a short name standing for every one of `names` it ends."""
+    a name its proof writes, a short name standing for every one of `names` it ends. `short` is `tails(names)`,
+    passed by a caller asking of many declarations so that it is built once."""
     lean = lean_names(module).get(normal(decl.name)) if module is not None and decl.name else None
     if module is not None and lean is not None:
         mine = [c for n, c in module.consts.items() if module.owner(n) == lean]
         used = {user_name(u, module.homes.get(u, "")) for c in mine for u in c.value_uses}
         return {n for n in names if normal(n) in used}
-    short: dict[str, set[str]] = {}
-    for n in names:
-        short.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
+    if short is None:
+        short = tails(names)
     found: set[str] = set()
     for token in _NAMES.findall(decl.body_code):
         token = token.removeprefix("_root_.")

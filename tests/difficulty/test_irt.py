@@ -110,9 +110,9 @@ def test_the_mode_is_where_the_posterior_is_flat() -> None:
     problem = Problem([f"t{i}" for i in range(6)], ["a", "b"], ["g0", "g1"], cells,
                       [[(i % 2, 1.0), (1 - i % 2, 0.3)] if i < 5 else [] for i in range(6)])
     f = fit(problem)
-    from difficulty.irt import _anchors, _objective
+    from difficulty.irt import _objective
 
-    anchors = [_anchors(groups) for groups in problem.member]
+    rows = [(c.target, c.model, c.n, c.k) for c in problem.cells]
     x, b = f.theta + f.gamma, list(f.b)
     h = 1e-6
     for k in range(len(x) + len(b)):
@@ -122,7 +122,7 @@ def test_the_mode_is_where_the_posterior_is_flat() -> None:
                 xx[k] += delta
             else:
                 bb[k - len(x)] += delta
-            return _objective(f, xx, bb, anchors)
+            return _objective(f, xx, bb, f.anchors, rows)
         assert abs((at(h) - at(-h)) / (2 * h)) < 1e-5
 
 
