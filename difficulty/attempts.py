@@ -7,8 +7,9 @@ split (`parts`) hands its attempts to each part, at `SPLIT_WEIGHT` (a part is a 
 was, and easier), parts of parts in turn. Records written before `targets` was kept (the reference script's, or
 older ones of this loop's) aim at nothing known: they only count as cycles spent.
 
-What the forecast samples from comes from here too: how often a cycle aims at open targets at all, how many
-targets one aims at, and what recent cycles cost.
+What the forecast samples from comes from here too: how often a cycle aims at open targets at all (among the
+cycles whose base held a hole: one that found nothing open could aim at nothing), how many targets one aims at,
+and what recent cycles cost.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Attempts:
     own: dict[str, list[Attempt]] = field(default_factory=dict)  # each target's attempts, in record order
     parent: dict[str, str] = field(default_factory=dict)  # a part → the declaration it was split from
     aiming: int = 0  # records aiming at some target
-    kept: int = 0  # records that could say (`targets` kept)
+    kept: int = 0  # records that could say (`targets` kept, some hole open at their base)
     sizes: list[int] = field(default_factory=list)  # targets per aiming record
     costs: list[tuple[float, float]] = field(default_factory=list)  # recent priced records: (cycle, its Worker's)
     cycles: int = 0  # records in all
@@ -101,6 +102,8 @@ def gather(records: Iterable[HistoryRecord]) -> Attempts:
                     out.parent.setdefault(part, whole)
         if r.targets is None:
             continue
+        if r.pre_sorry_count == 0 and not r.targets and not r.closed:
+            continue  # nothing was open at its base to aim at: it says nothing of how often a cycle aims
         out.kept += 1
         if r.outcome in NO_ATTEMPT:
             continue

@@ -8,6 +8,7 @@ import random
 import pytest
 from synthetic import ROOT, Run, book, prior_truth
 
+from difficulty.attempts import gather
 from difficulty.config import DifficultyConfig
 from difficulty.estimate import estimate
 from difficulty.forecast import forecast
@@ -69,6 +70,17 @@ def test_cycles_that_aim_at_nothing_are_counted() -> None:
                    seed=3)
     assert quantile(out.cycles, 0.5) == pytest.approx(1.5, abs=0.5)
     assert sum(out.cycles) / len(out.cycles) == pytest.approx(2.0, abs=0.15)
+
+
+def test_a_cycle_that_found_nothing_open_says_nothing_of_how_often_cycles_aim() -> None:
+    """Of four cycles aiming at nothing, the two whose base held no hole could not have aimed: one cycle in three
+    aimed, not one in five (a run that states its theorems sorry-first and closes them soon spends most cycles with
+    nothing open, and would otherwise look as if it rarely worked its holes)."""
+    def cycle(n: int, targets: list[str], before: int) -> HistoryRecord:
+        return HistoryRecord(cycle=n, outcome=Outcome.REJECTED, targets=targets, pre_sorry_count=before)
+
+    a = gather([cycle(1, [], 0), cycle(2, [], 0), cycle(3, ["Book.t"], 1), cycle(4, [], 1), cycle(5, [], 1)])
+    assert (a.aiming, a.kept, a.cycles) == (1, 3, 5)
 
 
 def _history(cost: float) -> tuple[list[HistoryRecord], object]:
