@@ -101,6 +101,7 @@ LIBRARY = [
     ("Nat.zero_le", ["n"], "0 ≤ n"),
     ("Nat.le_refl", ["n"], "n ≤ n"),
     ("Nat.add_zero", ["n"], "n + 0 = n"),
+    ("Nat.zero_add", ["n"], "0 + n = n"),
 ]
 
 
