@@ -214,4 +214,4 @@ def _take(out: Asked, t: Target, f: Future[Answer | None]) -> None:
 def _built_failure(result: CheckResult) -> str:
     status = "timed out" if result.exit_code is None else f"exited with {result.exit_code}"
     tail = "\n".join(result.output.strip().splitlines()[-12:])
-    return exact._clip(f"the theorems' imports do not build (`{result.command}` {status}):\n{tail}")
+    return exact.clip(f"the theorems' imports do not build (`{result.command}` {status}):\n{tail}")

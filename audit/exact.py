@@ -16,8 +16,8 @@ What Lean answers, as its source writes it (`Lean.Elab.Tactic.LibrarySearch`, `L
   position;
 - found, but the tactic it printed did not elaborate again: the error `found a proof, but the corresponding tactic
   failed:` with the tactic indented below it (a proof exists all the same);
-- not found: the error ``​`exact?` could not close the goal.`` with or without ` Try `apply?` to see partial
-  suggestions.`;
+- not found: the error "`exact?` could not close the goal." with or without " Try `apply?` to see partial
+  suggestions.";
 - out of time: Lean's deterministic timeout (`maximum number of heartbeats`), or the process killed at the
   time limit. Neither says the theorem is original: it is recorded as a timeout.
 """
@@ -96,24 +96,24 @@ def read(result: CheckResult, nonce: str) -> Answer:
     at = output.find(nonce)
     if at < 0:
         return Answer(kind=Kind.ERROR, seconds=seconds,
-                      message=_clip("Lean did not reach the theorem: " + _tail(output)))
+                      message=clip("Lean did not reach the theorem: " + _tail(output)))
     before = output[:output.rfind("\n", 0, at) + 1]
     after = output[output.find("\n", at) + 1:] if "\n" in output[at:] else ""
     errors = [d for d in parse_diagnostics(before) if d.severity is Severity.ERROR]
     if errors:  # what precedes the theorem does not compile: its answer would be about another file
         return Answer(kind=Kind.ERROR, seconds=seconds,
-                      message=_clip(f"the file has errors before the theorem: {errors[0]}"))
+                      message=clip(f"the file has errors before the theorem: {errors[0]}"))
     if _HEARTBEATS.search(after):
-        return Answer(kind=Kind.TIMEOUT, seconds=seconds, message=_clip(_first_line(after, _HEARTBEATS)))
+        return Answer(kind=Kind.TIMEOUT, seconds=seconds, message=clip(_first_line(after, _HEARTBEATS)))
     if (term := _suggestion(after, FOUND)) is not None:
         return Answer(kind=Kind.FOUND, suggestion=term, seconds=seconds)
     if (term := _suggestion(after, INVALID)) is not None:
         return Answer(kind=Kind.FOUND, suggestion=term, valid=False, seconds=seconds)
     if NOT_FOUND in after:
         return Answer(kind=Kind.NONE, seconds=seconds,
-                      message=_clip(_first_line(after, re.compile(re.escape(NOT_FOUND)))))
+                      message=clip(_first_line(after, re.compile(re.escape(NOT_FOUND)))))
     return Answer(kind=Kind.ERROR, seconds=seconds,
-                  message=_clip("no answer from `exact?`: " + (_tail(after) or "Lean printed nothing after the "
+                  message=clip("no answer from `exact?`: " + (_tail(after) or "Lean printed nothing after the "
                                                                "theorem")))
 
 
@@ -161,7 +161,7 @@ def _tail(text: str) -> str:
     return "\n".join(text.strip().splitlines()[-12:])
 
 
-def _clip(text: str) -> str:
+def clip(text: str) -> str:
     return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " …"
 
 

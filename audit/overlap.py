@@ -42,7 +42,7 @@ from gates.chosen import shown
 from gates.env import Module, normal
 from gates.environment import lean_names
 from gates.imports import ImportGraph
-from gates.index import THEOREM_KINDS
+from gates.index import THEOREM_KINDS, Decl
 from gates.probe import IDENT, canonical
 from state.history import HistoryRecord, LibraryProof
 
@@ -87,7 +87,7 @@ class Tried(BaseModel):
 def targets(census: Census, support: Support, only: set[str] | None = None) -> list[Target]:
     """Every proved theorem and lemma (of `only`, when given), named once in the tree (a name two files declare
     cannot be told apart)."""
-    seen: dict[str, list[tuple[str, Any]]] = {}
+    seen: dict[str, list[tuple[str, Decl]]] = {}
     for path, d in census.decls():
         if d.name:
             seen.setdefault(d.name, []).append((path, d))
