@@ -34,8 +34,9 @@ class Compiler(Protocol):
 
     def build_all(self) -> CheckResult: ...
 
-    def probe(self, text: str) -> CheckResult:
-        """`check` on a generated file holding `text`, which exists only while it runs."""
+    def probe(self, text: str, timeout_s: float | None = None) -> CheckResult:
+        """`check` on a generated file holding `text`, which exists only while it runs (within `timeout_s` when given,
+        else the build's time limit)."""
         ...
 
     def replay(self, modules: list[str]) -> CheckResult | None:

@@ -14,7 +14,10 @@ just enough of Lean's elaboration to answer a probe the way Lean would.
   under `pp.all` it is printed explicitly (`(@LT.lt Book.weakLT)`).
 - `macro_rules`, and `macro "name" : tactic`/`: term`, rewrite tokens (`$x`
   matches one atom or a parenthesised group), imported ones included.
-- Axioms: `sorry`, `admit`, `stop`, `apply?`, `exact?` and an elaboration
+- `exact?` closes a goal with a hypothesis, a theorem of the environment or one of `LIBRARY` (its
+  stand-in for Mathlib), printing `Try this` in the shape of the toolchain `lean-toolchain` names, or fails
+  with Lean's error.
+- Axioms: `sorry`, `admit`, `stop`, `apply?`, `exact?` (unanswered) and an elaboration
   error (the declaration is still added, backed by `sorryAx`) give `sorryAx`;
   `native_decide` and `decide +native` give `Lean.ofReduceBool`; classical
   reasoning gives `Classical.choice`, `propext` and `Quot.sound`; `simp`-like
@@ -88,6 +91,68 @@ _ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
 _CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
 _DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
 _QUOTED = re.compile(r"``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
+
+
+# Library theorems the stand-in's `exact?` knows (its Mathlib): name, explicit binders, conclusion as it renders.
+LIBRARY = [
+    ("Nat.le_succ", ["n"], "n ≤ n + 1"),
+    ("Nat.add_comm", ["n", "m"], "n + m = m + n"),
+    ("Nat.mul_comm", ["n", "m"], "n * m = m * n"),
+    ("Nat.zero_le", ["n"], "0 ≤ n"),
+    ("Nat.le_refl", ["n"], "n ≤ n"),
+    ("Nat.add_zero", ["n"], "n + 0 = n"),
+    ("Nat.zero_add", ["n"], "0 + n = n"),
+]
+
+
+def try_this(tactic: str, minor: int) -> str:
+    """The information message `exact?` logs: `Try this: t` (`Lean.Meta.Tactic.TryThis.addSuggestion`); from v4.24
+    the suggestion on its own indented line (lean4#9966), from v4.25 after an `[apply]` button (lean4#10524)."""
+    if minor < 24:
+        return f"Try this: {tactic}"
+    return f"Try this:\n  {'[apply] ' if minor >= 25 else ''}{tactic}"
+
+
+def toolchain_minor(root: Path) -> int:
+    """The minor version `lean-toolchain` names (`leanprover/lean4:v4.26.0` → 26); the newest when it names none."""
+    file = root / "lean-toolchain"
+    m = re.search(r"v4\.(\d+)", file.read_text(encoding="utf-8")) if file.is_file() else None
+    return int(m.group(1)) if m else 99
+
+
+def hypotheses(binders: list[str]) -> dict[str, list[str]]:
+    """`(h : T)` binders: each name and its type's words."""
+    out: dict[str, list[str]] = {}
+    i = 0
+    while i < len(binders):
+        if binders[i] == "(" and ":" in binders[i:]:
+            close = binders.index(")", i) if ")" in binders[i:] else len(binders)
+            colon = binders.index(":", i)
+            for name in binders[i + 1:colon]:
+                out[name] = [TYPES.get(w, w) for w in binders[colon + 1:close]]
+            i = close + 1
+        else:
+            i += 1
+    return out
+
+
+def explicit(binders: str) -> list[str]:
+    """A theorem's explicit binder names, in order, from its rendered binders."""
+    return [n for n in hypotheses(binders.split()) if n]
+
+
+def unify(pattern: list[str], goal: list[str], params: list[str]) -> dict[str, str] | None:
+    """`pattern` with `params` as holes (one token each, the same token where one repeats) equal to `goal`."""
+    if len(pattern) != len(goal):
+        return None
+    got: dict[str, str] = {}
+    for p, g in zip(pattern, goal, strict=True):
+        if p in params:
+            if got.setdefault(p, g) != g:
+                return None
+        elif p != g:
+            return None
+    return got if all(p in got for p in params) else None
 
 
 @dataclass
@@ -548,6 +613,8 @@ class File:
                     unsafe="unsafe" in modifiers)
         if kind == "axiom" and name:
             decl.axioms = {name}
+        if asked := next((t for t in body if t.text == "exact?"), None):
+            self.exact(decl, asked, binders, bound)
         if decl.uses_sorry:
             self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
         if name is None:
@@ -567,6 +634,37 @@ class File:
         elif kind == "def":
             decl.instance_of = class_of(type_words)
         return decl
+
+    def exact(self, decl: Decl, tok: Tok, binders: list[str], bound: set[str]) -> None:
+        """`exact?` (`Lean.Elab.Tactic.LibrarySearch`): a hypothesis whose type is the goal, else a theorem of the
+        environment, else one of `LIBRARY`, whose conclusion matches the goal (its explicit binders standing for
+        anything) closes it, printed as `Try this` is at the toolchain `lean-toolchain` names; else the error Lean
+        gives. Found, the declaration holds the proof: no sorry."""
+        goal = decl.plain_type.split()
+        found = None
+        for name, types in hypotheses(binders).items():
+            if types == goal:
+                found = name
+                break
+        candidates = [(d.name, explicit(d.binders), d.plain_type) for d in self.env.decls.values()
+                      if d.kind in ("theorem", "lemma") and d.name != decl.name and not d.uses_sorry
+                      and (not d.private or d.module == self.module)]
+        for name, params, conclusion in [*candidates, *LIBRARY]:
+            if found is not None:
+                break
+            if (got := unify(conclusion.split(), goal, params)) is not None:
+                found = " ".join([name, *(got[p] for p in params)])
+                if name in self.env.decls:
+                    decl.refs.add(name)
+        decl.uses_sorry = False
+        if found is None:
+            shared = any(c.split()[1:2] == goal[1:2] for _, _, c in [*candidates, *LIBRARY])
+            self.error(tok, "`exact?` could not close the goal." + (" Try `apply?` to see partial suggestions."
+                                                                     if shared else ""))
+            return
+        decl.axioms.discard("sorryAx")
+        decl.body = found
+        self.info(tok, try_this(f"exact {found}", toolchain_minor(self.project.root)))
 
     def include_str(self, words: list[str]) -> list[str]:
         """`include_str "p"`: the text of the file `p`, relative to this file's folder, as a string literal."""
