@@ -27,6 +27,13 @@ class AuditConfig(BaseModel):
     Ordinary Differential Equations"`); required by `rubric = "paper"`."""
     concurrency: int = Field(default=4, ge=1)
     """Model calls the audit keeps in flight at once."""
+    mathlib_check: Literal["off", "on"] = "off"
+    """After the gates pass, each theorem the cycle closed (a sorry it removed) is tried with `exact?`, as
+    `autoformalize audit --mathlib` tries every proved theorem: one closed by a single library theorem is told to the
+    next Planner and Worker, and recorded in the cycle's record. Costs a Lean run per closed theorem."""
+    mathlib_timeout_s: int = Field(default=120, gt=0)
+    """Seconds one `exact?` probe may run (the theorem's file up to it, elaborated again); one that runs out is
+    recorded as a timeout, never as original."""
     blueprint: str = "blueprint/src"
     """The leanblueprint sources: the book's text. The loop reads them at each cycle's base commit and no agent
     may change them."""

@@ -139,6 +139,19 @@ class AuditSummary:
     path: str
     when: str | None
     summary: str  # the audit's own headline figures
+    overlap: tuple[OverlapRow, ...] = ()  # `audit --mathlib`'s proofs and overlaps per book and chapter
+
+
+class OverlapRow(BaseModel):
+    """One book and chapter of `mathlib_overlap.books` in the audit; a chapter `by` file is its Lean folder."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    book: str | None = None
+    chapter: str = ""
+    by: str = "entity"
+    proofs: int = 0
+    overlap: int = 0
 
 
 @dataclass(frozen=True)
@@ -373,7 +386,20 @@ def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], 
     when = next((str(data[k]) for k in ("generated_at", "finished_at", "created_at", "timestamp") if data.get(k)),
                 None)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-    return entities, AuditSummary(where, when, summary or "")
+    return entities, AuditSummary(where, when, summary or "", _overlap(data.get("mathlib_overlap"), where, problems))
+
+
+def _overlap(section: object, where: str, problems: list[str]) -> tuple[OverlapRow, ...]:
+    if not isinstance(section, dict):
+        return ()
+    books = section.get("books")
+    rows = []
+    for item in books if isinstance(books, list) else []:
+        try:
+            rows.append(OverlapRow.model_validate(item))
+        except ValidationError:
+            problems.append(f"{where}: a row of `mathlib_overlap.books` could not be read; it is left out")
+    return tuple(rows)
 
 
 def coverage(entities: Sequence[_Entity]) -> list[ChapterCoverage]:
@@ -729,7 +755,25 @@ def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> s
         out.append(f'<pre class="text">{_e(audit.summary)}</pre>')
     out.append(f'<p>Every figure, and each entity with its verdicts: <code>{_e(audit.path.removesuffix(".json"))}.md'
                "</code> beside it.</p>")
+    if audit.overlap:
+        out.append(_overlap_table(audit.overlap))
     return "".join(out)
+
+
+def _overlap_table(rows: Sequence[OverlapRow]) -> str:
+    """Proofs `exact?` closes with the library alone, per book and chapter (a chapter read from a file's folder is
+    marked so)."""
+    def row(name: str, proofs: int, overlap: int, head: str = "th") -> str:
+        return (f'<tr><{head} scope="row">{_e(name)}</{head}><td class="num">{proofs}</td>'
+                f'<td class="num">{_pct(overlap, proofs)}</td></tr>')
+
+    body = "".join(row(" · ".join([*([r.book] if r.book else []), r.chapter + (" (folder)" if r.by == "file" else "")]),
+                       r.proofs, r.overlap) for r in rows)
+    total = row("All", sum(r.proofs for r in rows), sum(r.overlap for r in rows), "th")
+    return ('<h3>Mathlib overlap (<code>exact?</code>, from <code>audit --mathlib</code>)</h3><div class="scroll">'
+            '<table id="mathlib-overlap"><thead><tr><th scope="col">Book · chapter</th>'
+            '<th scope="col" class="num">Proofs tried</th><th scope="col" class="num">Closed by the library alone</th>'
+            f"</tr></thead><tbody>{body}</tbody><tfoot>{total}</tfoot></table></div>")
 
 
 def _prover(jobs: Sequence[ProverJob]) -> str:
