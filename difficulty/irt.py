@@ -249,14 +249,17 @@ def _newton(f: Fit) -> None:
     # Targets anchored alike (the same groups, weights and all) share their part of the Schur complement.
     kinds: dict[tuple[tuple[int, float], ...], int] = {}
     kind_of = [kinds.setdefault(tuple(row), len(kinds)) for row in base_links]
+    shared = list(kinds)
     cells = [(c.target, c.model, c.n, c.k) for c in p.cells]
     value = _objective(f, x, b, anchors, cells)
+    exp = math.exp
+    worked: list[list[tuple[int, float]]] = []
     for step in range(MAX_STEPS + 1):
         gx = [x[u] / SIGMA_THETA ** 2 for u in range(m)] + [x[u] / TAU ** 2 for u in range(m, small)]
         hx = list(base_hx)
         gb = [0.0] * n
         d = list(base_d)
-        worked: list[list[tuple[int, float]]] = [[] for _ in range(n)]  # each target's links to the models
+        worked = [[] for _ in range(n)]  # each target's links to the models it was tried by
         for i, groups in enumerate(anchors):
             bi = b[i]
             if not groups:
@@ -267,7 +270,12 @@ def _newton(f: Fit) -> None:
                 gx[u] -= diff
         for i, mi, cn, ck in cells:
             ai = a[i]
-            pr = sigmoid(ai * (x[mi] - b[i]))
+            z = ai * (x[mi] - b[i])
+            if z >= 0:  # σ(z), inline: called for every cell at every step
+                pr = 1.0 / (1.0 + exp(-z))
+            else:
+                e = exp(z)
+                pr = e / (1.0 + e)
             r = ai * (ck - cn * pr)
             w = ai * ai * cn * pr * (1.0 - pr)
             gx[mi] -= r
@@ -275,14 +283,15 @@ def _newton(f: Fit) -> None:
             hx[mi] += w
             d[i] += w
             worked[i].append((mi, -w))
-        links = [base_links[i] + worked[i] for i in range(n)]
-        s, rhs = _schur(hx, gx, gb, d, list(kinds), kind_of, worked)
+        s, rhs = _schur(hx, gx, gb, d, shared, kind_of, worked)
         chol = _cholesky(s)
-        f.d, f.links, f.chol, f.steps = d, links, chol, step
+        f.d, f.chol, f.steps = d, chol, step
         if step == MAX_STEPS:
             break
         dx = _solve(chol, rhs)
-        db = [(-gb[i] - sum(h * dx[u] for u, h in links[i])) / d[i] for i in range(n)]
+        pulled = [sum(h * dx[u] for u, h in row) for row in shared]  # each kind's links to its groups, moved
+        db = [(-gb[i] - pulled[kind_of[i]] - sum(h * dx[u] for u, h in worked[i]) if worked[i] else
+               -gb[i] - pulled[kind_of[i]]) / d[i] for i in range(n)]
         largest = max((abs(v) for v in (*dx, *db)), default=0.0)
         if largest < TOLERANCE:
             break
@@ -298,6 +307,7 @@ def _newton(f: Fit) -> None:
         x, b, value = nx, nb, trial
         if largest * t < TOLERANCE:
             break
+    f.links = [base_links[i] + worked[i] for i in range(n)]
     f.theta, f.gamma, f.b = x[:m], x[m:], b
 
 
