@@ -29,7 +29,7 @@ from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import load_config
 from orchestrator.git import Git, GitError
 from orchestrator.report import svg
-from state.atomic import write_atomic
+from state.atomic import write_all
 from state.errors import UsageError
 from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
 from state.history import GateVerdict, History, HistoryRecord, Outcome, cached_share, read_history
@@ -467,10 +467,11 @@ def _title(text: str, fallback: str) -> str:
 def build(repo: Path, out: Path, now: datetime) -> Path:
     """Write the report of `repo` into the directory `out` (index.html and style.css); return the page's path."""
     page = render(gather(repo, now))
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in (("style.css", (TEMPLATES / "style.css").read_text(encoding="utf-8")), ("index.html", page)):
-        write_atomic(out / name, text)
-        (out / name).chmod(0o644)  # a web server, or a person other than the owner, reads them
+    files: dict[Path, str | bytes] = {out / "style.css": (TEMPLATES / "style.css").read_text(encoding="utf-8"),
+                                      out / "index.html": page}
+    write_all(files)  # both or neither
+    for path in files:
+        path.chmod(0o644)  # a web server, or a person other than the owner, reads them
     return out / "index.html"
 
 
