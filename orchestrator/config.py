@@ -20,7 +20,7 @@ from audit.config import AuditConfig
 from gates.config import BuildConfig, GatesConfig, SandboxConfig
 from orchestrator.notify import NotifyConfig
 from state.errors import UsageError
-from state.paths import StatePaths
+from state.paths import STATE_DIR, StatePaths
 
 CONFIG_FILE = "autoformalize.toml"
 ENDPOINT_KEYS = frozenset(Endpoint.model_fields)  # a judge table naming one of these chooses its own endpoint
@@ -36,7 +36,7 @@ class ProjectConfig(BaseModel):
     lean_roots: list[str] = Field(default_factory=list)
     """Directories holding the formalization sources; empty means every Lean file of the repository (of the Lake
     project, when `lake_dir` names a folder)."""
-    state_dir: str = ".prover-state"
+    state_dir: str = STATE_DIR
     """Where the state files live, relative to the repository root."""
     plan: str = "plan.md"
     """The textbook plan the Planner reads."""
