@@ -237,7 +237,7 @@ class Verdicts:
             return Finding(f"canary {c.name}", Status.WARN, f"skipped: it needs {c.needs}, which the project does not "
                                                              "depend on")
         build = next((r for r in self.results if r.name == "build"), None)
-        kernel = next((r for r in self.results if r.name == "kernel"), None)
+        decisive = next((r for r in self.results if r.name == c.gate), None)
         if c.honest:
             if self.rejected_by:
                 return Finding(f"canary {c.name}", Status.FAIL, "the honest proof was rejected: "
@@ -248,10 +248,10 @@ class Verdicts:
         if build is not None and not build.passed:
             return Finding(f"canary {c.name}", Status.FAIL, "the canary does not compile on this Lean, so it proves "
                            f"nothing about the gates: {_short(build.detail)}")
-        if c.kernel and (kernel is None or kernel.passed):
+        if c.gate and (decisive is None or decisive.passed):
             caught = ", ".join(self.rejected_by)
-            return Finding(f"canary {c.name}", Status.FAIL, f"rejected by {caught} only: the kernel gate let it "
-                           f"through ({_short(kernel.detail) if kernel else 'it did not run'})")
+            return Finding(f"canary {c.name}", Status.FAIL, f"rejected by {caught} only: the {c.gate} gate let it "
+                           f"through ({_short(decisive.detail) if decisive else 'it did not run'})")
         return Finding(f"canary {c.name}", Status.OK, "rejected by " + ", ".join(self.rejected_by))
 
 
@@ -288,6 +288,7 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
                             lean_roots=config.project.lean_roots, state_dir=config.project.state_dir,
                             scope=[f"{folder}/**"], report="", cycle=1, compiler=compiler_for(copy),
                             base_census=before, candidates=sorted(set(git.status_paths())), kernel_base=baseline,
+                            strategy=canaries.render(canary.strategy, module),
                             locked={name: judged[name] for n in canary.locked
                                     if (name := canaries.render(n, module)) in judged})
             out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))

@@ -49,6 +49,8 @@ def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project)
     for name in ("shadowing", "deep_definition", "beyond_depth", "changed_axiom", "carrier", "private_instance",
                  "macro_definition", "irreducible_def", "alias"):
         assert found[name][2] == ["kernel"], found[name]
+    # Restated as the strategy declares, it means something else by leave: only its user, as it was, tells.
+    assert found["weakened_with_users"][2] == ["successors"], found["weakened_with_users"]
     for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance", "print_axioms"):
         assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
     # The throwaway copy is gone, and the user's checkout never saw a canary.
@@ -78,6 +80,13 @@ def test_a_layer_that_lets_a_cheat_through_is_named_even_when_another_catches_it
     status, detail, rejected = verdicts(project)["hidden_axiom"]
     assert status is Status.FAIL and rejected == ["integrity"]  # the string the lexer refuses to guess
     assert detail.startswith("rejected by integrity only: the kernel gate let it through")
+
+
+def test_a_weakened_statement_with_the_successors_gate_off_is_named(project: Project) -> None:
+    project.commit_files({"autoformalize.toml": config_text(gates={"successors": "off"})})
+    status, detail, rejected = verdicts(project)["weakened_with_users"]
+    assert status is Status.FAIL and rejected == []
+    assert detail.startswith("GOT THROUGH: a locked statement gains a hypothesis")
 
 
 def test_a_cheat_no_gate_rejects_got_through(project: Project) -> None:
