@@ -28,4 +28,5 @@ else
 fi
 run sorries --repo "$demo"
 run status --repo "$demo"
-run cycle --dry-run --repo "$demo"
+# Without Lean or a key here, the dry run names what a real cycle would still need, and exits 2.
+run cycle --dry-run --repo "$demo" || echo "(the dry run exited $?: above, what a real cycle still needs here)"

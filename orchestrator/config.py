@@ -290,6 +290,35 @@ def render_config(config: Config) -> str:
     return "\n".join(out)
 
 
+def reference(config: Config) -> str:
+    """The configuration reference as Markdown, from the same models and docstrings as `render_config`: a table of
+    keys (default, meaning) for each section, in the file's order."""
+    out = []
+    for section, model in config:
+        if isinstance(model, AgentsConfig):
+            for role, agent in model:
+                out.append(_reference_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
+        elif isinstance(model, BaseModel):
+            out.append(_reference_table(section, model, type(model).__doc__))
+    return "\n".join(out)
+
+
+def _reference_table(name: str, model: BaseModel, doc: str | None) -> str:
+    lines = [f"### `[{name}]`", ""]
+    if doc:
+        lines += [" ".join(doc.split()), ""]
+    lines += ["| key | default | meaning |", "| --- | --- | --- |"]
+    tables = {key: value for key, value in model if isinstance(value, BaseModel)}
+    for key, value in model:
+        if key in tables:
+            continue
+        meaning = " ".join((type(model).model_fields[key].description or "").split()).replace("|", "\\|")
+        default = "(unset)" if value is None else f"`{_toml_value(value)}`".replace("|", "\\|")
+        lines.append(f"| `{key}` | {default} | {meaning} |")
+    return "\n".join(lines) + "\n" + "".join(
+        "\n" + _reference_table(f"{name}.{key}", value, None) for key, value in tables.items())
+
+
 _PRICES_EXAMPLE = """\
 # Prices per model in USD per million tokens, overriding the built-in table (agents/prices.toml), e.g.:
 # [prices."my-local-model"]

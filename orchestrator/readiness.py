@@ -69,14 +69,14 @@ def setup(root: Path, config: Config, roles: Iterable[str]) -> list[str]:
 def programs(config: Config) -> list[str]:
     """The build commands' programs that cannot be found: the baseline build, before any model, would stop on
     them."""
-    found = []
+    missing: dict[str, list[str]] = {}
     for field in ("build_all", "check_file"):
         words = shlex.split(getattr(config.build, field))
         if words and "/" not in words[0] and shutil.which(words[0]) is None:
-            how = " (install elan, which installs the toolchain lean-toolchain names)" if words[0] == "lake" else ""
-            found.append(f"`{words[0]}` ([build] {field}) was not found on PATH{how}; a cycle would stop at its "
-                         "baseline build")
-    return found
+            missing.setdefault(words[0], []).append(field)
+    return [f"`{program}` ([build] {', '.join(fields)}) was not found on PATH"
+            + (" (install elan, which installs the toolchain lean-toolchain names)" if program == "lake" else "")
+            + "; a cycle would stop at its baseline build" for program, fields in missing.items()]
 
 
 def budget(root: Path, config: Config) -> list[str]:
