@@ -75,7 +75,10 @@ def _hardest(f: Forecast) -> str:
 
 def _burndown(f: Forecast, sorries: Sequence[svg.Point]) -> str:
     """The sorries after each recorded cycle, then the forecast's P10, P50 and P90 of the open targets' sorries
-    left, from the last recorded cycle on."""
+    left, from the last recorded cycle on; before the first cycle, no plot (as the other charts)."""
+    if not sorries:
+        return ('<p class="note" id="no-burndown">No cycle yet: the burn-down and its forecast band start with the '
+                "first cycle.</p>")
     start = float(f.cycle)
     series = [svg.Series("recorded", list(sorries), svg.PALETTE[0], unit="sorries")]
     if f.band:
