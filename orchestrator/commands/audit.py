@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from agents.ledger import Ledger
-from audit import ask, overlap
+from audit import ask, overlap, successors
 from audit.judge import Rubric
 from audit.rests import Support
 from audit.run import Models, Options, audit, markdown
 from gates.build import LakeCompiler
 from gates.census import Census, census
 from gates.listing import chain, gather, toolchain
-from gates.sandbox import Sandbox
+from gates.probe import module_of
+from gates.sandbox import Sandbox, link_packages
 from gates.tree import DirTree
 from orchestrator import workcopy
 from orchestrator.config import CONFIG_FILE, Config, load_config
@@ -37,9 +41,10 @@ LATEST = "latest"
 
 
 def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int,
-        no_models: bool, filter_edges: bool, mathlib: bool = False, budget_s: float | None = None) -> int:
-    if budget_s is not None and not mathlib:
-        raise UsageError("--budget-s bounds the `exact?` probes of --mathlib: give --mathlib too")
+        no_models: bool, filter_edges: bool, mathlib: bool = False, budget_s: float | None = None,
+        successors_: bool = False) -> int:
+    if budget_s is not None and not (mathlib or successors_):
+        raise UsageError("--budget-s bounds the Lean runs of --mathlib and --successors: give one of them too")
     root = _root(path, repo)
     managed = (root / CONFIG_FILE).is_file()
     config = load_config(root) if managed else Config()
@@ -55,13 +60,18 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
         click.echo(f"Interrupted: {len(measured.results)} theorems answered, {len(measured.unasked)} not asked; the "
                    "answers are kept, and `audit --mathlib` run again asks only the rest.", err=True)
         return 130
+    tested = _successors(root, config, roots, found, sample, seed, budget_s) if successors_ else None
+    if tested is not None and tested.interrupted:
+        click.echo(f"Interrupted: {len(tested.results)} theorems tested, {len(tested.unasked)} not tried; the "
+                   "answers are kept, and `audit --successors` run again compiles only the rest.", err=True)
+        return 130
     ledger = Ledger()
     models = _models(config, ledger, no_models=no_models, filter_edges=filter_edges)
     options = Options(sample=sample, seed=seed, filter_edges=filter_edges, concurrency=config.audit.concurrency,
                       rubric=Rubric(config.audit.rubric, config.audit.book_name, config.audit.context_chars),
                       blueprint=config.audit.blueprint,
                       mappings=tuple(config.audit.mappings))
-    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured)
+    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured, successors=tested)
     doc["lean_roots"] = roots
     doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),
                     "served_by": ledger.served_by()}
@@ -118,6 +128,58 @@ def _mathlib(root: Path, config: Config, roots: list[str], found: Census, sample
     return overlap.Measured(overlap.tried(chosen, asked, seen), len(population), sample is not None, seed,
                             asked.unasked, limit, source, len(asked.answers) - len(asked.cached), len(asked.cached),
                             asked.interrupted)
+
+
+def _successors(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int,
+                budget_s: float | None) -> successors.Measured:
+    """Each proved theorem's users compiled against its mutants, in a copy of the project, one Lean run at a time."""
+    population = overlap.targets(found, Support(found, roots))
+    chosen = overlap.sample(population, sample, seed)
+    project = config.project.model_copy(update={"lean_roots": roots})
+    try:
+        git: Git | None = Git(root)
+        sandbox = sandbox_for(config, root)
+    except GitError:  # any Lean project, not only a repository
+        git, sandbox = None, Sandbox(config.sandbox, hidden=(root,), packages=root / project.lake_dir / ".lake" /
+                                     "packages", lake_dir=project.lake_dir)
+    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), roots, config.gates, project.state_dir)
+    # Kept beside Lean's listings in the git directory (never committed); outside a repository, the user's cache.
+    folder = (workcopy.git_dir(git) / "autoformalize" / "successors") if git is not None else \
+        workcopy.cache_dir() / "successors"
+    with _copy(root, project.lake_dir, project.state_dir) as copy, \
+            click.progressbar(length=len(chosen), label="successors", file=sys.stderr) as bar:
+        compiler = LakeCompiler(copy, config.build, sandbox)
+
+        def trial(target: ask.Target, users: object, mutant: successors.Mutant) -> successors.Outcome:
+            return successors.trial(copy, compiler, lambda p: module_of(p, roots), target, users,  # type: ignore[arg-type]
+                                    mutant)
+
+        return successors.measure(chosen, successors.Users(found), trial, successors.Cache(folder),
+                                  successors.Keys(found, keyed), population=len(population),
+                                  sampled=sample is not None, seed=seed, budget_s=budget_s, progress=bar.update)
+
+
+@contextlib.contextmanager
+def _copy(root: Path, lake_dir: str, state_dir: str) -> Iterator[Path]:
+    """The project's files as they are on disk (its build outputs too, so they stay warm) in a temporary directory,
+    sharing the Lake project's `.lake/packages`; removed after. Mutants are written there, never in the project."""
+    parent = Path(tempfile.mkdtemp(prefix="autoformalize-successors-"))
+    copy = parent / root.name
+    packages = (root / lake_dir / ".lake" / "packages").resolve()
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder).resolve()
+        skip = {".git"} if here == root.resolve() else set()
+        skip |= {state_dir} if here == root.resolve() else set()
+        skip |= {"packages"} if here == packages.parent else set()
+        return skip & set(names)
+
+    try:
+        shutil.copytree(root, copy, symlinks=True, ignore=ignored)
+        link_packages(copy / lake_dir, packages)
+        yield copy
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def _root(path: Path | None, repo: Path | None) -> Path:
