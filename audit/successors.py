@@ -31,8 +31,11 @@ import hashlib
 import json
 import posixpath
 import re
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -49,6 +52,7 @@ from gates.imports import ImportGraph
 from gates.index import Decl
 from gates.lexer import ID_REST
 from gates.listing import closure_keys
+from gates.sandbox import link_packages
 from state.atomic import write_atomic
 
 log = structlog.get_logger()
@@ -416,6 +420,29 @@ def verdict(users: Sequence[str], outcomes: Sequence[Outcome]) -> Verdict:
         return Verdict.UNCHECKED
     killed = sum(o.status is Status.KILLED for o in decided)
     return Verdict.TESTED if killed == len(decided) else Verdict.WEAK if killed else Verdict.UNTESTED
+
+
+@contextmanager
+def copy_of(root: Path, lake_dir: str, state_dir: str) -> Iterator[Path]:
+    """The project's files as they are on disk (its build outputs too, so they stay warm) in a temporary directory,
+    sharing the Lake project's `.lake/packages`; removed after. Mutants are written there, never in the project."""
+    parent = Path(tempfile.mkdtemp(prefix="autoformalize-successors-"))
+    copy = parent / root.name
+    packages = (root / lake_dir / ".lake" / "packages").resolve()
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder).resolve()
+        skip = {".git"} if here == root.resolve() else set()
+        skip |= {state_dir} if here == root.resolve() else set()
+        skip |= {"packages"} if here == packages.parent else set()
+        return skip & set(names)
+
+    try:
+        shutil.copytree(root, copy, symlinks=True, ignore=ignored)
+        link_packages(copy / lake_dir, packages)
+        yield copy
+    finally:
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 # -- the answers kept ---------------------------------------------------------------------------------------------

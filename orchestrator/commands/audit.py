@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sys
-import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,9 +19,10 @@ from audit.rests import Support
 from audit.run import Models, Options, audit, markdown
 from gates.build import LakeCompiler
 from gates.census import Census, census
+from gates.index import Decl
 from gates.listing import chain, gather, toolchain
 from gates.probe import module_of
-from gates.sandbox import Sandbox, link_packages
+from gates.sandbox import Sandbox
 from gates.tree import DirTree
 from orchestrator import workcopy
 from orchestrator.config import CONFIG_FILE, Config, load_config
@@ -146,40 +145,17 @@ def _successors(root: Path, config: Config, roots: list[str], found: Census, sam
     # Kept beside Lean's listings in the git directory (never committed); outside a repository, the user's cache.
     folder = (workcopy.git_dir(git) / "autoformalize" / "successors") if git is not None else \
         workcopy.cache_dir() / "successors"
-    with _copy(root, project.lake_dir, project.state_dir) as copy, \
+    with successors.copy_of(root, project.lake_dir, project.state_dir) as copy, \
             click.progressbar(length=len(chosen), label="successors", file=sys.stderr) as bar:
         compiler = LakeCompiler(copy, config.build, sandbox)
 
-        def trial(target: ask.Target, users: object, mutant: successors.Mutant) -> successors.Outcome:
-            return successors.trial(copy, compiler, lambda p: module_of(p, roots), target, users,  # type: ignore[arg-type]
-                                    mutant)
+        def trial(target: ask.Target, users: Sequence[tuple[str, Decl]], mutant: successors.Mutant
+                  ) -> successors.Outcome:
+            return successors.trial(copy, compiler, lambda p: module_of(p, roots), target, users, mutant)
 
         return successors.measure(chosen, successors.Users(found), trial, successors.Cache(folder),
                                   successors.Keys(found, keyed), population=len(population),
                                   sampled=sample is not None, seed=seed, budget_s=budget_s, progress=bar.update)
-
-
-@contextlib.contextmanager
-def _copy(root: Path, lake_dir: str, state_dir: str) -> Iterator[Path]:
-    """The project's files as they are on disk (its build outputs too, so they stay warm) in a temporary directory,
-    sharing the Lake project's `.lake/packages`; removed after. Mutants are written there, never in the project."""
-    parent = Path(tempfile.mkdtemp(prefix="autoformalize-successors-"))
-    copy = parent / root.name
-    packages = (root / lake_dir / ".lake" / "packages").resolve()
-
-    def ignored(folder: str, names: list[str]) -> set[str]:
-        here = Path(folder).resolve()
-        skip = {".git"} if here == root.resolve() else set()
-        skip |= {state_dir} if here == root.resolve() else set()
-        skip |= {"packages"} if here == packages.parent else set()
-        return skip & set(names)
-
-    try:
-        shutil.copytree(root, copy, symlinks=True, ignore=ignored)
-        link_packages(copy / lake_dir, packages)
-        yield copy
-    finally:
-        shutil.rmtree(parent, ignore_errors=True)
 
 
 def _root(path: Path | None, repo: Path | None) -> Path:
