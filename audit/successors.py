@@ -489,7 +489,8 @@ class Keys:
 # -- the run ------------------------------------------------------------------------------------------------------
 
 
-Trial = Callable[[Target, Sequence[tuple[str, Decl]], Mutant], Outcome]
+Found = Sequence[tuple[str, Decl]]  # a theorem's users: each one's file and declaration
+Trial = Callable[[Target, Found, Mutant], Outcome]
 
 
 @dataclass

@@ -6,7 +6,6 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from audit.rests import Support
 from audit.run import Models, Options, audit, markdown
 from gates.build import LakeCompiler
 from gates.census import Census, census
-from gates.index import Decl
 from gates.listing import chain, gather, toolchain
 from gates.probe import module_of
 from gates.sandbox import Sandbox
@@ -149,8 +147,7 @@ def _successors(root: Path, config: Config, roots: list[str], found: Census, sam
             click.progressbar(length=len(chosen), label="successors", file=sys.stderr) as bar:
         compiler = LakeCompiler(copy, config.build, sandbox)
 
-        def trial(target: ask.Target, users: Sequence[tuple[str, Decl]], mutant: successors.Mutant
-                  ) -> successors.Outcome:
+        def trial(target: ask.Target, users: successors.Found, mutant: successors.Mutant) -> successors.Outcome:
             return successors.trial(copy, compiler, lambda p: module_of(p, roots), target, users, mutant)
 
         return successors.measure(chosen, successors.Users(found), trial, successors.Cache(folder),
