@@ -32,7 +32,9 @@ import json
 import posixpath
 import re
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -515,41 +517,55 @@ def measure(targets: Sequence[Target], users: Users, run: Trial, cache: Cache | 
             population: int, sampled: bool, seed: int, budget_s: float | None = None,
             progress: Callable[[int], None] | None = None, clock: Callable[[], float] = time.monotonic) -> Measured:
     """Each target's users and its mutants' outcomes (the cache's, else compiled, one at a time); no target started
-    once `budget_s` has passed (those left are `unasked`). Ctrl-C stops the run between mutants: what was answered
-    is kept."""
+    once `budget_s` has passed (those left are `unasked`). Ctrl-C stops the run between mutants: the compile
+    running finishes and is kept, as is every outcome before it; the target it belonged to and those after are
+    `unasked`."""
     start = clock()
     out = Measured([], population, sampled, seed, budget_s=budget_s)
-    for k, t in enumerate(targets):
-        found = users.of(t.path, t.name)
-        names = sorted({d.name for _, d in found if d.name})
-        todo = mutants(t.decl) if found else []
-        keyed = [(m, keys.of(t, found, m) if keys is not None else None) for m in todo]
-        fresh = [m for m, key in keyed if key is None or cache is None or cache.get(key) is None]
-        if fresh and budget_s is not None and clock() - start > budget_s:
-            out.unasked += [x.name for x in targets[k:] if x.name not in {r.declaration for r in out.results}]
-            break
-        outcomes: list[Outcome] = []
-        try:
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set()) \
+        if threading.current_thread() is threading.main_thread() else None
+    try:
+        for k, t in enumerate(targets):
+            found = users.of(t.path, t.name)
+            names = sorted({d.name for _, d in found if d.name})
+            todo = mutants(t.decl) if found else []
+            keyed = [(m, keys.of(t, found, m) if keys is not None else None) for m in todo]
+            fresh = [m for m, key in keyed if key is None or cache is None or cache.get(key) is None]
+            if fresh and budget_s is not None and clock() - start > budget_s:
+                out.unasked += [x.name for x in targets[k:]]
+                break
+            outcomes: list[Outcome] = []
             for m, key in keyed:
                 held = cache.get(key) if cache is not None and key is not None else None
                 if held is not None:
                     outcomes.append(held.model_copy(update={"cached": True}))
                     out.cached += 1
                     continue
+                if stop.is_set():
+                    break
                 got = run(t, found, m)
                 out.asked += 1
                 if cache is not None and key is not None:
                     cache.put(key, got)
                 log.info("successors.mutant", declaration=t.name, kind=str(m.kind), status=str(got.status))
                 outcomes.append(got)
-        except KeyboardInterrupt:
-            out.interrupted = True
-            out.unasked += [x.name for x in targets[k:]]
-            break
-        out.results.append(Tested(declaration=t.name, file=t.path, line=t.line, users=names, mutants=outcomes,
-                                  verdict=verdict(names, outcomes), seconds=round(sum(o.seconds for o in outcomes), 3)))
-        if progress is not None:
-            progress(1)
+            if stop.is_set() and len(outcomes) < len(keyed):
+                out.interrupted = True
+                out.unasked += [x.name for x in targets[k:]]
+                break
+            out.results.append(Tested(declaration=t.name, file=t.path, line=t.line, users=names, mutants=outcomes,
+                                      verdict=verdict(names, outcomes),
+                                      seconds=round(sum(o.seconds for o in outcomes), 3)))
+            if progress is not None:
+                progress(1)
+            if stop.is_set():
+                out.interrupted = True
+                out.unasked += [x.name for x in targets[k + 1:]]
+                break
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     return out
 
 

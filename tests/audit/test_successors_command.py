@@ -1,11 +1,16 @@
 """`autoformalize audit --successors` end to end, on the stand-in Lean (which checks an application of a theorem
 against its explicit binders and its conclusion's head, as Lean's elaborator does against the expected type): a
 well-used statement is tested, a vacuous one whose user survives the swap is untested, one nobody uses has no users;
-the cache, `--sample`, `--budget-s`, the JSON and the report."""
+the cache, `--sample`, `--budget-s`, Ctrl-C, the JSON and the report."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -150,3 +155,25 @@ def test_budget_alone_is_a_usage_error(make_repo: Callable[..., Path], capsys: p
     repo = repo_with(make_repo)
     assert main(["audit", "--no-models", "--budget-s", "5", "--repo", str(repo)]) == 2
     assert "give one of them too" in capsys.readouterr().err
+
+
+def test_stopped_with_ctrl_c_the_outcomes_so_far_are_kept_and_the_next_run_compiles_only_the_rest(
+        make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+    slow = USER.replace("open Book\n", "open Book\n\n-- standin: sleep 2\n")
+    repo = repo_with(make_repo, **{"Book/User.lean": slow})
+    outcomes = repo / ".git" / "autoformalize" / "successors"
+    run = subprocess.Popen([sys.executable, "-m", "orchestrator", "audit", "--successors", "--no-models", "--json",
+                            "--repo", str(repo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    deadline = time.monotonic() + 60
+    while not list(outcomes.glob("*.json")) and time.monotonic() < deadline:  # the first mutant answered
+        time.sleep(0.05)
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert "Interrupted:" in err and "not tried" in err and out == ""
+    kept = len(list(outcomes.glob("*.json")))
+    assert 1 <= kept < 5  # the compile running when it was stopped finished and is kept; nothing after it ran
+    s = audit(capsys, repo)["successors"]
+    assert (s["cached"], s["asked"]) == (kept, 5 - kept)
+    assert s["verdicts"]["tested"] == 1 and s["verdicts"]["untested"] == 1
