@@ -12,7 +12,8 @@ Its **mutants** replace its statement in its file:
 - a hypothesis dropped: the last explicit binder that reads as a proposition (its type has a relation or a logical
   connective, or its name is `h…`) and that nothing after it mentions, else the first premise of a `→` conclusion;
 - the conclusion weakened: of `A ∧ B` the last conjunct dropped, `A ↔ B` made `A → B`, `a < b` made `a ≤ b`
-  (`>` made `≥`), under the conclusion's `∀ …,`/`∃ …,` and premises; nothing when the conclusion is none of these.
+  (`>` made `≥`, never under a negation), under the conclusion's `∀ …,`/`∃ …,` and premises; nothing when the
+  conclusion is none of these, or when a top-level `↔` beside a `→` leaves the premises unclear.
 Each is mechanical and keeps the statement well formed; its proof is `sorry` (only the users are checked). Each
 mutant is compiled in a copy of the project, its target's file mutated, and the users' files (and only those) are
 checked with the project's compiler in the sandbox: a user with an error inside its own lines kills the mutant. A
@@ -266,7 +267,7 @@ def drop_hypothesis(binders: str, goal: str) -> tuple[str, str, str] | None:
         new = binders.replace(g, rest, 1) if rest else _remove(binders, g)
         return " ".join(new.split()), goal, f"`({name} : {_short(type_text)})`"
     premises = top_level(goal, " → ")
-    if len(premises) > 1 and not goal.lstrip().startswith(("∀", "∃")):
+    if len(premises) > 1 and not goal.lstrip().startswith(("∀", "∃")) and not _iff_beside_arrow(goal):
         return binders, " → ".join(premises[1:]), f"the premise `{_short(premises[0])}`"
     return None
 
@@ -297,6 +298,8 @@ def top_level(text: str, op: str) -> list[str]:
 
 def weaken(goal: str) -> tuple[str, str] | None:
     """The goal with its conclusion weakened, and how; None when no rule applies."""
+    if _iff_beside_arrow(goal):
+        return None  # `A → B ↔ C` is `(A → B) ↔ C`: its premises cannot be read by splitting at `→`
     premises = top_level(goal, " → ")
     conclusion = premises[-1]
     prefix = ""
@@ -315,6 +318,8 @@ def weaken(goal: str) -> tuple[str, str] | None:
         new, what = " ∧ ".join(conjuncts[:-1]), f"the conjunct `{_short(conjuncts[-1])}` dropped"
     elif len(sides := top_level(conclusion, " ↔ ")) == 2:
         new, what = f"{sides[0]} → {sides[1]}", "`↔` weakened to `→`"
+    elif conclusion.startswith("¬") or len(top_level(conclusion, "¬")) > 1:
+        return None  # under a negation, `≤` for `<` would be stronger
     elif len(sides := top_level(conclusion, " < ")) == 2:
         new, what = f"{sides[0]} ≤ {sides[1]}", "`<` weakened to `≤`"
     elif len(sides := top_level(conclusion, " > ")) == 2:
@@ -324,6 +329,11 @@ def weaken(goal: str) -> tuple[str, str] | None:
     if " → " in new and (prefix or len(premises) > 1):
         new = f"({new})"
     return " → ".join([*premises[:-1], prefix + new]), what
+
+
+def _iff_beside_arrow(goal: str) -> bool:
+    """`↔` binds looser than `→`: with both at the top level, splitting at `→` misreads the statement."""
+    return len(top_level(goal, " ↔ ")) > 1 and len(top_level(goal, " → ")) > 1
 
 
 def _short(text: str, limit: int = 80) -> str:

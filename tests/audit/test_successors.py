@@ -124,6 +124,8 @@ def test_the_mutants_of_a_statement() -> None:
     assert weaken("p → a < b") == ("p → a ≤ b", "`<` weakened to `≤`")
     assert weaken("∃ n, n = 2 ∧ (f n = 0 ∨ True)") == ("∃ n, n = 2", "the conjunct `(f n = 0 ∨ True)` dropped")
     assert weaken("f x = 3") is None
+    assert weaken("p → q ↔ r") is None and drop_hypothesis("(n : ℕ)", "p → q ↔ r") is None  # `(p → q) ↔ r`
+    assert weaken("¬ a < b") is None  # `¬ a ≤ b` would be stronger
 
 
 @pytest.mark.parametrize(("statuses", "expected"), [
