@@ -52,7 +52,6 @@ from typing import Any
 from audit.entities import Entity
 from gates.census import Census
 from gates.index import Decl
-from gates.lexer import SpanKind
 from gates.scope import matches
 from gates.tree import DirTree
 
@@ -625,8 +624,7 @@ def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
         assert decl.name is not None
         kind = m.group("kind").lower()
         number = m.group("num")
-        assert decl.source is not None
-        source = f"{path}:{decl.source.line(decl.start)}"
+        source = f"{path}:{decl.top}"
         nl = doc[m.end():].strip()
         if not nl:
             problems.append(f"{source}: the doc comment of `{decl.name}` has a heading but no statement")
@@ -669,15 +667,12 @@ def _books(keyed: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def _doc_comment(decl: Decl) -> str | None:
-    """The text of the numbered doc comment (`/-- Theorem …`) a declaration starts with, if any."""
-    src = decl.source
-    if src is None or not _DOC_START.match(src.text, decl.start):
+    """The text of the numbered doc comment (`/-- Theorem …`) a declaration starts with, if any. (A match of
+    `_DOC_START` ends at a blank after a word, so it lies inside the comment when it starts one.)"""
+    raw = decl.doc
+    if raw is None or not _DOC_START.match(raw):
         return None
-    at = bisect.bisect_left(src.spans, decl.start, key=lambda s: s.start)  # the lexer's spans are in order
-    span = src.spans[at] if at < len(src.spans) else None
-    if span is None or span.start != decl.start or span.kind is not SpanKind.DOC:
-        return None
-    inner = src.text[span.start + 3:span.end - 2 if src.text.endswith("-/", 0, span.end) else span.end]
+    inner = raw[3:len(raw) - 2 if raw.endswith("-/") else len(raw)]
     return "\n".join(line.strip() for line in inner.strip().split("\n"))
 
 

@@ -338,7 +338,7 @@ def notes(results: Sequence[Tried]) -> list[LibraryProof]:
 def told(history: Sequence[HistoryRecord], census: Census, limit: int = 20) -> str:
     """The overlaps recorded in recent cycles whose theorem is still in the tree, newest first, one a line, every
     name rendered by `shown` (a Worker chose them): what the next Planner and Worker are told, as data."""
-    present = {d.name for _, d in census.decls() if d.name}
+    present = census.named
     seen: dict[str, str] = {}
     for r in reversed(history):
         for note in r.mathlib_overlap:

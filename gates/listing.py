@@ -64,7 +64,7 @@ def closure_keys(census: Census, chain: str) -> dict[str, str]:
     graph = ImportGraph(census)
     out: dict[str, str] = {}
     for path in graph.order(set(census.files)):  # imports first
-        content = hashlib.sha256(census.files[path].text.encode()).hexdigest()
+        content = census.files[path].digest
         parts = [chain, path, content, *sorted(out.get(q, q) for q in graph.imports.get(path, ()))]
         out[path] = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
     return out

@@ -45,7 +45,7 @@ def problems(inp: GateInput) -> list[str]:
     if inp.gates.allow_context_with_proof:
         return []
     touched = {c.path for c in inp.lean_changes()}
-    base = {d.key: (path, d) for path, d in inp.before.decls()}
+    base = inp.before.located
     closed = [(path, d) for path, d in inp.after.decls()
               if path in touched and d.key in base and d.holes < base[d.key][1].holes]
     if not closed:

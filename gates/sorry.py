@@ -37,8 +37,7 @@ def restructuring(report: str) -> str | None:
 def traded(before: Census, after: Census) -> list[str]:
     """Declarations that were proved and now hold a sorry or admit: under their name, or under a new one (a new
     declaration holding one whose statement is that of a proved declaration the change removed)."""
-    now = {d.key: d for _, d in after.decls()}
-    old_keys = {d.key for _, d in before.decls()}
+    now, old_keys = after.by_key, before.by_key.keys()
     out = [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
            if not old.holes and (new := now.get(old.key)) is not None and new.holes]
     gone: dict[str, list[str]] = {}
@@ -77,7 +76,7 @@ def leaners(before: Census, after: Census) -> dict[str, list[str]]:
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
         return {}
-    after_decls = {d.key: d for _, d in after.decls()}
+    after_decls = after.by_key
     out: dict[str, list[str]] = {}
     for _, old in before.decls():
         new = after_decls.get(old.key)
