@@ -51,7 +51,7 @@ from typing import Any
 
 from audit.entities import Entity
 from gates.census import Census
-from gates.index import Decl
+from gates.index import Decl, FileIndex
 from gates.scope import matches
 from gates.tree import DirTree
 
@@ -616,9 +616,7 @@ def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
     them all, as `Books/Rockafellar/…` and `Books/Tao/…`), each entity is keyed by its book: `Tao/thm:1.1`."""
     found: dict[str, Entity] = {}
     problems: list[str] = []
-    numbered = [(path, decl, doc, m) for path, decl in census.decls()
-                if (doc := _doc_comment(decl)) is not None and decl.name is not None
-                and (m := _DOC_HEAD.match(doc)) is not None]
+    numbered = [(path, decl, doc, m) for path, f in census.files.items() for decl, doc, m in _numbered(f)]
     book = _books([(path, f"{ID_PREFIX[m.group('kind').lower()]}:{m.group('num')}") for path, _, _, m in numbered])
     for path, decl, doc, m in numbered:
         assert decl.name is not None
@@ -664,6 +662,16 @@ def _books(keyed: list[tuple[str, str]]) -> dict[str, str]:
         if seen.setdefault(key, first[path]) != first[path]:
             return first
     return dict.fromkeys(paths, "")
+
+
+def _numbered(f: FileIndex) -> list[tuple[Decl, str, re.Match[str]]]:
+    """The named declarations of one file with a numbered doc comment, kept with its index."""
+    kept = f.memo.get("numbered")
+    if not isinstance(kept, list):
+        kept = f.memo["numbered"] = [(decl, doc, m) for decl in f.decls
+                                     if (doc := _doc_comment(decl)) is not None and decl.name is not None
+                                     and (m := _DOC_HEAD.match(doc)) is not None]
+    return kept
 
 
 def _doc_comment(decl: Decl) -> str | None:

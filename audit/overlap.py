@@ -41,7 +41,6 @@ from gates.census import Census
 from gates.chosen import shown
 from gates.env import Module, normal
 from gates.environment import lean_names
-from gates.imports import ImportGraph
 from gates.index import THEOREM_KINDS, Decl
 from gates.probe import IDENT, canonical
 from state.history import HistoryRecord, LibraryProof
@@ -149,7 +148,7 @@ class Constants:
 def constants(census: Census, files: Iterable[str], listed: Mapping[str, Module] | None
               ) -> tuple[dict[str, Constants], str]:
     """Per file, the project's constants it can see (its own and its imports'), and where they were read from."""
-    graph = ImportGraph(census)
+    graph = census.graph
     out: dict[str, Constants] = {}
     for path in set(files):
         seen = graph.imported([path])

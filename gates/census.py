@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gates.env import Module, normal
 from gates.environment import lean_names
@@ -14,6 +14,9 @@ from gates.header import Header, Keywords, keywords, read_header
 from gates.index import Decl, FileIndex, index_source
 from gates.indexcache import Entry, Stored, decode, indexed
 from gates.tree import Tree, is_lean_source
+
+if TYPE_CHECKING:
+    from gates.imports import ImportGraph
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,15 @@ class Census:
             for d in f.decls:
                 yield path, d
 
+    @property
+    def graph(self) -> ImportGraph:
+        """Its import graph, made once for its files (read only)."""
+        from gates.imports import ImportGraph  # it reads a census
+        kept = self.__dict__.get("_graph")
+        if kept is None or kept[0] is not self.files:
+            kept = self.__dict__["_graph"] = (self.files, ImportGraph(self))
+        return kept[1]
+
     @cached_property
     def located(self) -> dict[str, tuple[str, Decl]]:
         """Each declaration key → the path and declaration of the last one so keyed, in file order (read only)."""
@@ -160,8 +172,7 @@ class Census:
         for path in texts:
             out.problems.extend(f"{path}: {p}" for p in out.files[path].problems)
         # What Lean listed for a re-read file, or one importing it, is of another content: Lean must answer again.
-        from gates.imports import ImportGraph  # it reads a census
-        for path in ImportGraph(out).dependents(set(paths)) | set(paths):
+        for path in out.graph.dependents(set(paths)) | set(paths):
             out.lean.pop(path, None)
         return out
 

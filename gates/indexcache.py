@@ -129,16 +129,17 @@ class Entry:
 
 # Entries read or made lately, by folder and blob, with the indexes made from them: a process running cycle after
 # cycle (the daemon) reads an unchanged file's entry once. Indexes are shared, never changed, by every census
-# holding them. At most twice the last census's files are kept.
+# holding them. The last census's files are kept, and `SPARE` entries more, the latest used.
 _LIVE: OrderedDict[tuple[Path, str], Entry] = OrderedDict()
 _LOCK = threading.Lock()
 
 
 @dataclass
 class IndexCache:
-    """Entries by blob id, one file each."""
+    """Entries by blob id, one file each; `writes` false: read only (a dry run changes nothing)."""
 
     folder: Path
+    writes: bool = True
 
     def get(self, blob: str) -> Entry | None:
         with _LOCK:
@@ -157,9 +158,9 @@ class IndexCache:
 
     @staticmethod
     def settle(files: int) -> None:
-        """Keep the entries of the latest `2 * files` (and a few more) blobs in memory."""
+        """Keep in memory the entries of the latest `files` blobs used, and `SPARE` more."""
         with _LOCK:
-            while len(_LIVE) > 2 * files + SPARE:
+            while len(_LIVE) > files + SPARE:
                 _LIVE.popitem(last=False)
 
     def _read(self, blob: str) -> Entry | None:
@@ -178,6 +179,8 @@ class IndexCache:
             return None
 
     def put(self, entry: Entry) -> None:
+        if not self.writes:
+            return
         try:
             write_atomic(self.folder / f"{entry.blob}.json", entry.dump())
         except OSError as e:  # the next census indexes it again
@@ -187,6 +190,8 @@ class IndexCache:
 
     def trim(self, used: set[str]) -> None:
         """Drop the entries of blobs not in `used` once there are more than twice as many entries as `used`."""
+        if not self.writes:
+            return
         try:
             names = [e.name for e in os.scandir(self.folder) if e.name.endswith(".json")]
         except OSError:

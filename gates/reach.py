@@ -50,7 +50,7 @@ def problems(inp: GateInput) -> list[str]:
               if path in touched and d.key in base and d.holes < base[d.key][1].holes]
     if not closed:
         return []
-    graphs = (ImportGraph(inp.before), ImportGraph(inp.after))
+    graphs = (inp.before.graph, inp.after.graph)
     out: list[str] = []
     for path, d in closed:
         old_path, old = base[d.key]

@@ -21,7 +21,6 @@ import re
 from gates import directives
 from gates.base import GateInput, GateResult
 from gates.census import Census
-from gates.imports import ImportGraph
 from gates.lexer import ID_FIRST, ID_REST
 
 NAME = "sorry"
@@ -95,7 +94,7 @@ def leaning(before: Census, after: Census) -> list[str]:
 
 def check(inp: GateInput) -> GateResult:
     changed = {c.path for c in inp.lean_changes()}
-    text = ImportGraph(inp.before).dependents(changed) | ImportGraph(inp.after).dependents(changed) | changed
+    text = inp.before.graph.dependents(changed) | inp.after.graph.dependents(changed) | changed
     leaned = leaning(inp.before, inp.after)
     note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
     if hidden := inp.after.hidden_holes():

@@ -93,6 +93,7 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool
         for path, blamed in fresh.items():
             _put(folder, _key(path, blobs[path]), blamed)
         _trim(folder, {_key(p, blobs[p]) for p in paths})
+    _forget(len(paths))
     return sorted(out, key=lambda a: (-a.age_days, a.file, a.line))
 
 
@@ -116,7 +117,7 @@ def _key(path: str, blob: str) -> str:
     return f"{blob} {path}"
 
 
-# Entries read or written lately, by folder and key; at most twice the last call's are kept.
+# Entries read or written lately, by folder and key: the last call's, and `SPARE` more.
 _LIVE: OrderedDict[tuple[Path, str], Blamed] = OrderedDict()
 _LOCK = threading.Lock()
 
@@ -150,11 +151,15 @@ def _put(folder: Path, key: str, blamed: Blamed) -> None:
         _LIVE[(folder, key)] = blamed
 
 
-def _trim(folder: Path, used: set[str]) -> None:
-    """Forget, in memory and on disk, the entries not `used` once there are more than twice as many."""
+def _forget(used: int) -> None:
+    """Keep in memory the latest `used` entries, and `SPARE` more."""
     with _LOCK:
-        while len(_LIVE) > 2 * len(used) + SPARE:
+        while len(_LIVE) > used + SPARE:
             _LIVE.popitem(last=False)
+
+
+def _trim(folder: Path, used: set[str]) -> None:
+    """Drop the files of entries not `used` once they outnumber those used (and `SPARE` more)."""
     try:
         names = [e.name for e in os.scandir(folder) if e.name.endswith(".json")]
     except OSError:

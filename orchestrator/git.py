@@ -340,9 +340,10 @@ def _cat_blob(executable: str, root: Path, blob: str) -> bytes:
 class GitTree:
     """The files of one commit, read from the object store: a base no working-copy edit can change."""
 
-    def __init__(self, git: Git, commit: str) -> None:
+    def __init__(self, git: Git, commit: str, *, writes: bool = True) -> None:
         self.git = git
         self.commit = commit
+        self.writes = writes  # whether a census of it may add to the index cache
         self._files: list[str] | None = None
 
     def files(self) -> list[str]:
@@ -369,4 +370,4 @@ class GitTree:
 
     def indexes(self) -> IndexCache:
         """The census's per-file indexes, kept in the git directory (`gates.indexcache`)."""
-        return IndexCache(self.git.common_dir() / "autoformalize" / "census")
+        return IndexCache(self.git.common_dir() / "autoformalize" / "census", self.writes)
