@@ -123,9 +123,12 @@ class Census:
         return sum(f.lines for f in self.files.values())
 
     def decls(self) -> Iterator[tuple[str, Decl]]:
-        for path, f in self.files.items():
-            for d in f.decls:
-                yield path, d
+        """Every declaration with its path, in file order (listed once for its files: the gates walk them often)."""
+        kept = self.__dict__.get("_decls")
+        if kept is None or kept[0] is not self.files:
+            kept = self.__dict__["_decls"] = (self.files, [(path, d) for path, f in self.files.items()
+                                                           for d in f.decls])
+        return iter(kept[1])
 
     @property
     def graph(self) -> ImportGraph:

@@ -110,6 +110,7 @@ class Cycle:
     planner_failed: str | None = None  # why the Planner's answer was not used
     item: RoundItem | None = None  # set when the cycle is one item of a parallel round
     round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
+    measured: tuple[object, tuple[Census, Census | None], Facts] | None = field(default=None, repr=False)  # `facts`
 
     @property
     def work_paths(self) -> StatePaths:
@@ -194,8 +195,18 @@ def facts(c: Cycle) -> Facts:
     """What the cycle measurably did (`orchestrator/facts.py`)."""
     landed = c.outcome is Outcome.ACCEPTED and c.after is not None
     settled = faithful_at(read_lock(c.paths.statement_lock), c.pairing) if c.judged else set()  # the base's lock
-    return measure(c.census, c.after if landed else None, c.judged, c.session.report() if c.session else "",
-                   c.config.gates.file_cap_lines, settled=settled)
+    after = c.after if landed else None
+    report = c.session.report() if c.session else ""
+    # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
+    # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
+    key = (id(c.census), len(c.census.lean), id(after), len(after.lean) if after else -1,
+           tuple(id(j) for j in c.judged), report, c.config.gates.file_cap_lines, frozenset(settled))
+    kept = c.measured
+    if kept is not None and kept[0] == key and kept[1][0] is c.census and kept[1][1] is after:
+        return kept[2]
+    found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled)
+    c.measured = (key, (c.census, after), found)
+    return found
 
 
 def capped(c: Cycle, evaluation: Evaluation) -> Evaluation:
