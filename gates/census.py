@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from gates.env import Module, normal
 from gates.environment import lean_names
@@ -17,6 +17,8 @@ from gates.tree import Tree, is_lean_source
 
 if TYPE_CHECKING:
     from gates.imports import ImportGraph
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +216,31 @@ class Census:
                 for loc in self.locations()
             ],
         }
+
+
+def state(c: Census) -> tuple[object, ...]:
+    """What a census's derived values depend on: its files and what Lean listed of them, held (so never mistaken for
+    others that took their place); compare with `same`."""
+    return (c.files, tuple(c.lean.items()))
+
+
+def same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Whether two `state`s are of the same files and listings, object for object."""
+    return (a[0] is b[0] and len(a[1]) == len(b[1])  # type: ignore[arg-type]
+            and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a[1], b[1], strict=True)))  # type: ignore[call-overload]
+
+
+def between(before: Census, after: Census, name: str, compute: Callable[[], T]) -> T:
+    """What `compute` derives from `before` and `after`, kept on `after` while neither changed."""
+    now = (state(before), state(after))
+    memo: dict[str, tuple[Census, tuple[tuple[object, ...], tuple[object, ...]], object]] = (
+        after.__dict__.setdefault("_between", {}))
+    kept = memo.get(name)
+    if kept is not None and kept[0] is before and same(kept[1][0], now[0]) and same(kept[1][1], now[1]):
+        return kept[2]  # type: ignore[return-value]
+    found = compute()
+    memo[name] = (before, now, found)
+    return found
 
 
 def census(tree: Tree, roots: Iterable[str] = ()) -> Census:

@@ -20,7 +20,7 @@ import re
 
 from gates import directives
 from gates.base import GateInput, GateResult
-from gates.census import Census
+from gates.census import Census, between
 from gates.lexer import ID_FIRST, ID_REST
 
 NAME = "sorry"
@@ -36,6 +36,10 @@ def restructuring(report: str) -> str | None:
 def traded(before: Census, after: Census) -> list[str]:
     """Declarations that were proved and now hold a sorry or admit: under their name, or under a new one (a new
     declaration holding one whose statement is that of a proved declaration the change removed)."""
+    return list(between(before, after, "traded", lambda: _traded(before, after)))
+
+
+def _traded(before: Census, after: Census) -> list[str]:
     now, old_keys = after.by_key, before.by_key.keys()
     out = [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
            if not old.holes and (new := now.get(old.key)) is not None and new.holes]
@@ -67,6 +71,10 @@ def over_budget(inp: GateInput) -> str | None:
 def leaners(before: Census, after: Census) -> dict[str, list[str]]:
     """Declarations whose sorries this change closed by naming a declaration that still holds one: name → the
     names it leans on."""
+    return dict(between(before, after, "leaners", lambda: _leaners(before, after)))
+
+
+def _leaners(before: Census, after: Census) -> dict[str, list[str]]:
     holding: dict[str, str] = {}
     holed = {h.name for h in after.holed()}
     for _, d in after.decls():

@@ -18,7 +18,7 @@ from agents.worker import Session
 from audit.book import Book
 from audit.loop import Judged
 from gates.base import GateResult
-from gates.census import Census
+from gates.census import Census, same, state
 from gates.chosen import shown
 from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
@@ -110,7 +110,8 @@ class Cycle:
     planner_failed: str | None = None  # why the Planner's answer was not used
     item: RoundItem | None = None  # set when the cycle is one item of a parallel round
     round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
-    measured: tuple[object, tuple[Census, Census | None], Facts] | None = field(default=None, repr=False)  # `facts`
+    measured: tuple[tuple[Census, Census | None], tuple[tuple[object, ...], tuple[object, ...] | None],
+                    tuple[object, ...], Facts] | None = field(default=None, repr=False)  # what `facts` measured last
 
     @property
     def work_paths(self) -> StatePaths:
@@ -199,13 +200,15 @@ def facts(c: Cycle) -> Facts:
     report = c.session.report() if c.session else ""
     # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
     # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
-    key = (id(c.census), len(c.census.lean), id(after), len(after.lean) if after else -1,
-           tuple(id(j) for j in c.judged), report, c.config.gates.file_cap_lines, frozenset(settled))
+    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled))
+    states = (state(c.census), state(after) if after is not None else None)
     kept = c.measured
-    if kept is not None and kept[0] == key and kept[1][0] is c.census and kept[1][1] is after:
-        return kept[2]
+    if (kept is not None and kept[0][0] is c.census and kept[0][1] is after and same(kept[1][0], states[0])
+            and (after is None or (kept[1][1] is not None and same(kept[1][1], state(after))))
+            and len(kept[2]) == len(key) and all(a is b or a == b for a, b in zip(kept[2], key, strict=True))):
+        return kept[3]
     found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled)
-    c.measured = (key, (c.census, after), found)
+    c.measured = ((c.census, after), states, key, found)
     return found
 
 
