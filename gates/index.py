@@ -165,12 +165,19 @@ class Origin:
         return self._source is not None
 
     def source(self) -> Source:
-        if self._source is None:
+        source = self._source  # once: `release` may drop it meanwhile
+        if source is None:
             with self._lock:
-                if self._source is None:
+                source = self._source
+                if source is None:
                     assert self._load is not None
-                    self._source = _lexed("", self._load(), self._keywords)[1]
-        return self._source
+                    source = self._source = _lexed("", self._load(), self._keywords)[1]
+        return source
+
+    def release(self) -> None:
+        """Drop a source that can be loaded again (it is, when next asked for)."""
+        if self._load is not None:
+            self._source = None
 
     def __deepcopy__(self, memo: dict[int, object]) -> Origin:
         return self

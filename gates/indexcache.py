@@ -10,8 +10,9 @@ declaration's statement or source (`gates.index.Origin`).
 
 An entry is one file, `<blob>.json`, written atomically: a line with the sha256 of the rest, then the JSON. One
 that cannot be read — missing, cut short, its digest or its blob not matching, another format, a malformed row —
-is rebuilt from the text and written again, never trusted. Entries of blobs no longer in the tree are dropped once
-they outnumber the tree's files.
+is rebuilt from the text and written again, never trusted. Entries of blobs no longer in the tree are deleted once
+there are more than twice as many entries as the tree has files. A well-formed entry is trusted as the orchestrator
+wrote it: the git directory is its own, never visible to the Worker's sandbox.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from state.atomic import write_atomic
 
 log = structlog.get_logger()
 FORMAT = 1  # the rows' shape; bump when FileIndex, Decl, Hole or Marker gain a field
-SPARE = 256  # entries kept beyond twice the tree's files before the unused ones go
+SPARE = 16  # entries kept beyond those of the tree's files: in memory, and (beyond twice them) on disk
 
 
 @runtime_checkable
@@ -158,10 +159,15 @@ class IndexCache:
 
     @staticmethod
     def settle(files: int) -> None:
-        """Keep in memory the entries of the latest `files` blobs used, and `SPARE` more."""
+        """Keep in memory the entries of the latest `files` blobs used, and `SPARE` more, their indexes' texts
+        dropped (read again when next asked for): what a process holds does not grow with the cycles it runs."""
         with _LOCK:
             while len(_LIVE) > files + SPARE:
                 _LIVE.popitem(last=False)
+            for entry in _LIVE.values():
+                for index in entry.live.values():
+                    if index.origin is not None:
+                        index.origin.release()
 
     def _read(self, blob: str) -> Entry | None:
         file = self.folder / f"{blob}.json"

@@ -75,7 +75,8 @@ def closure_keys(census: Census, chain: str) -> dict[str, str]:
 # unchanged module's listing once. A listing is never changed once made.
 _LIVE: OrderedDict[tuple[Path, str], Module] = OrderedDict()
 _LOCK = threading.Lock()
-LIVE = 2_048  # listings kept in memory, the latest used
+LIVE = 2_048  # listings kept in memory at most, the latest used
+SPARE = 16  # listings kept beyond a tree's own (`Cache.settle`)
 
 
 @dataclass
@@ -93,6 +94,14 @@ class Cache:
         if module is not None:
             self._remember(key, module)
         return module
+
+    def settle(self, keys: set[str]) -> None:
+        """Keep in memory this folder's listings of `keys` (a tree's closure keys) and `SPARE` others, the latest
+        used: those of contents gone are not asked for again."""
+        with _LOCK:
+            others = [k for k in _LIVE if k[0] == self.folder and k[1] not in keys]
+            for k in others[:max(0, len(others) - SPARE)]:
+                del _LIVE[k]
 
     def _remember(self, key: str, module: Module) -> None:
         with _LOCK:

@@ -76,6 +76,7 @@ def _mark(tree: Census, cache: Cache, chain: str) -> Census:
     for path, key in keys.items():
         if (module := cache.get(key)) is not None:
             tree.lean[path] = module
+    cache.settle(set(keys.values()))
     return tree
 
 
