@@ -20,8 +20,8 @@ class AuditConfig(BaseModel):
     """How `autoformalize audit` asks its judges. `paper`: exactly as the paper's Appendix A (its prompts, the
     book named by `book_name`, PREAMBLE and VARIABLES, definitions' headers only, the context's first
     characters, the Lean unfenced), so the figures compare with its tables; the model's own score is kept
-    beside the truth table's. `default`: the same protocol asked as README's "The two rubrics" says. The
-    in-loop judge, a gate reading a Worker's Lean, always uses `default`."""
+    beside the truth table's. `default`: the same protocol asked as the manual's "The two rubrics" (docs/audit.md)
+    says. The in-loop judge, a gate reading a Worker's Lean, always uses `default`."""
     book_name: str = ""
     """The book as the paper's direct rubric names it, author and title (`J. C. Butcher's "Numerical Methods for
     Ordinary Differential Equations"`); required by `rubric = "paper"`."""

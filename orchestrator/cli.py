@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,8 @@ import click
 from orchestrator.logs import configure as configure_logs
 from state.errors import AutoformalizeError
 
+PATH_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
+"""Errors of a path the user can mend (exit 2); other errors of the system (a full disk…) exit 1."""
 _REPO_HELP = "The repository to work on (default: the one containing the current directory)."
 
 
@@ -228,6 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     except AutoformalizeError as e:
         click.echo(f"error: {e}", err=True)
         return e.exit_code
+    except OSError as e:  # a path the user named or owns, unwritable or missing: said, never a traceback
+        where = f": {e.filename}" if e.filename else ""
+        click.echo(f"error: {e.strerror or e}{where}", err=True)
+        return 2 if e.errno in PATH_ERRORS else 1
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return 130

@@ -28,7 +28,7 @@ from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import answers_of, cache_of, mark
 from orchestrator.repo import detect_lean_project, find_repo
 from orchestrator.wiring import missing_keys, model_for, sandbox_for, unset
-from state.atomic import write_atomic
+from state.atomic import unwritable, write_all
 from state.errors import UsageError
 
 PROTOCOL_ROLES = {"direct": ("judge",), "round_trip": ("back_translator", "round_trip_judge"),
@@ -44,6 +44,11 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
     managed = (root / CONFIG_FILE).is_file()
     config = load_config(root) if managed else Config()
     roots = config.project.lean_roots if managed else _lean_roots(root)
+    # Before any work or spending: where the results go must take them.
+    targets = [*([out] if out is not None else []), *([config.state(root).audit] if managed else [])]
+    if problems := [p for target in targets for name in ("audit.json", LATEST + ".json") if
+                    (p := unwritable(target / name))]:
+        raise UsageError(f"cannot write the audit's results: {problems[0]}")
     tree = DirTree(root)
     found = census(tree, roots)
     with contextlib.suppress(GitError):  # what Lean listed in earlier cycles: holes only it sees count
@@ -158,7 +163,6 @@ def _models(config: Config, ledger: Ledger, *, no_models: bool, filter_edges: bo
 
 
 def _write(directory: Path, text: str, report: str, *, name: str = "audit") -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    write_atomic(directory / f"{name}.json", text + "\n")
-    write_atomic(directory / f"{name}.md", report)
-    return [directory / f"{name}.json", directory / f"{name}.md"]
+    files: dict[Path, str | bytes] = {directory / f"{name}.json": text + "\n", directory / f"{name}.md": report}
+    write_all(files)
+    return list(files)

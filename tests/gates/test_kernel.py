@@ -73,7 +73,7 @@ def test_an_honest_proof_passes_every_gate(project: Project) -> None:
     results, inp = project.gates({"Book/A.lean": HONEST})
     assert [(n, r.passed) for n, r in results.items()] == [
         ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
-        ("kernel", True)]
+        ("kernel", True), ("successors", True)]
     assert "1 closed and 0 locked statement(s) mean what they meant at the base" in results["kernel"].detail
     assert "leanchecker replayed Book, Book.A" in results["kernel"].detail  # Book.lean imports Book.A
     assert "2 Lean run(s)" in results["kernel"].detail  # the imports built, then the program: one probe

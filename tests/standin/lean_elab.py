@@ -90,6 +90,7 @@ INSTANCE_PARTS = {"=": (50, "Eq"), "<": (50, "LT"), ">": (50, "GT"), "≤": (50,
 _ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
 _CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
 _DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
+INDENT = "\n  "  # `indentExpr`: the term on a line of its own, two spaces in
 _QUOTED = re.compile(r"``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
 
 
@@ -155,6 +156,16 @@ def unify(pattern: list[str], goal: list[str], params: list[str]) -> dict[str, s
     return got if all(p in got for p in params) else None
 
 
+def arguments(toks: list[Tok]) -> list[list[Tok]]:
+    """An application's arguments: a bracketed group, or one token."""
+    out, i = [], 0
+    while i < len(toks):
+        j = matching(toks, i) if toks[i].text in OPENING_BRACKETS else i
+        out.append(toks[i:j + 1])
+        i = j + 1
+    return out
+
+
 @dataclass
 class Decl:
     name: str
@@ -174,6 +185,7 @@ class Decl:
     unchecked: bool = False  # added without the kernel's check
     uses_sorry: bool = False  # written with a sorry (warned about), not an elaboration error
     unsafe: bool = False
+    plain_binders: str = ""  # its binders as Lean prints them by default (no `pp.all`)
 
 
 @dataclass
@@ -599,6 +611,7 @@ class File:
                                                 True) + self.render(binders, bound, ctx, types, type_refs, True))
         rendered_type = " ".join(self.render(type_words, bound, ctx, types, type_refs, True))
         plain_type = " ".join(self.render(type_words, bound, ctx, types, set(), False))
+        plain_binders = " ".join(self.render(binders, bound, ctx, types, set(), False))
         refs = set(type_refs)
         rendered_body = " ".join(self.render(body_words, bound, ctx, types, refs, True))
         if written is None:
@@ -610,11 +623,13 @@ class File:
         decl = Decl(name or "_example", kind, self.module, self.line(pos), self.column(pos), rendered_binders,
                     rendered_type, plain_type, rendered_body, refs, type_refs, axioms, private="private" in modifiers,
                     uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words,
-                    unsafe="unsafe" in modifiers)
+                    unsafe="unsafe" in modifiers, plain_binders=plain_binders)
         if kind == "axiom" and name:
             decl.axioms = {name}
         if asked := next((t for t in body if t.text == "exact?"), None):
             self.exact(decl, asked, binders, bound)
+        elif kind in ("theorem", "lemma", "def", "abbrev", "instance"):
+            self.application(decl, body, ctx)
         if decl.uses_sorry:
             self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
         if name is None:
@@ -665,6 +680,40 @@ class File:
         decl.axioms.discard("sorryAx")
         decl.body = found
         self.info(tok, try_this(f"exact {found}", toolchain_minor(self.project.root)))
+
+    def application(self, decl: Decl, body: list[Tok], ctx: Context) -> None:
+        """A proof that is one application of a theorem, `t a b` or `by exact t a b`, checked against `t`'s explicit
+        binders as `Lean.Elab.App` does against the expected type: too few arguments leave a `→` the declaration's
+        type does not have (`type mismatch`, `Lean.Elab.throwTypeMismatchError`), too many apply a proposition
+        (`function expected`). An error leaves the declaration backed by `sorryAx`, as Lean's recovery does."""
+        words = [t.text for t in body]
+        at = 2 if words[:2] == ["by", "exact"] else 0 if words[:1] != ["by"] else None
+        if at is None or len(words) <= at or not is_name(words[at]):
+            return
+        head = body[at]
+        args = arguments(body[at + 1:])
+        if any(len(g) == 1 and not (g[0].kind in ("id", "num") or g[0].text == "_") for g in args):
+            return  # an operator, a `fun`, a `<|`: more than one application, beyond this check
+        target = self.resolve(head.text, ctx)
+        if target is None or self.env.decls[target].kind not in ("theorem", "lemma"):
+            return
+        t = self.env.decls[target]
+        params = hypotheses(t.plain_binders.split())
+        names = list(params)
+        given = [" ".join(x.text for x in g) for g in args]
+        if len(given) > len(names):
+            applied = " ".join([head.text, *given[:len(names)]])
+            self.error(head, f"function expected{INDENT}{applied}")
+        elif len(given) < len(names) and not ({"→", "∀"} & set(decl.plain_type.split())):
+            subst = dict(zip(names, given, strict=False))
+            rest = [" ".join(subst.get(w, w) for w in params[n]) for n in names[len(given):]]
+            result = " ".join(subst.get(w, w) for w in t.plain_type.split())
+            shown = " ".join([head.text, *given])
+            self.error(head, f"type mismatch{INDENT}{shown}\nhas type{INDENT}{' → '.join([*rest, result])} : Prop"
+                             f"\nbut is expected to have type{INDENT}{decl.plain_type} : Prop")
+        else:
+            return
+        decl.axioms.add("sorryAx")
 
     def include_str(self, words: list[str]) -> list[str]:
         """`include_str "p"`: the text of the file `p`, relative to this file's folder, as a string literal."""
