@@ -35,7 +35,7 @@ from state.atomic import write_atomic
 
 log = structlog.get_logger()
 FORMAT = 1  # the rows' shape; bump when FileIndex, Decl, Hole or Marker gain a field
-SPARE = 16  # entries kept beyond those of the tree's files: in memory, and (beyond twice them) on disk
+SPARE = 4  # entries kept beyond those of the tree's files: in memory, and (beyond twice them) on disk
 
 
 @runtime_checkable

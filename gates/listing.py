@@ -76,7 +76,7 @@ def closure_keys(census: Census, chain: str) -> dict[str, str]:
 _LIVE: OrderedDict[tuple[Path, str], Module] = OrderedDict()
 _LOCK = threading.Lock()
 LIVE = 2_048  # listings kept in memory at most, the latest used
-SPARE = 16  # listings kept beyond a tree's own (`Cache.settle`)
+SPARE = 4  # listings kept beyond a tree's own (`Cache.settle`)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from orchestrator.git import Git
 from state.atomic import write_atomic
 
 _HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: \d+)?$")
-SPARE = 16  # entries kept beyond those in use: in memory, and (beyond twice them) on disk
+SPARE = 4  # entries kept beyond those in use: in memory, and (beyond twice them) on disk
 
 
 @dataclass(frozen=True)
