@@ -76,7 +76,9 @@ class Entry:
     digest: str  # sha256 of the text as read (hex)
     header: Header
     problem: str | None  # how reading it went wrong, noted with its path
-    indexes: dict[str, list[Any]] = field(default_factory=dict)  # keywords' key → the index's row
+    # keywords' key → the index's row; None once made into an index (`live`), from which it is written again: a
+    # process holds the index, not both (fewer objects for the garbage collector to walk)
+    indexes: dict[str, list[Any] | None] = field(default_factory=dict)
     holds: dict[str, bool] = field(default_factory=dict)  # project token → whether the text holds it
     dirty: bool = False
     live: dict[tuple[str, str], FileIndex] = field(default_factory=dict)  # (path, keywords' key) → index made
@@ -92,6 +94,9 @@ class Entry:
         if (made := self.live.get((path, k))) is not None:
             return made
         row = self.indexes.get(k)
+        if row is None:  # none kept, or made into an index for another path (a copy of the file)
+            other = next((f for (_, kk), f in self.live.items() if kk == k), None)
+            row = _row(other) if other is not None else None
         if row is None:
             return None
         try:
@@ -100,19 +105,26 @@ class Entry:
             log.warning("indexcache.malformed", blob=self.blob, error=str(e)[:200])
             del self.indexes[k]
             return None
+        self.indexes[k] = None
         return made
 
     def add(self, path: str, keywords: Keywords, index: FileIndex) -> None:
-        self.indexes[key(keywords)] = _row(index)
+        for d in index.decls:  # while its source is at hand: a kept index holds its hashes
+            d.sums = (d.statement_hash, d.text_hash)
+        self.indexes[key(keywords)] = None
         self.live[(path, key(keywords))] = index
         self.dirty = True
 
     def dump(self) -> str:
         body = json.dumps({"format": FORMAT, "blob": self.blob, "digest": self.digest,
                            "header": [self.header.prelude, list(self.header.imports), self.header.end],
-                           "problem": self.problem, "indexes": self.indexes, "holds": self.holds},
+                           "problem": self.problem, "indexes": self._rows(), "holds": self.holds},
                           ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(body.encode()).hexdigest() + "\n" + body
+
+    def _rows(self) -> dict[str, list[Any]]:
+        made = {k: f for (_, k), f in self.live.items()}
+        return {k: row if row is not None else _row(made[k]) for k, row in self.indexes.items()}
 
     @classmethod
     def load(cls, blob: str, raw: str) -> Entry:
