@@ -135,7 +135,7 @@ def test_init_github_writes_a_workflow_actionlint_accepts(make_repo: Callable[..
                    "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}",
                    "AUTOFORMALIZE_WEBHOOK_URL: ${{ secrets.AUTOFORMALIZE_WEBHOOK_URL }}",
                    "ARISTOTLE_API_KEY: ${{ secrets.ARISTOTLE_API_KEY }}",
-                   "path: .git/autoformalize/blame.json", "autoformalize cycle"):
+                   ".git/autoformalize/blame\n", ".git/autoformalize/census\n", "autoformalize cycle"):
         assert needle in text, needle
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
 
