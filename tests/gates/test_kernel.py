@@ -103,6 +103,56 @@ def test_a_locked_statement_may_change_only_when_the_strategy_restates_it(projec
     assert "it is locked (judged faithful to the book)" in results["kernel"].detail
 
 
+REWRITE = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n"}  # `<` made to mean nothing
+
+
+def test_a_restatement_does_not_excuse_a_statement_whose_sorry_the_change_closes(project: Project) -> None:
+    # The strategy may restate `quad_pos`, but not in the change that proves it: the proof is of the new statement.
+    closed = closing("theorem quad_pos", "  trivial\n")
+    change = {**REWRITE, "Book/A.lean": "import Book.Rewrite\n" + closed}
+    locked = {"Book.quad_pos": meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]}
+    for lock in ({}, locked):
+        results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE), locked=lock,
+                                   strategy="RESTATE: Book.quad_pos — `<` reads as the book's order")
+        assert not results["kernel"].passed, results["kernel"].detail
+        assert ("Book.quad_pos: Lean's terms for its statement (its type, and the project constants it reaches, "
+                "private and generated ones included) differ from the base's") in results["kernel"].detail
+        assert "had its sorry closed in the same change" in results["kernel"].detail
+
+
+def test_closing_a_hole_only_lean_sees_is_closing(project: Project) -> None:
+    # At the base `quad_pos` holds a hole no text shows (`stop`): proving it in a change that alters what it states
+    # is closing a sorry and restating at once, though no written sorry went away.
+    write(project.root, {"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp\n")})
+    change = {**REWRITE, "Book/A.lean": "import Book.Rewrite\n" + closing("theorem quad_pos", "  trivial\n")}
+
+    results, inp = project.gates(change, GatesConfig(**KERNEL_ALONE))
+
+    assert ("Book/A.lean", "Book.quad_pos") in inp.before.hidden_holes()
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "Book.quad_pos: Lean's terms for its statement" in results["kernel"].detail
+    assert "had its sorry closed in the same change" in results["kernel"].detail
+    proved, _ = project.gates({"Book/A.lean": closing("theorem quad_pos", "  simp [quad, step]\n")})
+    assert proved["kernel"].passed, proved["kernel"].detail
+    assert "1 closed and 0 locked statement(s) mean what they meant at the base" in proved["kernel"].detail
+
+
+def test_a_hidden_hole_of_the_base_is_excused_only_as_it_was(project: Project) -> None:
+    # The base's `quad_pos` holds a hole no text shows. Left as it was, it is the base's; rewritten, it is the
+    # change's own (its written count unchanged, so only Lean's terms show it).
+    write(project.root, {"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp\n")})
+    other, _ = project.gates({"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp\n").replace(
+        "n + 0 = n := by\n  sorry", "n + 0 = n := by\n  simp")}, GatesConfig(**KERNEL_ALONE))
+    assert other["kernel"].passed, other["kernel"].detail
+
+    rewritten, _ = project.gates({"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp [quad]\n")},
+                                 GatesConfig(**KERNEL_ALONE))
+
+    assert not rewritten["kernel"].passed
+    assert "Book.quad_pos (line 17) holds sorryAx, though no sorry or admit is written" in \
+        rewritten["kernel"].detail, rewritten["kernel"].detail
+
+
 def test_a_listing_cut_short_fails_never_passes(project: Project) -> None:
     compiler = Silencing(project.compiler(), "\"hard\"")
     results = gate_change(project.root, compiler, project.build, GatesConfig(), ["Book"], {"Book/A.lean": HONEST})[0]

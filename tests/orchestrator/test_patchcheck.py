@@ -72,3 +72,18 @@ def test_a_patch_git_cannot_read_or_apply_is_an_error(tmp_path: Path) -> None:
              b"@@ -1 +1 @@\n-theorem other : True := trivial\n+theorem a : True := by trivial\n")
     with pytest.raises(GitError, match="patch does not apply"):
         patchcheck.refusals(work, "HEAD", stale)
+
+
+def test_build_outputs_are_refused_whatever_the_ignore_rules_say(tmp_path: Path) -> None:
+    # A project whose ignore rules forgot `.lake`: Lake's outputs and an older Lake's `lakefile.olean` are still
+    # never taken from a patch (every Lean run here trusts them, no gate reads them).
+    work = _repo(tmp_path / "repo")
+    write(work.root, {".gitignore": "*.log\n"})
+    git(work.root, "commit", "-qam", "no .lake rule")
+    write(work.root, {".lake/build/lib/Book/A.trace": "{}\n", ".lake/packages/mathlib/Mathlib.lean": "-- forged\n",
+                      "lakefile.olean": "planted\n", "Book/A.ilean": "planted\n"})
+
+    assert patchcheck.refusals(work, "HEAD", _patch(work, [])) == [
+        ".lake/build/lib/Book/A.trace (under .lake: Lake's build outputs and dependencies)",
+        ".lake/packages/mathlib/Mathlib.lean (under .lake: Lake's build outputs and dependencies)",
+        "Book/A.ilean (a Lean build output)", "lakefile.olean (a Lean build output)"]
