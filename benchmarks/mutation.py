@@ -46,7 +46,8 @@ KILLED = frozenset({"killed", "timeout", "segfault", "caught by type check"})
 SURVIVED = frozenset({"survived", "no tests", "suspicious"})
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
           36: "timeout", 37: "caught by type check", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
-          -11: "segfault", -9: "segfault", 2: "interrupted"}  # mutmut's exit codes (mutmut.stats)
+          -11: "segfault", -9: "segfault"}  # mutmut's exit codes (mutmut.stats)
+STOPPED = frozenset({2, -2, -15, 130})  # a mutant's run interrupted (a budget spent, ^C): run again, not judged
 
 
 @dataclass(frozen=True)
@@ -214,13 +215,13 @@ def results(root: Path) -> dict[str, dict[str, str]]:
         if not meta.is_file():
             continue
         codes = json.loads(meta.read_text())["exit_code_by_key"]
-        out[path] = {name: "not checked" if code is None else STATUS.get(code, "suspicious")
+        out[path] = {name: "not checked" if code is None or code in STOPPED else STATUS.get(code, "suspicious")
                      for name, code in codes.items()}
     return out
 
 
 def run(root: Path, paths: list[str], max_children: int, sample: int | None, seed: int,
-        budget_s: float | None = None) -> int:
+        budget_s: float | None = None, clean: bool = False, tests_per_mutant: int = 0) -> int:
     """mutmut on each module in turn, only its mutants without a result (a sample of them, when asked); past
     `budget_s` seconds it is interrupted (every result so far is kept) and no module is started."""
     deadline = None if budget_s is None else time.monotonic() + budget_s
@@ -247,8 +248,9 @@ def run(root: Path, paths: list[str], max_children: int, sample: int | None, see
             print(f"the budget is spent: {path} and the modules after it wait for the next run", flush=True)
             return 0
         print(f"== {path}: {len(todo)} mutant(s)", flush=True)
-        # mutmut's own command line, its module imported as such (its workers fork from it)
-        mutmut = subprocess.Popen([sys.executable, "-c", MUTMUT, "run", "--max-children", str(max_children), *todo],
+        mutmut = subprocess.Popen([sys.executable, "-c", MUTMUT, "run", "--max-children", str(max_children),
+                                   *(["--clean"] if clean else []),
+                                   *(["--tests-per-mutant", str(tests_per_mutant)] if tests_per_mutant else []), *todo],
                                   cwd=root, env={**os.environ, "PYTHONPATH": str(root / "mutants")})
         try:
             code = mutmut.wait(timeout=left)
@@ -265,7 +267,39 @@ def run(root: Path, paths: list[str], max_children: int, sample: int | None, see
     return 0
 
 
-MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
+MUTMUT = """\
+import sys
+import mutmut.__main__ as mutmut
+if "--clean" not in sys.argv:
+    # mutmut runs every test reaching the mutants asked for, unmutated, before it runs them: for a gate that is most of
+    # the suite, each time. The stats run (the whole suite, unmutated, stopping at a failure) has shown that they
+    # pass; new tests are run so too before any mutant.
+    runner = mutmut.get_mutant_runner
+    def unchecked(*args, **kw):
+        made = runner(*args, **kw)
+        made.run_clean_tests = lambda tests: 0
+        return made
+    mutmut.get_mutant_runner = unchecked
+cap = int(sys.argv.pop(sys.argv.index("--tests-per-mutant") + 1)) if "--tests-per-mutant" in sys.argv else 0
+if cap > 0:
+    # A mutant runs against its fastest tests only (mutmut runs them fastest first and stops at a failure): a
+    # survivor of a function every cycle reaches would otherwise run hundreds of whole-cycle tests.
+    from mutmut.state import state
+    made_runner = mutmut.get_mutant_runner
+    def capped(*args, **kw):
+        made = made_runner(*args, **kw)
+        submit = made.submit
+        def fastest(name, tests, limit, estimated):
+            took = state().duration_by_test
+            chosen = sorted(tests, key=lambda t: took.get(t, 0.0))[:cap]
+            return submit(name, chosen, limit, sum(took.get(t, 0.0) for t in chosen))
+        made.submit = fastest
+        return made
+    mutmut.get_mutant_runner = capped
+sys.argv = [a for a in sys.argv if a not in ("--clean", "--tests-per-mutant")]
+sys.exit(mutmut.cli())
+"""
+"""mutmut's own command line, its module imported as such (its workers fork from it)."""
 MAKE = """\
 import os, sys
 from pathlib import Path
@@ -380,6 +414,9 @@ def main() -> int:
     r.add_argument("--sample", type=int, help="at most this many mutants of each module (with a result)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--budget-s", type=float, help="stop after this many seconds (resumed by the next run)")
+    r.add_argument("--clean", action="store_true", help="run the mutants' tests unmutated first, as mutmut does")
+    r.add_argument("--tests-per-mutant", type=int, default=0,
+                   help="run each mutant against its N fastest tests only (0: all); a kill rate so is a lower bound")
     p = sub.add_parser("report", help="kill rates and survivors")
     p.add_argument("--json", action="store_true")
     sub.add_parser("check", help="exit 1 where a kill rate dropped below the recorded one")
@@ -389,7 +426,8 @@ def main() -> int:
         return hand(args.rule, args.timeout)
     root = args.root.resolve()
     if args.command == "run":
-        return run(root, args.paths, args.max_children, args.sample, args.seed, args.budget_s)
+        return run(root, args.paths, args.max_children, args.sample, args.seed, args.budget_s, args.clean,
+                   args.tests_per_mutant)
     if args.command == "report":
         return report(root, args.json)
     return check(root) if args.command == "check" else record(root)
