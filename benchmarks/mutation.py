@@ -5,6 +5,7 @@
     python benchmarks/mutation.py run gates/seccomp.py        # mutmut's mutants of these modules (all when none)
     python benchmarks/mutation.py run --sample 40 --seed 1    # at most 40 mutants a module, drawn at random
     python benchmarks/mutation.py run --budget-s 18000        # stop after five hours; the next run resumes
+    python benchmarks/mutation.py run --again gates/hooks.py  # its survivors run again, after tests were added
     python benchmarks/mutation.py report [--json]             # kill rates per module, survivors named
     python benchmarks/mutation.py check                       # exit 1 where a recorded kill rate dropped
     python benchmarks/mutation.py record                      # today's rates become the recorded ones
@@ -221,7 +222,7 @@ def results(root: Path) -> dict[str, dict[str, str]]:
 
 
 def run(root: Path, paths: list[str], max_children: int, sample: int | None, seed: int,
-        budget_s: float | None = None, clean: bool = False, tests_per_mutant: int = 0) -> int:
+        budget_s: float | None = None, clean: bool = False, tests_per_mutant: int = 0, again: bool = False) -> int:
     """mutmut on each module in turn, only its mutants without a result (a sample of them, when asked); past
     `budget_s` seconds it is interrupted (every result so far is kept) and no module is started."""
     deadline = None if budget_s is None else time.monotonic() + budget_s
@@ -240,7 +241,8 @@ def run(root: Path, paths: list[str], max_children: int, sample: int | None, see
         statuses = known.get(path, {})
         todo = sorted(n for n, s in statuses.items() if s == "not checked")
         if sample is not None:
-            todo = sorted(rng.sample(todo, max(0, min(len(todo), sample - (len(statuses) - len(todo))))))
+            todo = rng.sample(todo, max(0, min(len(todo), sample - (len(statuses) - len(todo)))))
+        todo = sorted(todo + [n for n, s in statuses.items() if again and s in SURVIVED])
         if not todo:
             continue
         left = None if deadline is None else deadline - time.monotonic()
@@ -414,6 +416,7 @@ def main() -> int:
     r.add_argument("--sample", type=int, help="at most this many mutants of each module (with a result)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--budget-s", type=float, help="stop after this many seconds (resumed by the next run)")
+    r.add_argument("--again", action="store_true", help="run the survivors again too (after tests were added)")
     r.add_argument("--clean", action="store_true", help="run the mutants' tests unmutated first, as mutmut does")
     r.add_argument("--tests-per-mutant", type=int, default=0,
                    help="run each mutant against its N fastest tests only (0: all); a kill rate so is a lower bound")
@@ -427,7 +430,7 @@ def main() -> int:
     root = args.root.resolve()
     if args.command == "run":
         return run(root, args.paths, args.max_children, args.sample, args.seed, args.budget_s, args.clean,
-                   args.tests_per_mutant)
+                   args.tests_per_mutant, args.again)
     if args.command == "report":
         return report(root, args.json)
     return check(root) if args.command == "check" else record(root)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.model import Message, ToolCall, ToolResult
-from agents.window import STUB, clear, transcript, trim
+from agents.window import CHARS_PER_TOKEN, STUB, clear, tokens, transcript, trim
 
 
 def _session(turns: int) -> list[Message]:
@@ -41,9 +41,18 @@ def test_old_results_are_cleared_and_the_newest_kept_whole() -> None:
 
 
 def test_a_result_is_cut_at_its_limit_saying_how_to_read_the_rest() -> None:
-    result = ToolResult("c", "x" * 50)
+    result = ToolResult("c", "x" * 50, is_error=True)
 
     cut, was = trim(result, 20)
 
-    assert was and cut.content.startswith("x" * 20 + "\n… [cut here: 30 more characters.")
+    assert was and cut == ToolResult("c", "x" * 20 + "\n… [cut here: 30 more characters. Read a file in parts with "
+                                     "read_file's start_line and end_line, or find what you need with search or "
+                                     "read_declaration.]", True)
     assert trim(result, 50) == (result, False)
+
+
+def test_a_session_weighs_its_texts_results_and_arguments() -> None:
+    call = ToolCall("c", "read_file", {"path": "Book/A.lean"})  # arguments as JSON: 23 characters
+    messages = [Message("assistant", "a" * 10, (call,)), Message("user", "", (), (ToolResult("c", "b" * 16),))]
+    assert tokens(messages) == (10 + 23 + 16) // CHARS_PER_TOKEN == 12  # whole tokens
+    assert tokens(messages[:1]) == 8
