@@ -10,7 +10,8 @@ from tests.conftest import write
 from tests.gates.cheats import BASE, closing
 from tests.gates.test_kernel import Project, standin
 
-USES = "import Book.A\n\nnamespace Book\n\ntheorem uses (n : ℕ) : 0 < quad n := quad_pos n\n\nend Book\n"
+USES = ("import Book.A\n\nnamespace Book\n\ntheorem uses (n : ℕ) : 0 < quad n := quad_pos n\n\n"
+        "theorem again (n : ℕ) : 0 < quad n := uses n\n\nend Book\n")
 
 
 def test_a_hole_only_lean_sees_is_rested_on_whoever_answers(tmp_path: Path) -> None:
@@ -22,6 +23,8 @@ def test_a_hole_only_lean_sees_is_rested_on_whoever_answers(tmp_path: Path) -> N
     assert "Book/Uses.lean" in tree.lean and ("Book/A.lean", "Book.quad_pos") in tree.hidden_holes()
 
     assert Support(tree, ["Book"]).rests_on("Book.uses") == ["Book.quad_pos"]  # Lean's terms
+    assert Support(tree, ["Book"]).rests_on("Book.again") == ["Book.quad_pos"]  # through a proof that is whole
     del tree.lean["Book/Uses.lean"]  # its listing not kept: the declaration index answers for it
     assert Support(tree, ["Book"]).rests_on("Book.uses") == ["Book.quad_pos"]
+    assert Support(tree, ["Book"]).rests_on("Book.again") == ["Book.quad_pos"]
     assert Support(tree, ["Book"]).rests_on("Book.easy") == []

@@ -16,10 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gates.census import census
+from gates.config import GatesConfig
 from gates.diagnostics import CheckResult
-from gates.env import Const, Module, Unreadable, ask, generated, normal, printed, read
+from gates.env import Const, Module, Unreadable, ask, generated, normal, printed, program, read
 from gates.environment import Env, Unanswered
-from gates.listing import Cache, gather
+from gates.listing import Cache, chain, gather
 from gates.tree import MemTree
 
 NONCE = "a1b2c3d4e5f6a7b8c9d0e1f2"
@@ -195,6 +196,16 @@ def test_every_module_asked_must_be_answered() -> None:
     assert got.modules == {} and got.problem == "Lean's environment does not hold Book.C"
 
 
+def test_the_program_asks_for_any_module_name_as_written() -> None:
+    # A module's name reaches the program as JSON in a Lean string: quotes, backslashes, non-ASCII letters.
+    text = program("0123abcd", ["Book.Über", 'Book.«a"b\\c»'])
+    line = next(line for line in text.splitlines() if line.startswith("def wanted : String := "))
+    literal = line.removeprefix("def wanted : String := ")
+    assert literal[0] == literal[-1] == '"'
+    assert json.loads(re.sub(r"\\(.)", r"\1", literal[1:-1])) == [["Book", 'a"b\\c'], ["Book", "Über"]]
+    assert 'def nonce : String := "0123abcd"\n' in text
+
+
 def test_only_a_whole_answer_is_kept(tmp_path: Path) -> None:
     tree = census(MemTree({"Book/A.lean": b"def f := 0\n", "Book/B.lean": b"import Book.A\ntheorem g : True := by\n"
                            b"  stop\n  trivial\n"}), ["Book"])
@@ -205,6 +216,30 @@ def test_only_a_whole_answer_is_kept(tmp_path: Path) -> None:
     assert cut.problem is not None and cut.modules == {} and cut.fresh == {}  # nothing to keep, nothing to use
     whole = gather(Lean(two()), tree, ["Book"], {"Book/B.lean"}, "chain", cache)
     assert whole.problem is None and set(whole.fresh) == {"Book/A.lean", "Book/B.lean"}
+
+    for key, module in whole.fresh.values():  # what the loop keeps (`kernelcheck`)
+        cache.put(key, module)
+    again = gather(Lean(Listing()), tree, ["Book"], {"Book/B.lean"}, "chain", cache)
+    assert (again.runs, again.fresh, again.modules) == (0, {}, whole.modules)  # Lean not asked again
+    vouched = gather(Lean(Listing()), tree, ["Book"], {"Book/B.lean"}, "other chain", None, known=whole.modules)
+    assert (vouched.runs, vouched.modules) == (0, whole.modules)
+    moved = gather(Lean(two()), tree, ["Book"], {"Book/B.lean"}, "other chain", cache)
+    assert moved.runs == 2 and set(moved.fresh) == {"Book/A.lean", "Book/B.lean"}  # another key: asked
+
+
+def test_with_build_time_code_every_file_but_lean_sources_and_state_keys_the_listings() -> None:
+    # `include_str` may read any file: a data file changes every key; a Lean file (keyed by its closure) or the
+    # orchestrator's state (which every cycle rewrites and no change may write) does not change the chain.
+    base = {"Book/A.lean": b"def f := 0\n", "data.txt": b"1\n", ".prover-state/cycle": b"3\n"}
+    gates = GatesConfig(allow_build_time_code=True)
+
+    def keyed(files: dict[str, bytes], config: GatesConfig = gates) -> str:
+        return chain("toolchain", MemTree(files), ["Book"], config, ".prover-state")
+
+    assert keyed({**base, "data.txt": b"2\n"}) != keyed(base)
+    assert keyed({**base, "Book/A.lean": b"def f := 1\n"}) == keyed(base)
+    assert keyed({**base, ".prover-state/cycle": b"4\n"}) == keyed(base)
+    assert keyed(base, GatesConfig()) == "toolchain"  # without build-time code: the toolchain alone
 
 
 # -- digests -----------------------------------------------------------------------------------------------------

@@ -129,6 +129,8 @@ def test_closing_a_hole_only_lean_sees_is_closing(project: Project) -> None:
     results, inp = project.gates(change, GatesConfig(**KERNEL_ALONE))
 
     assert ("Book/A.lean", "Book.quad_pos") in inp.before.hidden_holes()
+    assert [h.count for h in inp.before.holed() if h.name == "Book.quad_pos"] == [1]
+    assert inp.before.holes == 4  # the three written sorries, and the one only Lean sees
     assert not results["kernel"].passed, results["kernel"].detail
     assert "Book.quad_pos: Lean's terms for its statement" in results["kernel"].detail
     assert "had its sorry closed in the same change" in results["kernel"].detail
@@ -151,6 +153,34 @@ def test_a_hidden_hole_of_the_base_is_excused_only_as_it_was(project: Project) -
     assert not rewritten["kernel"].passed
     assert "Book.quad_pos (line 17) holds sorryAx, though no sorry or admit is written" in \
         rewritten["kernel"].detail, rewritten["kernel"].detail
+
+
+def test_an_anonymous_hole_of_the_base_is_excused_while_its_terms_stay(project: Project) -> None:
+    # No text declares the instance: whether the change left it as it was is told by its terms.
+    carrier = CARRIER.replace("by sorry\n", "by sorry instance : Holds (2 + 2 = 5) := ⟨by stop simp⟩\n")
+    write(project.root, {"Book/Holds.lean": carrier})
+    added = carrier.replace("end Book", "theorem t : True := trivial\n\nend Book")
+    beside, _ = project.gates({"Book/Holds.lean": added}, GatesConfig(**KERNEL_ALONE))
+    assert beside["kernel"].passed, beside["kernel"].detail
+
+    other = carrier.replace("2 + 2 = 5", "2 + 2 = 6")
+    changed, _ = project.gates({"Book/Holds.lean": other}, GatesConfig(**KERNEL_ALONE))
+
+    assert not changed["kernel"].passed
+    assert "Book.instHoldsEqNatHAddOfNat (line 6) holds sorryAx" in changed["kernel"].detail, changed["kernel"].detail
+
+
+def test_a_locked_definition_is_held_to_its_value(project: Project) -> None:
+    # A definition judged as a statement means its own body: an unrelated change passes, a new body needs a RESTATE.
+    locked = {"Book.step": meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.step"][0]}
+    beside, _ = project.gates({"Book/A.lean": HONEST}, locked=locked)
+    assert beside["kernel"].passed, beside["kernel"].detail
+    assert "1 closed and 1 locked statement(s) mean what they meant at the base" in beside["kernel"].detail
+
+    body = A.replace("n + 1", "n + 2")
+    changed, _ = project.gates({"Book/A.lean": body}, GatesConfig(**KERNEL_ALONE), locked=locked,
+                               strategy="RESTATE: Book.step — steps of two")
+    assert changed["kernel"].passed and "Book.step: restated as the strategy declares" in changed["kernel"].detail
 
 
 def test_a_listing_cut_short_fails_never_passes(project: Project) -> None:
