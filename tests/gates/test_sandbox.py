@@ -363,6 +363,16 @@ def test_clone_and_clone3_making_a_user_namespace_fail_inside(place: Place) -> N
     assert inside.output.splitlines() == ["clone -1 1", "clone3 -1 38"], inside.output  # EPERM, ENOSYS
 
 
+def test_etc_holds_only_what_programs_read_and_every_user_may_read_it(place: Place) -> None:
+    # /etc is made 0755 (bwrap would make it 0700, and as root the code runs as another user): the system's
+    # passwd, certificates and the like are shown, nothing else of it.
+    done = place.run(["/bin/sh", "-c", "stat -c %a /etc; ls /etc; ls /; head -c 5 /etc/passwd"])
+    lines = done.output.splitlines()
+    assert lines[0] == "755", done.output
+    assert "passwd" in lines and "shadow" not in lines and "hostname" not in lines and "ETC" not in lines, done.output
+    assert lines[-1] == "root:"
+
+
 def test_the_home_directory_stays_hidden_when_a_binding_would_show_it(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     # `[sandbox] read_only` naming the home directory, or a folder holding it, shows the rest and never the home.
