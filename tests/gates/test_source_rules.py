@@ -352,6 +352,11 @@ def test_a_new_import_of_a_file_with_nothing_in_sight_passes() -> None:
     assert result.passed, result.detail
 
 
+def test_an_attribute_that_is_no_instance_may_stand_before_a_closed_statement() -> None:
+    new = CLOSED.replace("theorem hard", "attribute [simp] easy\n\ntheorem hard")
+    assert check(new).passed, check(new).detail
+
+
 def test_a_harmless_attribute_or_a_registered_one_passes() -> None:
     new = added("register_simp_attr book_simps\n\n@[simp, ext, book_simps, aesop safe apply (rule_sets := [A, B]), "
                 "gcongr, to_additive] theorem t0 : True := trivial\nattribute [norm_cast, local simp] t0\n")
