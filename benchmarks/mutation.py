@@ -368,17 +368,25 @@ def figures(statuses: dict[str, dict[str, str]], equivalent: dict[str, float | s
     return out
 
 
-def report(root: Path, as_json: bool) -> int:
+def report(root: Path, as_json: bool, markdown: bool = False) -> int:
     got = figures(results(root), recorded(root)["equivalent"])
     if as_json:
         print(json.dumps({path: {**asdict(row), "rate": row.rate} for path, row in got.items()}, indent=1))
+        return 0
+    if markdown:  # the table of docs/benchmarks.md: modules with a result
+        print("| module | killed | survived | equivalent | not run | kill rate |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for path, row in got.items():
+            if row.rate is not None:
+                print(f"| `{path}` | {row.killed} | {row.survived} | {row.equivalent} | {row.not_checked} | "
+                      f"{row.rate:.1%} |")
         return 0
     print(f"{'module':36} {'killed':>7} {'survived':>9} {'equiv.':>7} {'unrun':>6} {'rate':>7}")
     for path, row in got.items():
         shown = "—" if row.rate is None else f"{row.rate:.1%}"
         print(f"{path:36} {row.killed:>7} {row.survived:>9} {row.equivalent:>7} {row.not_checked:>6} {shown:>7}")
     for name in (n for row in got.values() for n in row.survivors):
-        print(f"survived: {name}   (python -m mutmut show {name.split()[0]}, in the repository's root)")
+        print(f"survived: {name}   (python -m mutmut show {name.split()[0]}, in {root})")
     return 0
 
 
@@ -422,6 +430,7 @@ def main() -> int:
                    help="run each mutant against its N fastest tests only (0: all); a kill rate so is a lower bound")
     p = sub.add_parser("report", help="kill rates and survivors")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="the table docs/benchmarks.md shows")
     sub.add_parser("check", help="exit 1 where a kill rate dropped below the recorded one")
     sub.add_parser("record", help="record today's kill rates")
     args = parser.parse_args()
@@ -432,7 +441,7 @@ def main() -> int:
         return run(root, args.paths, args.max_children, args.sample, args.seed, args.budget_s, args.clean,
                    args.tests_per_mutant, args.again)
     if args.command == "report":
-        return report(root, args.json)
+        return report(root, args.json, args.markdown)
     return check(root) if args.command == "check" else record(root)
 
 
