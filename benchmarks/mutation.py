@@ -250,9 +250,9 @@ def run(root: Path, paths: list[str], max_children: int, sample: int | None, see
             print(f"the budget is spent: {path} and the modules after it wait for the next run", flush=True)
             return 0
         print(f"== {path}: {len(todo)} mutant(s)", flush=True)
+        limits = ["--tests-per-mutant", str(tests_per_mutant), "--prefer", ",".join(own_tests(path))]
         mutmut = subprocess.Popen([sys.executable, "-c", MUTMUT, "run", "--max-children", str(max_children),
-                                   *(["--clean"] if clean else []),
-                                   *(["--tests-per-mutant", str(tests_per_mutant)] if tests_per_mutant else []), *todo],
+                                   *(["--clean"] if clean else []), *(limits if tests_per_mutant else []), *todo],
                                   cwd=root, env={**os.environ, "PYTHONPATH": str(root / "mutants")})
         try:
             code = mutmut.wait(timeout=left)
@@ -269,6 +269,33 @@ def run(root: Path, paths: list[str], max_children: int, sample: int | None, see
     return 0
 
 
+OWN_TESTS = {
+    "gates/seccomp.py": ["tests/gates/test_sandbox.py"],
+    "gates/limits.py": ["tests/gates/test_sandbox.py"],
+    "gates/env.py": ["tests/gates/test_env.py", "tests/gates/test_kernel.py"],
+    "gates/environment.py": ["tests/gates/test_env.py", "tests/gates/test_kernel.py"],
+    "gates/listing.py": ["tests/gates/test_env.py", "tests/gates/test_kernel.py"],
+    "gates/census.py": ["tests/gates/test_census.py", "tests/gates/test_kernel.py"],
+    "gates/sorry.py": ["tests/gates/test_sorry_gate.py", "tests/gates/test_bypasses.py"],
+    "gates/integrity.py": ["tests/gates/test_integrity.py", "tests/gates/test_source_rules.py",
+                           "tests/gates/test_meaning.py", "tests/gates/test_bypasses.py"],
+    "gates/constructs.py": ["tests/gates/test_source_rules.py", "tests/gates/test_integrity.py"],
+    "gates/reach.py": ["tests/gates/test_source_rules.py"],
+    "gates/tree.py": ["tests/gates/test_tree.py", "tests/gates/test_scope.py"],
+    "orchestrator/remote.py": ["tests/orchestrator/test_remote_results.py", "tests/orchestrator/test_engines.py",
+                               "tests/orchestrator/test_actions.py"],
+    "orchestrator/kernelcheck.py": ["tests/orchestrator/test_kernel_cycle.py", "tests/gates/test_kernel.py"],
+    "orchestrator/mergequeue.py": ["tests/orchestrator/test_round.py", "tests/orchestrator/test_round_serial.py"],
+}
+"""The test files of a module besides `tests/<package>/test_<module>.py`: with `--tests-per-mutant`, a mutant
+always runs against those of them that reach it."""
+
+
+def own_tests(path: str) -> list[str]:
+    top, _, name = path.partition("/")
+    return [f"tests/{top}/test_{Path(name).stem}.py", *OWN_TESTS.get(path, [])]
+
+
 MUTMUT = """\
 import sys
 import mutmut.__main__ as mutmut
@@ -283,22 +310,26 @@ if "--clean" not in sys.argv:
         return made
     mutmut.get_mutant_runner = unchecked
 cap = int(sys.argv.pop(sys.argv.index("--tests-per-mutant") + 1)) if "--tests-per-mutant" in sys.argv else 0
+prefer = sys.argv.pop(sys.argv.index("--prefer") + 1).split(",") if "--prefer" in sys.argv else []
 if cap > 0:
-    # A mutant runs against its fastest tests only (mutmut runs them fastest first and stops at a failure): a
-    # survivor of a function every cycle reaches would otherwise run hundreds of whole-cycle tests.
+    # A mutant runs against the tests of its module's own test files and its `cap` fastest others (mutmut runs them
+    # fastest first and stops at a failure): a survivor of a function every cycle reaches would otherwise run
+    # hundreds of whole-cycle tests.
     from mutmut.state import state
     made_runner = mutmut.get_mutant_runner
     def capped(*args, **kw):
         made = made_runner(*args, **kw)
         submit = made.submit
-        def fastest(name, tests, limit, estimated):
+        def chosen(name, tests, limit, estimated):
             took = state().duration_by_test
-            chosen = sorted(tests, key=lambda t: took.get(t, 0.0))[:cap]
-            return submit(name, chosen, limit, sum(took.get(t, 0.0) for t in chosen))
-        made.submit = fastest
+            own = [t for t in tests if t.split("::")[0] in prefer]
+            rest = sorted((t for t in tests if t not in own), key=lambda t: took.get(t, 0.0))[:cap]
+            picked = own + rest
+            return submit(name, picked, limit, sum(took.get(t, 0.0) for t in picked))
+        made.submit = chosen
         return made
     mutmut.get_mutant_runner = capped
-sys.argv = [a for a in sys.argv if a not in ("--clean", "--tests-per-mutant")]
+sys.argv = [a for a in sys.argv if a not in ("--clean", "--tests-per-mutant", "--prefer")]
 sys.exit(mutmut.cli())
 """
 """mutmut's own command line, its module imported as such (its workers fork from it)."""
@@ -427,7 +458,8 @@ def main() -> int:
     r.add_argument("--again", action="store_true", help="run the survivors again too (after tests were added)")
     r.add_argument("--clean", action="store_true", help="run the mutants' tests unmutated first, as mutmut does")
     r.add_argument("--tests-per-mutant", type=int, default=0,
-                   help="run each mutant against its N fastest tests only (0: all); a kill rate so is a lower bound")
+                   help="run each mutant against its module's own test files and N other tests, the fastest (0: "
+                        "all its tests); a kill rate so is a lower bound")
     p = sub.add_parser("report", help="kill rates and survivors")
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true", help="the table docs/benchmarks.md shows")

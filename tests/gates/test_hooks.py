@@ -16,6 +16,10 @@ HOOKS = {
                 "Book/Init.lean:3: @[init] on hook"),
     "@[builtin_init]": ("def go : IO Unit := pure ()\n\n@[simp, builtin_init go] def hook : Unit := ()\n",
                         "Book/Init.lean:3: @[builtin_init] on hook"),
+    "@[init] in a second group": ("def go : IO Unit := pure ()\n\n@[simp] @[init go] def hook : Unit := ()\n",
+                                  "Book/Init.lean:3: @[init] on hook"),
+    "both": ("def go : IO Unit := pure ()\n\n@[init go, builtin_init go] def hook : Unit := ()\n",
+             "Book/Init.lean:3: @[builtin_init, init] on hook"),
     "attribute [init]": ("def go : IO Unit := pure ()\ndef hook : Unit := ()\n\nattribute [init go] hook\n",
                          "Book/Init.lean:4: `attribute [init go] hook`"),
     "attribute [builtin_init]": ("def go : IO Unit := pure ()\ndef hook : Unit := ()\n\n"
