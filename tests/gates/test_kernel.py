@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from gates.base import GateInput, GateResult
 from gates.build import LakeCompiler
@@ -187,7 +188,7 @@ def test_a_listing_cut_short_fails_never_passes(project: Project) -> None:
     compiler = Silencing(project.compiler(), "\"hard\"")
     results = gate_change(project.root, compiler, project.build, GatesConfig(), ["Book"], {"Book/A.lean": HONEST})[0]
     kernel = results[-1]
-    assert kernel.name == "kernel" and not kernel.passed
+    assert kernel.name == "kernel" and kernel.passed is False  # a verdict, as a cycle records it
     assert "Lean's environment could not be listed after the change" in kernel.detail
     assert "could not be read" in kernel.detail
 
@@ -535,3 +536,22 @@ def test_a_toolchain_without_it_is_asked_every_time(tmp_path: Path) -> None:
     replays = [LakeCompiler(root, build, sandbox(mode="none")).replay(["Book.A"]) for _ in range(3)]
 
     assert replays == [None, None, None] and asked.read_text().split() == ["asked"] * 3
+
+
+def test_a_refused_axiom_is_told_what_the_project_allows(project: Project) -> None:
+    files, _ = ATTACKS["an axiom added by meta code"]
+    listed, _ = project.gates(files, GatesConfig(**KERNEL_ALONE))
+    assert ("Book.hard depends on Book.trustMe, not among the allowed axioms (Classical.choice, Quot.sound, propext)"
+            in listed["kernel"].detail), listed["kernel"].detail
+    nothing, _ = project.gates(files, GatesConfig(**KERNEL_ALONE, allowed_axioms=[]))
+    assert ("Book.hard depends on Book.trustMe, not among the allowed axioms (none); add it to [gates] allowed_axioms"
+            in nothing["kernel"].detail), nothing["kernel"].detail
+
+
+def test_each_time_lean_is_asked_the_log_says_for_how_much(project: Project) -> None:
+    with capture_logs() as logs:
+        project.gates({"Book/A.lean": HONEST})
+    asked = [e for e in logs if e["event"] == "listing.asked"]
+    assert [(e["modules"], e["runs"], e["problem"]) for e in asked] == [(3, 2, ""), (2, 2, "")], asked
+    assert all(e["lines"] > 0 and e["seconds"] >= 0 for e in asked)
+
