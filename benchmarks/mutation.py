@@ -4,10 +4,10 @@
     python benchmarks/mutation.py hand --rule seccomp-clone
     python benchmarks/mutation.py run gates/seccomp.py        # mutmut's mutants of these modules (all when none)
     python benchmarks/mutation.py run --sample 40 --seed 1    # at most 40 mutants a module, drawn at random
-    python benchmarks/mutation.py run --budget-s 18000        # stop after five hours; the next run resumes
-    python benchmarks/mutation.py run --again gates/hooks.py  # its survivors run again, after tests were added
+    python benchmarks/mutation.py run --budget-s 18000        # start no mutant after five hours; the next run resumes
+    python benchmarks/mutation.py run --again gates/hooks.py  # only its survivors run again, after tests were added
     python benchmarks/mutation.py report [--json]             # kill rates per module, survivors named
-    python benchmarks/mutation.py check                       # exit 1 where a recorded kill rate dropped
+    python benchmarks/mutation.py check                       # exit 1 where a kill rate dropped beyond chance
     python benchmarks/mutation.py record                      # today's rates become the recorded ones
 
 `hand` is the list the trust rules were first checked with: each entry removes one rule from a copy of the
@@ -15,13 +15,15 @@ working tree (never the tree itself) and runs the tests that pin it, which must 
 
 `run` is mutmut 3 (`[tool.mutmut]` in pyproject.toml): it copies the packages to `mutants/`, runs the whole suite
 once to learn which tests call each function (kept in `mutants/`), then runs each mutant against those tests only,
-stopping at the first failure. Results stay in `mutants/`: a run that stops resumes where it was, as this script
-passes mutmut only the mutants without a result. A mutant no test reaches counts as surviving.
+stopping at the first failure, the fastest mutants first. Results stay in `mutants/`: a run that stops resumes
+where it was, as this script passes mutmut only the mutants without a result (past `--budget-s` none is started,
+and one stopped keeps no result). A mutant no test reaches counts as surviving.
 
 The kill rate of a module is killed / (killed + survived) over its mutants that have a result, leaving out the
-accepted equivalent ones (`EQUIVALENT` in `benchmarks/mutation.json`, each with why: a mutant no input can tell
-apart from the original is no gap in the tests). `check` compares each module's rate and the total with the
-recorded ones (`recorded` in the same file) and fails when one dropped; `record` writes today's.
+accepted equivalent ones (`equivalent` in `benchmarks/mutation.json`, each with why: a mutant no input can tell
+apart from the original is no gap in the tests). `record` writes today's figures (killed, survived, whether every
+mutant had a result) as `recorded` in the same file; `check` fails when a module's rate, or the total, dropped
+below its recorded one by more than sampling explains (`dropped`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import os
 import random
 import shutil
@@ -40,6 +43,7 @@ import time
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = Path("benchmarks") / "mutation.json"  # in the project's root
@@ -48,6 +52,7 @@ SURVIVED = frozenset({"survived", "no tests", "suspicious"})
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped", 35: "suspicious",
           36: "timeout", 37: "caught by type check", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout",
           -11: "segfault", -9: "segfault"}  # mutmut's exit codes (mutmut.stats)
+GRACE_S = 900.0  # past the budget, how long the mutants running may take to end
 STOPPED = frozenset({2, -2, -15, 130})  # a mutant's run interrupted (a budget spent, ^C): run again, not judged
 
 
@@ -215,17 +220,15 @@ def results(root: Path) -> dict[str, dict[str, str]]:
         meta = root / "mutants" / f"{path}.meta"
         if not meta.is_file():
             continue
-        codes = json.loads(meta.read_text())["exit_code_by_key"]
         out[path] = {name: "not checked" if code is None or code in STOPPED else STATUS.get(code, "suspicious")
-                     for name, code in codes.items()}
+                     for name, code in _codes(root, path).items()}
     return out
 
 
 def run(root: Path, paths: list[str], max_children: int, sample: int | None, seed: int,
         budget_s: float | None = None, clean: bool = False, tests_per_mutant: int = 0, again: bool = False) -> int:
-    """mutmut on each module in turn, only its mutants without a result (a sample of them, when asked); past
-    `budget_s` seconds it is interrupted (every result so far is kept) and no module is started."""
-    deadline = None if budget_s is None else time.monotonic() + budget_s
+    """mutmut on the modules' mutants without a result (a sample of each module's, when asked), all in one run;
+    past `budget_s` seconds it is interrupted (every result so far is kept)."""
     known = results(root)
     mutated = modules(root)
     chosen = paths or mutated
@@ -237,36 +240,58 @@ def run(root: Path, paths: list[str], max_children: int, sample: int | None, see
         subprocess.run([sys.executable, "-c", MAKE, *fresh], cwd=root, check=True, stdout=subprocess.DEVNULL)
         known = results(root)
     rng = random.Random(seed)
+    equivalent = recorded(root)["equivalent"]
+    todo: list[str] = []
     for path in chosen:
-        statuses = known.get(path, {})
-        todo = sorted(n for n, s in statuses.items() if s == "not checked")
+        statuses = {n: s for n, s in known.get(path, {}).items() if n not in equivalent}
+        # With `again`, a module's survivors, and mutants without a result only when a sample is asked for.
+        some = [] if again and sample is None else sorted(n for n, s in statuses.items() if s == "not checked")
         if sample is not None:
-            todo = rng.sample(todo, max(0, min(len(todo), sample - (len(statuses) - len(todo)))))
-        todo = sorted(todo + [n for n, s in statuses.items() if again and s in SURVIVED])
-        if not todo:
-            continue
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            print(f"the budget is spent: {path} and the modules after it wait for the next run", flush=True)
-            return 0
-        print(f"== {path}: {len(todo)} mutant(s)", flush=True)
-        limits = ["--tests-per-mutant", str(tests_per_mutant), "--prefer", ",".join(own_tests(path))]
-        mutmut = subprocess.Popen([sys.executable, "-c", MUTMUT, "run", "--max-children", str(max_children),
-                                   *(["--clean"] if clean else []), *(limits if tests_per_mutant else []), *todo],
-                                  cwd=root, env={**os.environ, "PYTHONPATH": str(root / "mutants")})
+            some = rng.sample(some, max(0, min(len(some), sample - (len(statuses) - len(some)))))
+        some += [n for n, s in statuses.items() if again and s in SURVIVED]
+        if some:
+            print(f"== {path}: {len(some)} mutant(s)", flush=True)
+        todo += sorted(some)
+    if not todo:
+        return 0
+    # One mutmut for them all: each start lists the whole suite and runs a test made to fail (half a minute here).
+    # It runs the fastest first, so a run cut short by its budget leaves the slowest for the next one.
+    was = {path: _codes(root, path) for path in chosen}
+    prefer = sorted({t for path in chosen for t in own_tests(path)})
+    limits = ["--tests-per-mutant", str(tests_per_mutant), "--prefer", ",".join(prefer)]
+    # Past the budget mutmut starts no mutant and lets the running ones end; past GRACE_S more they are stopped
+    # too, and keep no result (a stopped mutant would otherwise count as surviving).
+    timed = [] if budget_s is None else ["--deadline", str(time.time() + budget_s)]
+    mutmut = subprocess.Popen([sys.executable, "-c", MUTMUT, "run", "--max-children", str(max_children),
+                               *(["--clean"] if clean else []), *(limits if tests_per_mutant else []), *timed, *todo],
+                              cwd=root, env={**os.environ, "PYTHONPATH": str(root / "mutants")})
+    try:
+        code = mutmut.wait(timeout=None if budget_s is None else budget_s + GRACE_S)
+    except subprocess.TimeoutExpired:
+        mutmut.send_signal(signal.SIGINT)  # mutmut stops its workers; each result is saved as it comes
         try:
-            code = mutmut.wait(timeout=left)
+            mutmut.wait(timeout=120)
         except subprocess.TimeoutExpired:
-            mutmut.send_signal(signal.SIGINT)  # mutmut stops its workers; each result is saved as it comes
-            try:
-                mutmut.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                mutmut.kill()
-            print(f"the budget is spent during {path}: the next run resumes it", flush=True)
-            return 0
-        if code != 0:
-            return code
-    return 0
+            mutmut.kill()
+        code = 0
+    asked = set(todo)
+    for path in chosen:  # one run again but stopped keeps the result it had (a survivor stays one)
+        meta = root / "mutants" / f"{path}.meta"
+        if meta.is_file() and (kept := {n: c for n, c in _codes(root, path).items() if n in asked
+                                        and (c is None or c in STOPPED) and was[path].get(n) is not None
+                                        and was[path][n] not in STOPPED}):
+            data = json.loads(meta.read_text())
+            data["exit_code_by_key"].update({n: was[path][n] for n in kept})
+            meta.write_text(json.dumps(data, indent=4))
+    if left := sum(s == "not checked" for path in chosen for n, s in results(root).get(path, {}).items() if n in asked):
+        print(f"{left} mutant(s) asked for have no result yet (the budget was spent): the next run goes on", flush=True)
+    return code
+
+
+def _codes(root: Path, path: str) -> dict[str, int | None]:
+    """mutmut's exit code per mutant of the module `path` (None: not run)."""
+    meta = root / "mutants" / f"{path}.meta"
+    return json.loads(meta.read_text())["exit_code_by_key"] if meta.is_file() else {}
 
 
 OWN_TESTS = {
@@ -329,7 +354,30 @@ if cap > 0:
         made.submit = chosen
         return made
     mutmut.get_mutant_runner = capped
-sys.argv = [a for a in sys.argv if a not in ("--clean", "--tests-per-mutant", "--prefer")]
+deadline = float(sys.argv.pop(sys.argv.index("--deadline") + 1)) if "--deadline" in sys.argv else None
+if deadline is not None:
+    # Past the deadline no mutant is started: those running end, the rest keep no result, for the next run.
+    import dataclasses, signal, time
+    stopping = False
+    def interrupted(signum, frame):
+        global stopping
+        stopping = True
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, interrupted)
+    timed_runner = mutmut.get_mutant_runner
+    def timed(*args, **kw):
+        made = timed_runner(*args, **kw)
+        submit, wait = made.submit, made.wait_for_result
+        def before_deadline(*a, **k):
+            return submit(*a, **k) if time.time() < deadline else None
+        def judged():
+            # A mutant whose tests were stopped (mutmut ends its workers with exit code 0) survived nothing.
+            result = wait()
+            return dataclasses.replace(result, exit_code=None) if stopping else result
+        made.submit, made.wait_for_result = before_deadline, judged
+        return made
+    mutmut.get_mutant_runner = timed
+sys.argv = [a for a in sys.argv if a not in ("--clean", "--tests-per-mutant", "--prefer", "--deadline")]
 sys.exit(mutmut.cli())
 """
 """mutmut's own command line, its module imported as such (its workers fork from it)."""
@@ -359,10 +407,21 @@ class Row:
     survivors: list[str] = field(default_factory=list)
 
     @property
+    def judged(self) -> int:
+        return self.killed + self.survived
+
+    @property
     def rate(self) -> float | None:
         """Killed among the non-equivalent mutants that have a result."""
-        judged = self.killed + self.survived
-        return round(self.killed / judged, 4) if judged else None
+        return round(self.killed / self.judged, 4) if self.judged else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The rate's 95% Wilson interval, as a sample of the module's mutants (the rate itself when every mutant
+        has a result)."""
+        if not self.judged:
+            return None
+        return wilson(self.killed, self.judged) if self.not_checked else (self.killed / self.judged,) * 2
 
     def add(self, other: Row) -> None:
         self.killed += other.killed
@@ -371,13 +430,23 @@ class Row:
         self.not_checked += other.not_checked
 
 
-def recorded(root: Path) -> dict[str, dict[str, float | str]]:
-    """`recorded`: module (or "total") → its last recorded kill rate; `equivalent`: mutant → why it is one."""
+def wilson(killed: int, judged: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of `killed` of `judged` (z = 1.96: 95%), rounded to four places."""
+    p = killed / judged
+    d = 1 + z * z / judged
+    mid = (p + z * z / (2 * judged)) / d
+    half = z * math.sqrt(p * (1 - p) / judged + z * z / (4 * judged * judged)) / d
+    return round(max(0.0, mid - half), 4), round(min(1.0, mid + half), 4)
+
+
+def recorded(root: Path) -> dict[str, Any]:
+    """`recorded`: module (or "total") → its last recorded figure (killed, survived, whether every mutant of it had
+    a result, the rate); `equivalent`: mutant → why no input tells it apart from the original."""
     file = root / RECORD
     return json.loads(file.read_text()) if file.is_file() else {"recorded": {}, "equivalent": {}}
 
 
-def figures(statuses: dict[str, dict[str, str]], equivalent: dict[str, float | str]) -> dict[str, Row]:
+def figures(statuses: dict[str, dict[str, str]], equivalent: dict[str, str]) -> dict[str, Row]:
     """Per module, and in total."""
     out: dict[str, Row] = {}
     total = Row()
@@ -399,44 +468,70 @@ def figures(statuses: dict[str, dict[str, str]], equivalent: dict[str, float | s
     return out
 
 
+def _shown(interval: tuple[float, float] | None) -> str:
+    if interval is None:
+        return "—"
+    return "(all run)" if interval[0] == interval[1] else f"{interval[0]:.1%}–{interval[1]:.1%}"
+
+
 def report(root: Path, as_json: bool, markdown: bool = False) -> int:
     got = figures(results(root), recorded(root)["equivalent"])
     if as_json:
-        print(json.dumps({path: {**asdict(row), "rate": row.rate} for path, row in got.items()}, indent=1))
+        print(json.dumps({path: {**asdict(row), "rate": row.rate, "interval": row.interval}
+                          for path, row in got.items()}, indent=1))
         return 0
     if markdown:  # the table of docs/benchmarks.md: modules with a result
-        print("| module | killed | survived | equivalent | not run | kill rate |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        print("| module | killed | survived | equivalent | not run | kill rate | 95% (Wilson) |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for path, row in got.items():
             if row.rate is not None:
                 print(f"| `{path}` | {row.killed} | {row.survived} | {row.equivalent} | {row.not_checked} | "
-                      f"{row.rate:.1%} |")
+                      f"{row.rate:.1%} | {_shown(row.interval)} |")
         return 0
-    print(f"{'module':36} {'killed':>7} {'survived':>9} {'equiv.':>7} {'unrun':>6} {'rate':>7}")
+    print(f"{'module':36} {'killed':>7} {'survived':>9} {'equiv.':>7} {'unrun':>6} {'rate':>7} {'95% (Wilson)':>14}")
     for path, row in got.items():
         shown = "—" if row.rate is None else f"{row.rate:.1%}"
-        print(f"{path:36} {row.killed:>7} {row.survived:>9} {row.equivalent:>7} {row.not_checked:>6} {shown:>7}")
+        print(f"{path:36} {row.killed:>7} {row.survived:>9} {row.equivalent:>7} {row.not_checked:>6} {shown:>7} "
+              f"{_shown(row.interval):>14}")
     for name in (n for row in got.values() for n in row.survivors):
         print(f"survived: {name}   (python -m mutmut show {name.split()[0]}, in {root})")
     return 0
 
 
+def dropped(now: Row, then: dict[str, Any]) -> bool:
+    """Whether `now` is below the figure recorded as `then` by more than sampling can explain. Where both cover
+    every mutant of the module, any drop counts. Otherwise either is a sample (a run within a budget, or one drawn
+    at random): the drop counts only when the two 95% Wilson intervals do not meet, so that a rate resting on a
+    few mutants (whose interval is wide) cannot fail the check by the luck of the draw, and a real loss (a test
+    removed, a rule no test reaches) still does."""
+    if not now.judged or not (judged := then["killed"] + then["survived"]):
+        return False
+    if now.not_checked == 0 and then["complete"]:
+        return now.killed / now.judged < then["killed"] / judged
+    return wilson(now.killed, now.judged)[1] < wilson(then["killed"], judged)[0]
+
+
 def check(root: Path) -> int:
-    """Exit 1 when a module's kill rate, or the total, is below the recorded one."""
+    """Exit 1 when a module's kill rate, or the total, dropped below the recorded one (`dropped`)."""
     data = recorded(root)
     got = figures(results(root), data["equivalent"])
-    dropped = [f"{path}: {got[path].rate} < {floor}" for path, floor in sorted(data["recorded"].items())
-               if path in got and (rate := got[path].rate) is not None and rate < float(floor)]
-    for line in dropped:
+    lower = [f"{path}: {got[path].killed}/{got[path].judged} killed now, {then['killed']}/"
+             f"{then['killed'] + then['survived']} recorded" for path, then in sorted(data["recorded"].items())
+             if path in got and dropped(got[path], then)]
+    for line in lower:
         print(f"kill rate dropped: {line}", file=sys.stderr)
-    print(f"total kill rate {got['total'].rate} (recorded {data['recorded'].get('total')})")
-    return 1 if dropped else 0
+    then = data["recorded"].get("total")
+    was = wilson(then["killed"], then["killed"] + then["survived"]) if then else None
+    print(f"total kill rate {got['total'].rate} {_shown(got['total'].interval)} "
+          f"(recorded {then and then['rate']} {_shown(was)})")
+    return 1 if lower else 0
 
 
 def record(root: Path) -> int:
     data = recorded(root)
     got = figures(results(root), data["equivalent"])
-    data["recorded"] = {path: row.rate for path, row in got.items() if row.rate is not None}
+    data["recorded"] = {path: {"killed": row.killed, "survived": row.survived, "complete": row.not_checked == 0,
+                               "rate": row.rate} for path, row in got.items() if row.rate is not None}
     (root / RECORD).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     print(f"recorded {len(data['recorded'])} kill rate(s) in {RECORD}")
     return 0
@@ -455,7 +550,8 @@ def main() -> int:
     r.add_argument("--sample", type=int, help="at most this many mutants of each module (with a result)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--budget-s", type=float, help="stop after this many seconds (resumed by the next run)")
-    r.add_argument("--again", action="store_true", help="run the survivors again too (after tests were added)")
+    r.add_argument("--again", action="store_true",
+                   help="run the survivors again (after tests were added); others only with --sample")
     r.add_argument("--clean", action="store_true", help="run the mutants' tests unmutated first, as mutmut does")
     r.add_argument("--tests-per-mutant", type=int, default=0,
                    help="run each mutant against its module's own test files and N other tests, the fastest (0: "
