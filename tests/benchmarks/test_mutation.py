@@ -113,3 +113,12 @@ def test_the_wilson_interval() -> None:
     assert mutation_script.wilson(0, 10) == (0.0, 0.2775)
     low, high = mutation_script.wilson(95, 100)
     assert (low, high) == (0.8882, 0.9785) and low < 0.95 < high
+
+
+def test_each_hand_removed_rule_is_found_once_where_it_lives_and_its_tests_exist() -> None:
+    for h in mutation_script.HAND:
+        assert (ROOT / h.path).read_text(encoding="utf-8").count(h.old) == 1, h.rule
+        for test in h.tests:
+            file, _, name = test.partition("::")
+            assert (ROOT / file).is_file(), test
+            assert not name or f"def {name}(" in (ROOT / file).read_text(encoding="utf-8"), test
