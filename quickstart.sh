@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# First, so that a machine that cannot run the sandbox stops at once, before anything is downloaded.
+bash scripts/bubblewrap.sh
+
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".[test]"
@@ -25,4 +28,5 @@ else
 fi
 run sorries --repo "$demo"
 run status --repo "$demo"
-run cycle --dry-run --repo "$demo"
+# Without Lean or a key here, the dry run names what a real cycle would still need, and exits 2.
+run cycle --dry-run --repo "$demo" || echo "(the dry run exited $?: above, what a real cycle still needs here)"

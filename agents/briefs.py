@@ -45,6 +45,9 @@ PROVER = "the orchestrator's ledger of the external prover's jobs (the names wer
 TALLY = "the orchestrator's tally of the Worker sessions' tool calls"
 MEASURED = "the orchestrator's measurements (the names in them were chosen by Workers)"
 JUDGED = "the judge, against the book (the names are the Worker's; a reason may quote its Lean)"
+OVERLAP = "the orchestrator's `exact?` check of the theorems cycles closed (the names were chosen by Workers)"
+LIBRARY = ("Theorems the library already proves (`exact?` closes each with the library theorem named; use that theorem "
+           "where the project's is used, or make the project's an `alias` of it)")
 _HEAD = re.compile(r"Cycle (\d+)'s judge read ")
 
 
@@ -190,7 +193,7 @@ def attempts_quote(attempts: str | None) -> tuple[Quote, ...]:
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
             pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
-            prover: str = "", persistent: list[str] | None = None, commits: str = "") -> Context:
+            prover: str = "", persistent: list[str] | None = None, commits: str = "", overlap: str = "") -> Context:
     target = section(plan, "Current Target")
     recent, history_note = history_quote(history, HISTORY_LINES)
     sections = [
@@ -222,6 +225,7 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                ", ".join(shown(n) for n in locked or []), "the locked statements", 4_000),
         quoted("External prover (request a job with a line `PROVER: <declaration>` in the strategy)", PROVER, prover,
                "its jobs", 3_000),
+        *([quoted(LIBRARY, OVERLAP, overlap, "each theorem and what closes it", 2_500)] if overlap.strip() else []),
     ]
     if pivot:
         sections.append(Section("Pivot required", "The last cycles were all stuck, on at most two blockers, as the "
@@ -250,7 +254,7 @@ def tool_use(history: list[HistoryRecord], cycles: int = TOOL_CYCLES) -> str:
 
 
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
-           prover: str = "", gates: GatesConfig | None = None) -> Context:
+           prover: str = "", gates: GatesConfig | None = None, overlap: str = "") -> Context:
     return Context([
         Section("strategy.md", strategy, 16_000),
         sorries("Sorries in the Scope", census, 6_000, scope_files),
@@ -259,6 +263,7 @@ def worker(*, strategy: str, census: Census, scope_files: list[str], issues: lis
         issues_section("Open issues", issues, " ".join(scope_files), 8_000),
         quoted("External prover (tools submit_to_prover, prover_result, apply_prover_result)", PROVER, prover,
                "its jobs", 3_000),
+        *([quoted(LIBRARY, OVERLAP, overlap, "each theorem and what closes it", 2_500)] if overlap.strip() else []),
     ])
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib.util
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -17,6 +18,15 @@ FAMILY = {"anthropic": "anthropic", "claude-code": "anthropic", "openai": "opena
 """The model family behind each backend (Claude Code runs Anthropic's models)."""
 JUDGES = {"anthropic": ("anthropic", "claude-sonnet-4-6"), "openai": ("openai", "gpt-5-mini")}
 """The judge's backend and model by family, when `[agents.judge]` names neither."""
+SDKS = {"anthropic": "anthropic", "claude-code": "claude_agent_sdk", "openai": "openai"}
+"""The Python package each backend's client imports (the openai and claude-code ones come with their extras)."""
+EXTRAS = {"claude-code": "claude-code", "openai": "openai"}
+"""The extra of this package that installs a backend's SDK."""
+
+
+def installed(backend: str) -> bool:
+    """Whether the backend's SDK can be imported here."""
+    return importlib.util.find_spec(SDKS[backend]) is not None
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
 its name."""
@@ -131,9 +141,10 @@ class AgentsConfig(BaseModel):
     judge: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6", timeout_s=300))
     """Judges a Lean statement against the book's (the audit's direct judge; in the loop, each statement a cycle
     adds or changes for a plan entity). When this table names no backend or model, a model of another family
-    than the Worker's is used if a key for one is set (a Worker on anthropic or claude-code with OPENAI_API_KEY
-    set: openai's gpt-5-mini; a Worker on openai with ANTHROPIC_API_KEY set: claude-sonnet-4-6), else the
-    Worker's family's (claude-sonnet-4-6, or the Worker's own endpoint on openai)."""
+    than the Worker's is used if a key for one is set and its SDK installed (a Worker on anthropic or claude-code
+    with OPENAI_API_KEY set and the `openai` extra installed: openai's gpt-5-mini; a Worker on openai with
+    ANTHROPIC_API_KEY set: claude-sonnet-4-6), else the Worker's family's (claude-sonnet-4-6, or the Worker's own
+    endpoint on openai)."""
     back_translator: AgentConfig = Field(default_factory=lambda: AgentConfig(model="claude-sonnet-4-6",
                                                                              timeout_s=300))
     """Audit: renders a Lean statement in words without seeing the book."""
@@ -155,14 +166,15 @@ class AgentsConfig(BaseModel):
         return self
 
 
-def judge_for(worker: Endpoint, judge: AgentConfig, environ: Mapping[str, str]) -> AgentConfig:
+def judge_for(worker: Endpoint, judge: AgentConfig, environ: Mapping[str, str],
+              sdk: Callable[[str], bool] = installed) -> AgentConfig:
     """The judge when `[agents.judge]` names no endpoint: a model of another family than the Worker's when a key
-    for that family is set, so the two do not share blind spots; else the Worker's family's (the Worker's own
-    endpoint when it is on an OpenAI-compatible server, whose models only it names). `judge`'s other settings
-    (timeout, turns…) are kept."""
+    for that family is set and its SDK is installed, so the two do not share blind spots; else the Worker's
+    family's (the Worker's own endpoint when it is on an OpenAI-compatible server, whose models only it names).
+    `judge`'s other settings (timeout, turns…) are kept."""
     mine = FAMILY[worker.backend]
     other = next(f for f in JUDGES if f != mine)
-    if any(environ.get(v) for v in KEY_VARIABLES[other]):
+    if any(environ.get(v) for v in KEY_VARIABLES[other]) and sdk(JUDGES[other][0]):
         backend, model = JUDGES[other]
         return judge.model_copy(update={"backend": backend, "model": model, "base_url": None, "api_key_env": None})
     if mine == "openai":

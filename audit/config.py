@@ -20,13 +20,20 @@ class AuditConfig(BaseModel):
     """How `autoformalize audit` asks its judges. `paper`: exactly as the paper's Appendix A (its prompts, the
     book named by `book_name`, PREAMBLE and VARIABLES, definitions' headers only, the context's first
     characters, the Lean unfenced), so the figures compare with its tables; the model's own score is kept
-    beside the truth table's. `default`: the same protocol asked as README's "The two rubrics" says. The
-    in-loop judge, a gate reading a Worker's Lean, always uses `default`."""
+    beside the truth table's. `default`: the same protocol asked as the manual's "The two rubrics" (docs/audit.md)
+    says. The in-loop judge, a gate reading a Worker's Lean, always uses `default`."""
     book_name: str = ""
     """The book as the paper's direct rubric names it, author and title (`J. C. Butcher's "Numerical Methods for
     Ordinary Differential Equations"`); required by `rubric = "paper"`."""
     concurrency: int = Field(default=4, ge=1)
     """Model calls the audit keeps in flight at once."""
+    mathlib_check: Literal["off", "on"] = "off"
+    """After the gates pass, each theorem the cycle closed (a sorry it removed) is tried with `exact?`, as
+    `autoformalize audit --mathlib` tries every proved theorem: one closed by a single library theorem is told to the
+    next Planner and Worker, and recorded in the cycle's record. Costs a Lean run per closed theorem."""
+    mathlib_timeout_s: int = Field(default=120, gt=0)
+    """Seconds one `exact?` probe may run (the theorem's file up to it, elaborated again); one that runs out is
+    recorded as a timeout, never as original."""
     blueprint: str = "blueprint/src"
     """The leanblueprint sources: the book's text. The loop reads them at each cycle's base commit and no agent
     may change them."""

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import posixpath
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -613,8 +612,8 @@ def _strip_env(latex: str) -> str:
 
 def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
     """An entity per numbered doc comment (`/-- Theorem 2.3 … -/`) directly before a declaration. In a project
-    holding several books (the numbered doc comments spread over several folders below the deepest one holding
-    them all, as `Books/Rockafellar/…` and `Books/Tao/…`), each entity is keyed by its book: `Tao/thm:1.1`."""
+    holding several books (folders whose doc comments number alike, as `Books/Rockafellar/…` and `Books/Tao/…`, at
+    any depth), each entity is keyed by its book's folder: `Tao/thm:1.1`."""
     found: dict[str, Entity] = {}
     problems: list[str] = []
     numbered = [(path, decl, doc, m) for path, decl in census.decls()
@@ -652,20 +651,31 @@ def doc_heading(key: str) -> tuple[str, str, str]:
 
 
 def _books(keyed: list[tuple[str, str]]) -> dict[str, str]:
-    """Each path's book, when the same number names entities in several books: its first folder below the deepest
-    one holding them all (`Books/Tao/Chapters/…` → `Tao`). Where no number repeats across those folders (one
-    book in chapter folders) there is no book to tell apart."""
-    paths = [p for p, _ in keyed]
-    folders = {p.rpartition("/")[0] for p in paths}
-    if len(folders) < 2:
-        return dict.fromkeys(paths, "")
-    common = posixpath.commonpath(sorted(folders))
-    first = {p: rest.partition("/")[0] if "/" in (rest := p[len(common):].lstrip("/")) else "" for p in paths}
-    seen: dict[str, str] = {}
-    for path, key in keyed:
-        if seen.setdefault(key, first[path]) != first[path]:
-            return first
-    return dict.fromkeys(paths, "")
+    """Each path's book: the folder, below a folder holding several, whose entities number like another's
+    (`Books/Tao/Chapters/…` and `Books/Rockafellar/…` → `Tao`, `Rockafellar`), found at any depth, so several books
+    under one Lean root (ReasBook's `Books/<Book>`) are told apart and an audit of `Books/` alone keys them as one of
+    the whole repository does. Where no number repeats across sibling folders (one book in chapter folders) there
+    is no book to tell apart: ""."""
+    return _books_below([(p.split("/")[:-1], p, key) for p, key in keyed], 0)
+
+
+def _books_below(entries: list[tuple[list[str], str, str]], depth: int) -> dict[str, str]:
+    """`_books` below the folder `depth` deep (entries: the path's folders, the path, its key)."""
+    groups: dict[str | None, list[tuple[list[str], str, str]]] = {}
+    for entry in entries:
+        groups.setdefault(entry[0][depth] if len(entry[0]) > depth else None, []).append(entry)
+    if len(groups) == 1 and None not in groups:  # one folder holds them all: look inside it
+        return _books_below(entries, depth + 1)
+    inner = {g: _books_below(members, depth + 1) if g is not None else {p: "" for _, p, _ in members}
+             for g, members in groups.items()}
+    owner: dict[str, str | None] = {}
+    repeated = False
+    for g, members in groups.items():
+        for _, path, key in members:
+            own = f"{inner[g][path]}/{key}" if inner[g][path] else key
+            repeated = repeated or owner.setdefault(own, g) != g
+    return {path: inner[g][path] or (g if repeated and g is not None else "") for g, members in groups.items()
+            for _, path, _ in members}
 
 
 def _doc_comment(decl: Decl) -> str | None:

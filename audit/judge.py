@@ -3,9 +3,9 @@ of the Lean, then book vs back-translation), and the LLM filter of textbook depe
 
 Two rubrics (`[audit] rubric`). `paper` asks exactly as the paper's Appendix A does (its prompts verbatim in
 `prompts/paper_*.md`, the book named, its message template), so the audit's figures compare with its tables.
-`default` keeps the protocol and changes the asking, each change for a reason (README, "The two rubrics"):
-the blocks fenced by nonce markers and the formal text guttered (the Lean is a Worker's: a string literal must
-not pass for the book's context); the context's last characters kept, not its first (the prose nearest the
+`default` keeps the protocol and changes the asking, each change for a reason (the manual's "The two rubrics",
+docs/audit.md): the blocks fenced by nonce markers and the formal text guttered (the Lean is a Worker's: a string
+literal must not pass for the book's context); the context's last characters kept, not its first (the prose nearest the
 statement is where implicit hypotheses sit); a witness rule (Mathlib exposes existential witnesses as
 parameters, which the paper's judge misread as added hypotheses); "strictly implies" for "strictly tighter"
 (tighter is said of bounds only); "judge meaning, not form" in the direct rubric too; definitions with their

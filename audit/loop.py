@@ -32,9 +32,11 @@ class Judged:
 RESTATEMENT = "restatement"
 
 
-def judge_changes(model: Model, entities: list[Entity], changed: set[str], after: Census, *, context_chars: int
-                  ) -> list[Judged]:
-    """The direct judge on every entity of the book one of whose declarations is `changed`."""
+def judge_changes(model: Model, entities: list[Entity], changed: set[str], after: Census, *, context_chars: int,
+                  broken: dict[str, list[str]] | None = None) -> list[Judged]:
+    """The direct judge on every entity of the book one of whose declarations is `changed`; where the successors
+    gate found users of one that no longer elaborate against it (`broken`), the judge reads them after the Lean, as
+    comments: a statement weaker than what its users relied on."""
     if not changed:
         return []
     decls, twice = declarations(after), repeated(after)
@@ -55,11 +57,22 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
         else:
             # Always the default rubric: this verdict is a gate over a Worker's Lean, which only its fences keep
             # from passing for the book's text.
-            v = judge_direct(model, entity, text, rubric=Rubric(context_chars=context_chars))
+            v = judge_direct(model, entity, text + successors_note(present, broken or {}),
+                             rubric=Rubric(context_chars=context_chars))
             verdict = Faithfulness(entity=entity.id, declarations=present, score=v.score, reason=v.reason,
                                    error=v.error, book=entity.source)
         out.append(Judged(entity, text, verdict, {n: meant[n][0] for n in present}))
     return out
+
+
+def successors_note(names: list[str], broken: dict[str, list[str]]) -> str:
+    """Lean comments naming the declarations of the project that used `names` before this change and no longer
+    elaborate against them."""
+    lines = [f"-- {n} was used by {line}" for n in names for line in broken.get(n, [])]
+    if not lines:
+        return ""
+    return ("\n\n-- The project's declarations below used this statement before the change and, compiled as they "
+            "were, no longer elaborate against it:\n" + "\n".join(line.replace("\n", " ") for line in lines) + "\n")
 
 
 def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict[str, str]) -> GateResult:

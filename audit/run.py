@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.model import Model
-from audit import judge, rests, reuse, sample, stats
+from audit import judge, overlap, rests, reuse, sample, stats
 from audit.entities import Entity
 from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
@@ -90,8 +90,10 @@ def lean_text(found: dict[str, Decl], names: Sequence[str], *, bodies: bool = Tr
     return "\n\n".join(parts), missing
 
 
-def audit(root: Path, census: Census, models: Models, options: Options, now: datetime) -> dict[str, Any]:
-    """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given."""
+def audit(root: Path, census: Census, models: Models, options: Options, now: datetime,
+          mathlib: overlap.Measured | None = None) -> dict[str, Any]:
+    """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given; with `mathlib`,
+    what `exact?` answered about its proved theorems (`audit.overlap`)."""
     entities, problems = find_entities(root, census, blueprint=options.blueprint, mappings=options.mappings)
     decls = declarations(census)
     support = rests.Support(census)
@@ -116,6 +118,9 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
     }
     if drawn is not None:
         doc["sample"] = drawn.to_json()
+    if mathlib is not None:
+        doc["mathlib_overlap"] = mathlib.document(doc["entities"])
+        overlap.attach(doc["entities"], mathlib.results)
     doc["summary"] = summary(doc)
     return doc
 
@@ -223,6 +228,8 @@ def summary(doc: dict[str, Any]) -> str:
     if f.get("agreement") and f["agreement"]["compared"]:
         a = f["agreement"]
         lines.append(f"agreement: {a['grouped_rate']:.1%} of {a['compared']} (faithful and stronger as one)")
+    if doc.get("mathlib_overlap"):
+        lines.append(overlap.summary_line(doc["mathlib_overlap"]))
     rates = doc["reuse"].get("rates", {})
     total = rates.get("all")
     if total:
@@ -295,6 +302,8 @@ def markdown(doc: dict[str, Any]) -> str:
     for name, rate in ru.get("rates", {}).items():
         share = f"{rate['reflected'] / rate['total']:.1%}" if rate["total"] else "—"
         out.append(f"| {name} | {rate['reflected']} | {rate['total']} | {share} |")
+    if doc.get("mathlib_overlap"):
+        out += ["", *overlap.markdown(doc["mathlib_overlap"])]
     if doc["skipped"]:
         out += ["", "## Skipped", ""] + [f"- {k}: {v}" for k, v in doc["skipped"].items()]
     if doc["extraction_problems"]:

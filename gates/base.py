@@ -34,8 +34,9 @@ class Compiler(Protocol):
 
     def build_all(self) -> CheckResult: ...
 
-    def probe(self, text: str) -> CheckResult:
-        """`check` on a generated file holding `text`, which exists only while it runs."""
+    def probe(self, text: str, timeout_s: float | None = None) -> CheckResult:
+        """`check` on a generated file holding `text`, which exists only while it runs (within `timeout_s` when given,
+        else the build's time limit)."""
         ...
 
     def replay(self, modules: list[str]) -> CheckResult | None:
@@ -68,6 +69,8 @@ class GateInput:
     kernel_cache: Cache | None = None  # Lean's listings by closure key, read-only here
     kernel_learned: dict[str, tuple[str, Module]] = field(default_factory=dict)  # what Lean listed of the changed
     # tree that the cache lacked: path → (closure key, its module's constants), for the caller to keep
+    broken_successors: dict[str, list[str]] = field(default_factory=dict)  # an altered declaration → its users
+    # of the base that no longer elaborate against it (`gates.successors`), for the judge and the record
     recheck: Recheck | None = None  # a change re-applied after passing on another base: what to compile again
 
     @cached_property

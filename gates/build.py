@@ -43,14 +43,15 @@ class LakeCompiler:
     def build_all(self) -> CheckResult:
         return self._run(self.config.build_all, "", "")
 
-    def probe(self, text: str) -> CheckResult:
-        """`check_file` on `text` written under `.lake/` (which git ignores, so no gate sees it), removed after."""
+    def probe(self, text: str, timeout_s: float | None = None) -> CheckResult:
+        """`check_file` on `text` written under `.lake/` (which git ignores, so no gate sees it), removed after; within
+        `timeout_s` when given, else `[build] timeout_s`."""
         folder = self.sandbox.project(self.root) / ".lake" / "autoformalize"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"Probe{secrets.token_hex(6)}.lean"
         path.write_text(text, encoding="utf-8")
         try:
-            return self._run(self.config.check_file, path.relative_to(self.root).as_posix(), "")
+            return self._run(self.config.check_file, path.relative_to(self.root).as_posix(), "", timeout_s)
         finally:
             path.unlink(missing_ok=True)
 
@@ -79,14 +80,15 @@ class LakeCompiler:
             h.update(b"\0" + name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b"(none)"))
         return h.hexdigest()
 
-    def _run(self, template: str, path: str, module: str) -> CheckResult:
+    def _run(self, template: str, path: str, module: str, timeout_s: float | None = None) -> CheckResult:
         """`template` run where Lake runs, `path` (repository-relative) given relative to it."""
         lake_dir = self.sandbox.lake_dir
         if path and lake_dir != ".":
             path = posixpath.relpath(path, lake_dir)
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
         # The Worker's Lean code runs here, at compile time (`#eval`, `initialize`…): confined to the sandbox.
-        done = run(self.sandbox.wrap(args, self.root), self.sandbox.project(self.root), self.config.timeout_s)
+        done = run(self.sandbox.wrap(args, self.root), self.sandbox.project(self.root),
+                   self.config.timeout_s if timeout_s is None else timeout_s)
         self.sandbox.relink(self.root)  # it may have swapped `.lake/packages` for a link to anywhere
         diagnostics = parse_diagnostics(done.output)
         if lake_dir != ".":  # Lean names files relative to where it ran; the gates, relative to the repository

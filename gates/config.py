@@ -107,6 +107,10 @@ class GatesConfig(BaseModel):
     """Replay the changed modules and their importers in Lean's kernel (`[build] replay`, leanchecker) once they
     build: `auto` when the toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot,
     `off` never."""
+    successors: Literal["locked", "strict", "off"] = "locked"
+    """When a change alters what a declaration means, compile the declarations that used it at the base, as they
+    were, against the change (`gates/successors.py`): `locked` rejects breaking a user of a statement locked as
+    faithful and names other broken users as evidence; `strict` rejects any broken user; `off` compiles nothing."""
     kernel_census_batch: int = Field(default=200, ge=0)
     """Each cycle's baseline asks Lean to list files it has not listed yet, up to this many declarations' worth, so
     that a hole only Lean sees counts (0: only what the gates ask)."""

@@ -191,6 +191,11 @@ class Decl:
         return self._statement
 
     @property
+    def signature_end(self) -> int:
+        """Offset where the signature ends: at the `:=` (or the first `|` alternative, or `where`) of its body."""
+        return self._analyse().end
+
+    @property
     def statement_text(self) -> str:
         """The signature, comments dropped and whitespace collapsed."""
         return self._analyse().text

@@ -25,7 +25,10 @@ the landed items' files (`theirs`, changed from B to H). Why a verdict of the it
   `[gates] allow_build_time_code` `include_str` reads any file. A change to one on either side (any non-Lean
   file, with build-time code) re-gates in full, as does a `.lean` file outside the Lean roots.
 
-The textual gates (scope, integrity, secrets, sorry, size) always run again on the whole re-applied change.
+The textual gates (scope, integrity, secrets, sorry, size) always run again on the whole re-applied change. The
+successors gate runs whenever the kernel gate does: a user of the item's statements that landed since its base
+lies in a file importing the item's files (or in one of them), so that file's closure holds both sides: it is
+compiled again against the item's statement, and the kernel and successors gates run again on the moved base.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from typing import Protocol
 
 from gates import process
 from state.errors import InfraError
+from state.paths import STATE_DIR
 
 # Folders read nowhere outside git: git's own, and Lake's dependency checkouts and build outputs.
 NOT_SOURCES = frozenset({".git", ".lake", "lake-packages"})
@@ -260,13 +261,14 @@ def diff(base: Tree, changed: Tree, *, only: Iterable[str] | None = None) -> lis
     return out
 
 
-def is_lean_source(path: str, roots: Iterable[str]) -> bool:
+def is_lean_source(path: str, roots: Iterable[str], state_dir: str = STATE_DIR) -> bool:
     """Whether `path` is a Lean file of the project (under a Lean root, or its root file). Without roots, every
-    Lean file outside hidden folders: a module name cannot start with a dot, and the state folder (where an
-    external prover's returned copies are kept) is one."""
+    Lean file but those of the state folder (where an external prover's returned copies are kept): no other folder
+    is left out for its name, a hidden one included, since what is committed there can hold a `sorry` or an
+    axiom all the same."""
     if not path.endswith(".lean"):
         return False
     roots = [r.strip("/") for r in roots]
     if not roots:
-        return not any(part.startswith(".") for part in path.split("/")[:-1])
+        return not path.startswith(f"{state_dir.strip('/')}/")
     return any(path == f"{r}.lean" or path.startswith(f"{r}/") for r in roots)

@@ -8,8 +8,9 @@ project in seconds, and they live in a folder of their own under the first Lean 
 folder's module prefix.
 
 Every gate judges every cheat (`orchestrator/doctor.py` runs them one by one, not stopping at the first
-rejection), so the report says which layers caught it. Where `kernel` is set, the kernel gate alone must reject
-it: that is what the source rules cannot prove about the user's Lean, and why the suite runs there.
+rejection), so the report says which layers caught it. Where `gate` is set, that gate must reject it, whatever
+the others say (the kernel gate for most: what the source rules cannot prove about the user's Lean, and why the
+suite runs there; the successors gate for a statement weakened under a declared restatement).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ class Canary:
     what: str  # the cheat, in a few words
     base: dict[str, str]  # file name in the canary folder → text at the base
     change: dict[str, str]  # file name → text after the change
-    kernel: bool = True  # the kernel gate alone must reject it
+    gate: str = "kernel"  # the gate that must reject it whatever the others say ("" for none)
     honest: bool = False  # a real proof: every gate must accept it
     locked: tuple[str, ...] = ()  # declarations held as judged faithful to the book (`@M@` as in the texts)
     needs: str = ""  # a dependency of the project (a package of lake-manifest.json) its text imports; without it, it
     # is skipped
     notes: tuple[str, ...] = field(default=())
+    strategy: str = ""  # the strategy the change is gated under (its `RESTATE:` lines)
 
 
 def _sorried(namespace: str, statement: str, before: str = "") -> str:
@@ -59,6 +61,10 @@ _ALIAS = ("import Batteries.Tactic.Alias\n\nnamespace @M@.Alias\n\ndef seven : N
           "theorem target : AutoformalizeCanaryOther.aliasC = 5 := {proof}\n\nend @M@.Alias\n")
 _LONG = ("namespace @M@.Long\n\ndef long : List Nat := [" + ", ".join(str(k) for k in range(5999))
          + ", {last}]\n\ntheorem target : long = long := {proof}\n\nend @M@.Long\n")
+
+_WEAKENED = ("namespace @M@.Weakened\n\ntheorem qux (n : Nat){hypothesis} : n * 1 = n := Nat.mul_one n\n\n"
+             "theorem three : 3 * 1 = 3 := {use}\n\nend @M@.Weakened\n")
+
 
 CANARIES: tuple[Canary, ...] = (
     Canary(
@@ -177,7 +183,14 @@ CANARIES: tuple[Canary, ...] = (
     Canary(
         "honest", "a real proof of a true statement", {"Honest.lean": _sorried("Honest", ": 2 + 2 = 4")},
         {"Honest.lean": "namespace @M@.Honest\n\ntheorem target : 2 + 2 = 4 := rfl\n\nend @M@.Honest\n"},
-        kernel=False, honest=True),
+        gate="", honest=True),
+    Canary(
+        "weakened_with_users", "a locked statement gains a hypothesis and its user is patched to supply it, under a "
+        "declared restatement a fooled judge would pass",
+        {"Weakened.lean": _WEAKENED.format(hypothesis="", use="qux 3")},
+        {"Weakened.lean": _WEAKENED.format(hypothesis=" (_ : 0 < n)", use="qux 3 (by decide)")},
+        gate="successors", locked=("@M@.Weakened.qux",),
+        strategy="RESTATE: @M@.Weakened.qux — the book assumes n positive\n"),
 )
 
 

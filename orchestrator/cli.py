@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,8 @@ import click
 from orchestrator.logs import configure as configure_logs
 from state.errors import AutoformalizeError
 
+PATH_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
+"""Errors of a path the user can mend (exit 2); other errors of the system (a full disk…) exit 1."""
 _REPO_HELP = "The repository to work on (default: the one containing the current directory)."
 
 
@@ -131,17 +134,25 @@ def status(as_json: bool, repo: Path | None) -> int:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write audit.json and audit.md into this directory.")
 @click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Judge only a stratified random sample of N formalized entities (by chapter and kind).")
+              help="Judge only a stratified random sample of N formalized entities (by chapter and kind); with "
+                   "--mathlib, try only a random sample of N proved theorems too.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sample's random seed.")
 @click.option("--no-models", is_flag=True, help="Skip the parts that need a model.")
 @click.option("--filter-edges", is_flag=True, help="Ask the edge filter model about every candidate dependency.")
+@click.option("--mathlib", is_flag=True,
+              help="Try every proved theorem with `exact?` (Lean runs; answers cached, a re-run asks only what "
+                   "changed): how many the library alone closes, the paper's Table 3.")
+@click.option("--budget-s", type=click.FloatRange(min=0), default=None, metavar="S",
+              help="With --mathlib: start no `exact?` probe after S seconds (the rest are reported as not asked, and "
+                   "asked by the next run).")
 @_repo_option
 def audit(path: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int, no_models: bool,
-          filter_edges: bool, repo: Path | None) -> int:
-    """The quality audit of a Lean project: proof gap, statistics, faithfulness, reuse."""
+          filter_edges: bool, mathlib: bool, budget_s: float | None, repo: Path | None) -> int:
+    """The quality audit of a Lean project: proof gap, statistics, faithfulness, reuse, and with --mathlib the
+    overlap with Mathlib."""
     from orchestrator.commands import audit as command
 
-    return command.run(path, repo, as_json, out, sample, seed, no_models, filter_edges)
+    return command.run(path, repo, as_json, out, sample, seed, no_models, filter_edges, mathlib, budget_s)
 
 
 @cli.command()
@@ -220,6 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     except AutoformalizeError as e:
         click.echo(f"error: {e}", err=True)
         return e.exit_code
+    except OSError as e:  # a path the user named or owns, unwritable or missing: said, never a traceback
+        where = f": {e.filename}" if e.filename else ""
+        click.echo(f"error: {e.strerror or e}{where}", err=True)
+        return 2 if e.errno in PATH_ERRORS else 1
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return 130

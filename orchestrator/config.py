@@ -20,7 +20,7 @@ from audit.config import AuditConfig
 from gates.config import BuildConfig, GatesConfig, SandboxConfig
 from orchestrator.notify import NotifyConfig
 from state.errors import UsageError
-from state.paths import StatePaths
+from state.paths import STATE_DIR, StatePaths
 
 CONFIG_FILE = "autoformalize.toml"
 ENDPOINT_KEYS = frozenset(Endpoint.model_fields)  # a judge table naming one of these chooses its own endpoint
@@ -36,7 +36,7 @@ class ProjectConfig(BaseModel):
     lean_roots: list[str] = Field(default_factory=list)
     """Directories holding the formalization sources; empty means every Lean file of the repository (of the Lake
     project, when `lake_dir` names a folder)."""
-    state_dir: str = ".prover-state"
+    state_dir: str = STATE_DIR
     """Where the state files live, relative to the repository root."""
     plan: str = "plan.md"
     """The textbook plan the Planner reads."""
@@ -288,6 +288,35 @@ def render_config(config: Config) -> str:
             out.append(_table(section, model, model.__doc__ if section in ("budget", "prover") else None))
     out.append(_PRICES_EXAMPLE)
     return "\n".join(out)
+
+
+def reference(config: Config) -> str:
+    """The configuration reference as Markdown, from the same models and docstrings as `render_config`: a table of
+    keys (default, meaning) for each section, in the file's order."""
+    out = []
+    for section, model in config:
+        if isinstance(model, AgentsConfig):
+            for role, agent in model:
+                out.append(_reference_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description))
+        elif isinstance(model, BaseModel):
+            out.append(_reference_table(section, model, type(model).__doc__))
+    return "\n".join(out)
+
+
+def _reference_table(name: str, model: BaseModel, doc: str | None) -> str:
+    lines = [f"### `[{name}]`", ""]
+    if doc:
+        lines += [" ".join(doc.split()), ""]
+    lines += ["| key | default | meaning |", "| --- | --- | --- |"]
+    tables = {key: value for key, value in model if isinstance(value, BaseModel)}
+    for key, value in model:
+        if key in tables:
+            continue
+        meaning = " ".join((type(model).model_fields[key].description or "").split()).replace("|", "\\|")
+        default = "(unset)" if value is None else f"`{_toml_value(value)}`".replace("|", "\\|")
+        lines.append(f"| `{key}` | {default} | {meaning} |")
+    return "\n".join(lines) + "\n" + "".join(
+        "\n" + _reference_table(f"{name}.{key}", value, None) for key, value in tables.items())
 
 
 _PRICES_EXAMPLE = """\

@@ -1,6 +1,7 @@
 """One cycle of the loop, phase by phase (SPEC §5):
 
-    sync → baseline → sweep → plan → work (gates, repair rounds) → judge → evaluate → escalate → bookkeeping → land
+    sync → baseline → sweep → plan → work (gates, repair rounds) → judge → overlap → evaluate → escalate → bookkeeping
+    → land
 
 Every change is made in the Worker's working copy; the user's checkout only
 ever moves by a fast-forward to the cycle's one commit, which holds the state
@@ -29,14 +30,18 @@ from agents.provers.desk import Desk
 from agents.reader import Bounds, Reader
 from agents.tools import Workspace
 from agents.worker import Limits
+from audit import ask
+from audit import overlap as mathlib
 from audit.book import Book
 from audit.judge import Score
 from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, settles, update_lock
+from audit.rests import Support
 from gates import regate
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.chosen import shown
 from gates.integrity import VANISHED, restated
+from gates.listing import chain, toolchain
 from gates.meaning import changed_meanings
 from gates.probe import RUNS
 from gates.registry import run_gates
@@ -92,7 +97,7 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         if config.parallel.workers > 1:  # the Planner's items, each its own Worker, through the merge queue
             from orchestrator import round as parallel
             return parallel.run(c, beat)
-        advance(c, beat, plan, work, judge, evaluate, escalate)
+        advance(c, beat, plan, work, judge, overlap, evaluate, escalate)
         return conclude(c, beat)
 
 
@@ -121,7 +126,8 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
     own), until one ends the cycle in an error."""
     agents = c.config.agents
     limits = {plan: agents.planner.timeout_s, work: agents.worker.timeout_s, judge: agents.judge.timeout_s,
-              evaluate: agents.evaluator.timeout_s, escalate: agents.consultant.timeout_s}
+              overlap: c.config.audit.mathlib_timeout_s, evaluate: agents.evaluator.timeout_s,
+              escalate: agents.consultant.timeout_s}
     for phase in phases:
         if c.outcome is Outcome.ERROR:
             break
@@ -131,6 +137,8 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
             limit += (RUNS + (c.config.gates.repair_rounds + 1) * (3 + RUNS)) * c.config.build.timeout_s
         if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
             limit *= 2 * max(1, len(c.altered))
+        if phase is overlap and c.after is not None:  # the imports built, then one probe per theorem closed
+            limit = limit * max(1, len(mathlib.closed(c.census, c.after))) + c.config.build.timeout_s
         if beat is not None:
             beat.phase(phase.__name__, limit, cycle=c.number)
         try:
@@ -345,7 +353,8 @@ def plan(c: Cycle) -> None:
                 persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
                                                                    c.config.housekeeping.sorry_age_days)],
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [],
-                commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base))
+                commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
+                overlap=mathlib.told(c.history.records, c.census))
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
@@ -379,7 +388,7 @@ def work(c: Cycle) -> None:
     buildoutputs.take(c.work.root, cfg.project.lake_dir)
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
-                          gates=cfg.gates)
+                          gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -440,6 +449,7 @@ def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:
     c.outcome = Outcome.ACCEPTED if lean else Outcome.NO_CHANGE
     c.after = inp.after
     c.altered = changed_meanings(c.census, inp.after)
+    c.broken = inp.broken_successors
     c.restated = restated(inp) if cfg.audit.judge_in_loop else {}
     return True
 
@@ -458,7 +468,7 @@ def judge(c: Cycle) -> None:
     changed = set(c.altered) | set(c.restated) | joined | left
     try:
         c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after, changed), changed, c.after,
-                                 context_chars=c.config.audit.context_chars)
+                                 context_chars=c.config.audit.context_chars, broken=c.broken)
     except InfraError as e:  # a restatement lands only on the judge's word: without one, it does not
         if c.restated:
             c.gates.append(GateResult(RESTATEMENT, False, f"the judge could not be asked ({e}); a restatement "
@@ -472,6 +482,28 @@ def judge(c: Cycle) -> None:
             c.outcome = Outcome.REJECTED
     for j in c.judged:
         log.info("cycle.judged", entity=j.entity.id, score=j.verdict.score, error=j.verdict.error)
+
+
+def overlap(c: Cycle) -> None:
+    """With `[audit] mathlib_check`, each theorem the accepted change closed tried with `exact?` (as `audit --mathlib`
+    does, its answers kept with the audit's): one the library alone closes is recorded, and told to the next Planner
+    and Worker."""
+    cfg = c.config
+    if c.outcome is not Outcome.ACCEPTED or cfg.audit.mathlib_check != "on" or c.after is None or c.work is None:
+        return
+    roots = cfg.project.lean_roots
+    found = mathlib.targets(c.after, Support(c.after, roots), set(mathlib.closed(c.census, c.after)))
+    if not found:
+        return
+    keyed = chain(toolchain(c.work.root / cfg.project.lake_dir), DirTree(c.work.root), roots, cfg.gates,
+                  cfg.project.state_dir)
+    seen, _ = mathlib.constants(c.after, {t.path for t in found}, c.after.lean)
+    asked = ask.ask(found, c.deps.compiler(c.work.root), kernelcheck.answers_of(c.git), ask.keys(found, c.after, keyed),
+                    limit_s=float(cfg.audit.mathlib_timeout_s), workers=cfg.parallel.builds())
+    results = mathlib.tried(found, asked, seen)
+    c.overlaps = mathlib.notes(results)
+    log.info("cycle.mathlib", tried=len(results), overlap=[n.declaration for n in c.overlaps],
+             timeouts=sum(r.status is mathlib.Status.TIMEOUT for r in results))
 
 
 def evaluate(c: Cycle) -> None:

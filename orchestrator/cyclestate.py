@@ -31,7 +31,7 @@ from orchestrator.facts import Facts, faithful_at, measure
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
 from state import files
-from state.history import GateVerdict, History, HistoryRecord, Outcome, WorkerContext
+from state.history import GateVerdict, History, HistoryRecord, LibraryProof, Outcome, WorkerContext
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
 from state.statement_lock import read_lock
@@ -88,12 +88,15 @@ class Cycle:
     gates: list[GateResult] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     after: Census | None = None  # the census with the Worker's change, when it passed
+    broken: dict[str, list[str]] = field(default_factory=dict)  # an altered declaration → its users of the base
+    # that no longer elaborate against it (the successors gate's evidence), shown to the judge
     altered: dict[str, str] = field(default_factory=dict)  # declarations whose meaning that change altered, and how
     worker_commit: str | None = None  # the Worker's change as a scratch commit, for landing or re-applying
     outcome: Outcome | None = None
     evaluation: Evaluation | None = None
     advice: str | None = None  # the Consultant's, when called
     judged: list[Judged] = field(default_factory=list)  # the judge's verdicts on the statements the change touched
+    overlaps: list[LibraryProof] = field(default_factory=list)  # closed theorems `exact?` closes with the library
     ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
     desk: Desk | None = None  # the external prover's jobs, harvested after the baseline
     kernel: Baseline | None = None  # what Lean listed of the base: what a change is held to
@@ -143,7 +146,8 @@ def record(c: Cycle) -> HistoryRecord:
         worker_stop=c.session.rounds[-1].stop.value if c.session and c.session.rounds else None,
         worker_context=WorkerContext(turns=c.session.turns, **asdict(c.session.context)) if c.session else None,
         tool_calls=dict(sorted(c.session.tools.calls.items())) if c.session else {},
-        faithfulness=[j.verdict for j in c.judged], prover_jobs=prover_jobs(c), progress=facts(c).progress,
+        faithfulness=[j.verdict for j in c.judged], mathlib_overlap=c.overlaps, prover_jobs=prover_jobs(c),
+        progress=facts(c).progress,
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated),

@@ -50,8 +50,9 @@ class Limits:
 
 
 def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: Options,
-               notify: Notifier | None = None) -> str:
-    """Run cycles until a stop condition or a stop request; returns why it stopped."""
+               notify: Notifier | None = None, say: Callable[[str], None] = lambda line: None) -> str:
+    """Run cycles until a stop condition or a stop request; returns why it stopped. A failed cycle, and the wait
+    before the next, go to `say` (the terminal) as well as to the log."""
     paths = config.state(repo)
     loop = config.loop
     notify = notify or Notifier(None)
@@ -67,6 +68,7 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
             if _day_spent(repo, config, deps.clock.now()):
                 _wait_for_tomorrow(deps.clock.now(), beat, options.stop)
                 continue
+            failed = ""
             try:
                 try:
                     record, cycle = run_cycle(repo, config, deps, options, beat=beat)
@@ -76,6 +78,8 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                 history = [*cycle.history.records, *cycle.interrupted]
                 # a Planner failing again and again is as much a reason to back off as a failing API
                 infra = (record.outcome is Outcome.ERROR and cycle.infra) or planner_streak(history, record) >= 2
+                if record.outcome is Outcome.ERROR:
+                    failed = f"cycle {record.cycle} failed: {record.error or record.summary}"
                 notify.cycle(record, history, stall_after=loop.escalate_after)
                 refused = cycle.ledger.refused
                 if refused is Limit.TOTAL:
@@ -94,6 +98,7 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
             except (InfraError, OSError) as e:  # before the cycle could record anything (git, the disk)
                 error = str(e) if isinstance(e, InfraError) else f"{type(e).__name__}: {e}"
                 log.error("daemon.cycle_failed", error=error)
+                failed = f"a cycle failed before it could record anything: {error}"
                 notify.send(Event.FAILURE, cycle="(unnumbered)", error=error[:300])
                 infra = True
             done += 1
@@ -104,6 +109,9 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                 continue  # no cooldown before stopping
             if failures:
                 log.warning("daemon.backoff", failures=failures, wait_s=wait)
+            if failed:
+                say(f"{failed}; " + (f"the next cycle in {wait:.0f}s (failure {failures} in a row, backing off)"
+                                     if failures else f"the next cycle in {wait:.0f}s"))
             beat.phase("backoff" if failures else "cooldown", wait)
             options.stop.wait(wait)
 

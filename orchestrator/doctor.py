@@ -28,14 +28,14 @@ from gates.meaning import meanings
 from gates.probe import module_of
 from gates.process import run
 from gates.registry import GATES
-from gates.sandbox import Sandbox, probe
+from gates.sandbox import Sandbox, elan_home, probe
 from gates.tree import DirTree
-from orchestrator import canaries, workcopy
+from orchestrator import canaries, ignores, readiness, workcopy
 from orchestrator import toolchain as toolchain_check
 from orchestrator.canaries import CANARIES, FOLDER, Canary
-from orchestrator.config import Config
+from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitError, GitTree
-from orchestrator.wiring import loop_roles, missing_keys, sandbox_for, unset
+from orchestrator.wiring import loop_roles, sandbox_for
 from state.errors import InfraError, LockHeld
 from state.lock import RunLock
 
@@ -46,6 +46,7 @@ class Status(StrEnum):
     OK = "ok"
     WARN = "warn"
     FAIL = "FAIL"
+    SKIP = "skip"  # not checked; the detail says why
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ class Finding:
 def setup(repo: Path, config: Config) -> list[Finding]:
     """Every setup check, in the order a cycle meets them; Lake's, in the Lake project's folder."""
     lake = repo / config.project.lake_dir
-    return [toolchain(lake), offline(lake), sandbox(config), keys(config), remote(repo, config), mathlib_cache(lake)]
+    return [toolchain(lake), offline(lake), sandbox(config), keys(config), judge(config), remote(repo, config),
+            mathlib_cache(lake), ignored(repo, config)]
 
 
 def toolchain(repo: Path) -> Finding:
@@ -91,7 +93,13 @@ def offline(repo: Path) -> Finding:
     missing = toolchain_check.problems(repo)
     if missing:
         return Finding("downloads", Status.FAIL, "; ".join(missing))
-    return Finding("downloads", Status.OK, "the toolchain and the dependencies are on disk")
+    elan = elan_home()
+    if (repo / "lean-toolchain").is_file() and not (elan / "toolchains").is_dir():
+        return Finding("downloads", Status.WARN, f"elan is not installed ({elan} holds no toolchains), so whether the "
+                                                 "toolchain lean-toolchain names is on disk was not checked; the "
+                                                 "dependencies are on disk")
+    return Finding("downloads", Status.OK, "the toolchain lean-toolchain names (elan's) and the dependencies are on "
+                                           "disk")
 
 
 def sandbox(config: Config) -> Finding:
@@ -106,12 +114,29 @@ def sandbox(config: Config) -> Finding:
 
 
 def keys(config: Config) -> Finding:
-    missing = missing_keys(config, loop_roles(config))
-    if missing:
-        return Finding("keys", Status.FAIL, f"{unset(missing)}; export it (keys come from the environment only)")
+    """Every loop role's key set and its backend's SDK installed."""
+    if found := readiness.endpoints(config, loop_roles(config)):
+        return Finding("keys", Status.FAIL, "; ".join(found))
     backends = sorted({e.backend for _, agent in config.agents for e in [agent, *agent.fallbacks]
                        if _ in loop_roles(config)})
     return Finding("keys", Status.OK, f"every loop role has its key ({', '.join(backends)})")
+
+
+def judge(config: Config) -> Finding:
+    """Which backend and model judge the loop's statements (chosen from the keys set and the SDKs installed, unless
+    `[agents.judge]` names them)."""
+    j = config.agents.judge
+    if not config.audit.judge_in_loop:
+        return Finding("judge", Status.OK, "off ([audit] judge_in_loop = false)")
+    return Finding("judge", Status.OK, f"{j.model} on the {j.backend} backend")
+
+
+def ignored(repo: Path, config: Config) -> Finding:
+    """No state file a cycle commits is excluded by an ignore rule."""
+    found = ignores.swallowed(Git(repo), config.state(repo), config.project.plan, CONFIG_FILE)
+    if found:
+        return Finding("ignore rules", Status.FAIL, ignores.refusal(found))
+    return Finding("ignore rules", Status.OK, "no rule excludes a file a cycle commits")
 
 
 def remote(repo: Path, config: Config) -> Finding:
@@ -121,6 +146,8 @@ def remote(repo: Path, config: Config) -> Finding:
         return Finding("remote", Status.OK, f"no remote {name!r}: cycles commit locally")
     if not config.git.push:
         return Finding("remote", Status.OK, "[git] push = false: cycles commit locally")
+    if refused := checked_out(git, name, branch):
+        return Finding("remote", Status.FAIL, refused)
     try:
         git.run("push", "--dry-run", "--porcelain", name, f"HEAD:refs/heads/{branch}", timeout_s=NETWORK_TIMEOUT_S)
     except GitError as e:
@@ -130,6 +157,30 @@ def remote(repo: Path, config: Config) -> Finding:
                                                   "fast-forwards to them")
         return Finding("remote", Status.FAIL, f"cannot push to {name}: {text[-400:]}")
     return Finding("remote", Status.OK, f"{name} accepts a push to {branch}")
+
+
+def checked_out(git: Git, name: str, branch: str) -> str | None:
+    """Why a local, non-bare remote would refuse the push that `git push --dry-run` cannot see refused: the branch
+    is checked out there and its `receive.denyCurrentBranch` keeps the default (refuse)."""
+    url = git.run("remote", "get-url", name).strip()
+    path = Path(url.removeprefix("file://")) if url.startswith(("/", "file://", ".")) else None
+    if path is None:
+        return None
+    path = path if path.is_absolute() else (git.root / path)
+    if not (path / ".git").exists():
+        return None  # bare, or not a repository: the dry run answers
+    there = Git(path)
+    if there.branch() != branch:
+        return None
+    try:
+        setting = there.run("config", "--get", "receive.denyCurrentBranch").strip() or "refuse"
+    except GitError:  # unset
+        setting = "refuse"
+    if setting in ("ignore", "warn", "updateInstead", "false"):
+        return None
+    return (f"{name} ({path}) is a repository with a work tree and {branch} checked out, so it refuses a push to "
+            f"{branch} (receive.denyCurrentBranch = {setting}); push to a bare repository (`git clone --bare`), or "
+            "set [git] push = false")
 
 
 def mathlib_cache(repo: Path) -> Finding:
@@ -186,7 +237,7 @@ class Verdicts:
             return Finding(f"canary {c.name}", Status.WARN, f"skipped: it needs {c.needs}, which the project does not "
                                                              "depend on")
         build = next((r for r in self.results if r.name == "build"), None)
-        kernel = next((r for r in self.results if r.name == "kernel"), None)
+        decisive = next((r for r in self.results if r.name == c.gate), None)
         if c.honest:
             if self.rejected_by:
                 return Finding(f"canary {c.name}", Status.FAIL, "the honest proof was rejected: "
@@ -197,10 +248,10 @@ class Verdicts:
         if build is not None and not build.passed:
             return Finding(f"canary {c.name}", Status.FAIL, "the canary does not compile on this Lean, so it proves "
                            f"nothing about the gates: {_short(build.detail)}")
-        if c.kernel and (kernel is None or kernel.passed):
+        if c.gate and (decisive is None or decisive.passed):
             caught = ", ".join(self.rejected_by)
-            return Finding(f"canary {c.name}", Status.FAIL, f"rejected by {caught} only: the kernel gate let it "
-                           f"through ({_short(kernel.detail) if kernel else 'it did not run'})")
+            return Finding(f"canary {c.name}", Status.FAIL, f"rejected by {caught} only: the {c.gate} gate let it "
+                           f"through ({_short(decisive.detail) if decisive else 'it did not run'})")
         return Finding(f"canary {c.name}", Status.OK, "rejected by " + ", ".join(self.rejected_by))
 
 
@@ -237,6 +288,7 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
                             lean_roots=config.project.lean_roots, state_dir=config.project.state_dir,
                             scope=[f"{folder}/**"], report="", cycle=1, compiler=compiler_for(copy),
                             base_census=before, candidates=sorted(set(git.status_paths())), kernel_base=baseline,
+                            strategy=canaries.render(canary.strategy, module),
                             locked={name: judged[name] for n in canary.locked
                                     if (name := canaries.render(n, module)) in judged})
             out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))
@@ -296,11 +348,18 @@ def examine(repo: Path, config: Config, *, with_canaries: bool = True,
             say(f)
 
     found(*setup(repo, config))
-    if any(f.status is Status.FAIL and f.check in ("toolchain", "sandbox") for f in findings):
-        return findings  # nothing can be compiled
+    blocked = [f.check for f in findings if f.status is Status.FAIL and f.check in ("toolchain", "sandbox")]
+    if blocked:  # nothing can be compiled
+        why = f"skipped: the {' and the '.join(blocked)} check failed, so nothing can be compiled"
+        found(Finding("build", Status.SKIP, why))
+        if with_canaries:
+            found(Finding("canaries", Status.SKIP, why))
+        return findings
     sandboxed = sandbox_for(config, repo)
     found(builds(repo, config, sandboxed))
     if with_canaries:
         for verdicts in run_canaries(repo, config, lambda root: LakeCompiler(root, config.build, sandboxed)):
             found(verdicts.finding())
+    else:
+        found(Finding("canaries", Status.SKIP, "skipped (--no-canaries): the gates were not tried on this Lean"))
     return findings

@@ -181,9 +181,9 @@ class Bounded:
         with self.slots:
             return self.inner.build_all()
 
-    def probe(self, text: str) -> CheckResult:
+    def probe(self, text: str, timeout_s: float | None = None) -> CheckResult:
         with self.slots:
-            return self.inner.probe(text)
+            return self.inner.probe(text, timeout_s)
 
     def replay(self, modules: list[str]) -> CheckResult | None:
         with self.slots:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from audit import ask
 from gates.base import Compiler, GateInput, GateResult
 from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
@@ -49,6 +50,11 @@ log = structlog.get_logger()
 
 def cache_of(git: Git) -> Cache:
     return Cache(workcopy.git_dir(git) / "autoformalize" / "env")
+
+
+def answers_of(git: Git) -> ask.Cache:
+    """Where `exact?`'s answers about the project's theorems are kept (`audit --mathlib`, `[audit] mathlib_check`)."""
+    return ask.Cache(workcopy.git_dir(git) / "autoformalize" / "mathlib")
 
 
 def mark(tree: Census, git: Git, root: Path, project: ProjectConfig, gates: GatesConfig) -> Census:

@@ -19,9 +19,9 @@ from gates.sandbox import describe
 from gates.scope import InvalidStrategy, matches
 from gates.tree import is_lean_source
 from orchestrator import cyclestate as cs
-from orchestrator import facts, ignores, ownership, workcopy
+from orchestrator import facts, ownership, workcopy
 from orchestrator.blame import persistent
-from orchestrator.config import CONFIG_FILE, Config
+from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
@@ -44,14 +44,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     say = out.append
     calls: dict[str, tuple[int, int, int]] = {}  # role → prompt tokens, turns of a short session, most turns
     branch, head = git.branch(), git.head()
-    runtime = {paths.relative(paths.heartbeat), paths.relative(paths.lock)}
-    dirty = [p for p in git.dirty() if p not in runtime]
-    say(f"sync: on {branch or 'a detached HEAD'} at {head[:12]}"
-        + ("" if branch == config.git.branch else f" — a cycle would refuse: not on {config.git.branch}"))
-    if dirty:
-        say(f"sync: a cycle would refuse (exit 2): uncommitted changes in {', '.join(dirty[:5])}")
-    if excluded := ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE):
-        say(f"sync: a cycle would refuse (exit 2): {ignores.refusal(excluded)}")
+    say(f"sync: on {branch or 'a detached HEAD'} at {head[:12]}")  # refusals: `readiness`, after the phases
     remote = config.git.remote
     say(f"sync: would fetch {remote}/{config.git.branch} and fast-forward" if git.has_remote(remote)
         else f"sync: no remote {remote!r}; the cycle stays local")
@@ -135,8 +128,9 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     if config.audit.judge_in_loop:
         locked = len(read_lock(paths.statement_lock).statements)
         calls["judge"] = (JUDGED_TOKENS, 1, 1)
-        say(f"judge: {config.agents.judge.model} reads each statement the change adds or changes for a textbook "
-            f"entity; {locked} statement(s) locked as faithful")
+        judge = config.agents.judge
+        say(f"judge: {judge.model} on the {judge.backend} backend reads each statement the change adds or changes "
+            f"for a textbook entity; {locked} statement(s) locked as faithful")
     else:
         say("judge: off ([audit] judge_in_loop = false)")
     rubric = evaluator.prompt(facts.caps())

@@ -186,7 +186,7 @@ def gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, en
                 except InfraError as e:  # as the Worker's phase fails in a local item
                     ic.fail(f"work: {e}", infra=True)
                 if ic.session is not None:
-                    cycle.advance(ic, None, cycle.judge, cycle.evaluate)
+                    cycle.advance(ic, None, cycle.judge, cycle.overlap, cycle.evaluate)
                 elif ic.outcome is not Outcome.ERROR:
                     remote.reject(ic, f"the {engine.name} job of item {name!r} returned no Worker session")
             beat.item(name, "passed" if ic.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else str(ic.outcome))
@@ -194,7 +194,7 @@ def gather(items: list[Cycle], tickets: dict[str, str], c: Cycle, beat: Beat, en
 
 def _job(ic: Cycle, beat: Beat) -> Callable[[], Cycle]:
     def job() -> Cycle:
-        cycle.advance(ic, None, cycle.work, cycle.judge, cycle.evaluate)
+        cycle.advance(ic, None, cycle.work, cycle.judge, cycle.overlap, cycle.evaluate)
         beat.item(_name(ic), "passed" if ic.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else str(ic.outcome))
         return ic
     return job

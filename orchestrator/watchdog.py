@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,8 +41,10 @@ class Policy:
     kill_grace_s: float = 10.0
 
 
-def watch(command: list[str], heartbeat: Path, log_path: Path, policy: Policy, notify: Notifier) -> int:
-    """Supervise `command` (an `autoformalize run`); the exit code of the watchdog."""
+def watch(command: list[str], heartbeat: Path, log_path: Path, policy: Policy, notify: Notifier,
+          say: Callable[[str], None] = lambda line: None) -> int:
+    """Supervise `command` (an `autoformalize run`); the exit code of the watchdog. Why a child stopped, and what
+    the watchdog does about it, goes to `say` (the terminal) as well as to the log."""
     stopping = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -52,6 +55,7 @@ def watch(command: list[str], heartbeat: Path, log_path: Path, policy: Policy, n
     restarts: collections.deque[float] = collections.deque()
     try:
         while True:
+            offset = log_path.stat().st_size if log_path.is_file() else 0
             child = _start(command, log_path)
             started = time.monotonic()
             log.info("watchdog.started", pid=child.pid, log=str(log_path))
@@ -65,28 +69,52 @@ def watch(command: list[str], heartbeat: Path, log_path: Path, policy: Policy, n
                 if code == 0:
                     log.info("watchdog.child_finished")
                     return 0
+                told = last_error(log_path, offset)
                 if code in (2, 3):  # bad usage or configuration, or another holder of the lock: a restart cannot help
                     notify.send(Event.GIVE_UP, reason=f"`run` exited with {code}, which a restart cannot mend",
                                 log=log_path)
+                    say(f"watchdog: `run` exited with {code}, which a restart cannot mend: {told or 'it said nothing'} "
+                        f"(its output: {log_path})")
                     return code
-                why = f"`run` (pid {child.pid}) exited with code {code}"
+                why = f"`run` (pid {child.pid}) exited with code {code}" + (f": {told}" if told else "")
             now = time.monotonic()
             restarts.append(now)
             while restarts and restarts[0] < now - policy.window_s:
                 restarts.popleft()
             if len(restarts) > policy.max_restarts:
                 log.error("watchdog.give_up", reason=why)
+                say(f"watchdog: giving up after {len(restarts) - 1} restarts within {policy.window_s:.0f}s; last: "
+                    f"{why} (its output: {log_path})")
                 notify.send(Event.GIVE_UP, reason=f"{len(restarts) - 1} restarts within {policy.window_s:.0f}s; "
                                                   f"last: {why}", log=log_path)
                 return 1
             wait = min(300.0, 2.0 ** (len(restarts) - 1))
             log.warning("watchdog.restart", reason=why, in_s=wait)
+            say(f"watchdog: {why}; restarting in {wait:.0f}s")
             notify.send(Event.RESTART, reason=why, wait=f"{wait:.0f}", log=log_path)
             if stopping.wait(wait):
                 return 0
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def last_error(log_path: Path, offset: int) -> str | None:
+    """What the child said last about why it failed, in its output after `offset`: its `error: …` line, else the
+    last log line holding an error."""
+    try:
+        with log_path.open("rb") as f:
+            f.seek(offset)
+            lines = f.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.startswith("error: "):
+            return line.removeprefix("error: ").strip()[:1000]
+    for line in reversed(lines):
+        if '"error"' in line or "error=" in line or "Traceback" in line:
+            return line.strip()[:1000]
+    return None
 
 
 def _start(command: list[str], log_path: Path) -> subprocess.Popen[bytes]:

@@ -16,7 +16,6 @@ from agents.config import KEY_VARIABLES, LOOP_ROLES, AgentConfig, Endpoint, Work
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
-from agents.prices import price_table
 from agents.provers.base import Off, Prover
 from agents.provers.config import ProverConfig
 from agents.tools import SPECS, Workspace
@@ -199,20 +198,10 @@ def loop_roles(config: Config) -> tuple[str, ...]:
 
 
 def check_endpoints(config: Config, roles: Iterable[str]) -> None:
-    """Fail before the work starts, not in its middle: a key an endpoint of `roles` needs is missing, or a
-    budget is set and an endpoint's price is unknown (its spend could not be held to the budget)."""
-    roles = list(roles)
-    missing = missing_keys(config, roles)
-    if missing:
-        raise UsageError(f"{unset(missing)}; export it (keys are read from the environment only; a local "
-                         "OpenAI-compatible server that takes any key still needs the variable set)")
-    b = config.budget
-    if b.per_cycle_usd is None and b.per_day_usd is None and b.total_usd is None:
-        return
-    table = price_table()
-    unpriced = sorted({f"{e.model} (the {role})" for role in roles
-                       for e in [getattr(config.agents, role), *getattr(config.agents, role).fallbacks]
-                       if e.backend != "claude-code" and e.model not in config.prices and e.model not in table})
-    if unpriced:
-        raise UsageError(f"a [budget] is set but these models have no known price: {', '.join(unpriced)}; add "
-                         "[prices.\"<model>\"] for each (zeros for a free local model), so their spend counts")
+    """Fail before the work starts, not in its middle: a key an endpoint of `roles` needs is missing, its backend's
+    SDK is not installed, or a budget is set and an endpoint's price is unknown (its spend could not be held to
+    the budget)."""
+    from orchestrator.readiness import endpoints
+
+    if found := endpoints(config, roles):
+        raise UsageError("; ".join(found))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
@@ -77,3 +78,54 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def unwritable(path: Path) -> str | None:
+    """Why `path` (a file or directory, existing or not) could not be written, or None: the nearest existing
+    folder above it must be a writable directory (a read-only filesystem says so here too), and `path` itself, if
+    it exists, writable."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is not a directory"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"{folder} is not writable" + (" (a read-only filesystem)" if _read_only(folder) else "")
+    return None
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def write_all(files: dict[Path, str | bytes]) -> None:
+    """Write every file or none: on a failure, the files this call created and the folders it made are removed and
+    the ones it replaced restored, then the error raised."""
+    made: list[Path] = []
+    before: dict[Path, bytes | None] = {}
+    try:
+        for path, data in files.items():
+            folder = path.parent
+            missing = []
+            while not folder.exists():
+                missing.append(folder)
+                folder = folder.parent
+            made += reversed(missing)
+            before[path] = path.read_bytes() if path.is_file() else None
+            write_atomic(path, data)
+    except BaseException:
+        for path, old in before.items():
+            with contextlib.suppress(OSError):  # undo what can be undone; the first error is the one to tell
+                if old is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    write_atomic(path, old)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise

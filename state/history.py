@@ -50,6 +50,14 @@ class Faithfulness(BaseModel):
     book: str = ""  # where the book's text the judge read came from
 
 
+class LibraryProof(BaseModel):
+    """A theorem the cycle closed that `exact?` closes with the library alone (`[audit] mathlib_check`)."""
+
+    declaration: str
+    suggestion: str  # the term `exact?` found
+    constants: list[str] = Field(default_factory=list)  # its constants from outside the project
+
+
 class Usage(BaseModel):
     """Tokens one role spent in a cycle."""
 
@@ -125,6 +133,7 @@ class HistoryRecord(BaseModel):
     worker_context: WorkerContext | None = None
     tool_calls: dict[str, ToolStat] = Field(default_factory=dict)  # the Worker's tool calls by name (none: older)
     faithfulness: list[Faithfulness] = Field(default_factory=list)  # verdicts on the statements it changed
+    mathlib_overlap: list[LibraryProof] = Field(default_factory=list)  # closed theorems the library already has
     prover_jobs: dict[str, list[str]] = Field(default_factory=dict)  # external prover jobs "submitted", "used"
     progress: bool | None = None  # what the facts show (orchestrator/facts.py); None in older records
     issues_opened: list[str] = Field(default_factory=list)  # the issues the Worker opened that landed

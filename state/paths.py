@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+STATE_DIR = ".prover-state"
+"""The state folder's default name (`[project] state_dir`)."""
+
 
 @dataclass(frozen=True)
 class StatePaths:
     """Paths of the state files under `<repo>/<state_dir>`."""
 
     repo: Path
-    state_dir: str = ".prover-state"
+    state_dir: str = STATE_DIR
 
     @property
     def root(self) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gates.config import SandboxConfig
-from gates.sandbox import Sandbox
+from gates.sandbox import Sandbox, probe
 
 STANDIN_DIR = Path(__file__).parent / "standin"
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -51,6 +51,15 @@ theorem double_pos (n : ℕ) (h : 0 < n) : 0 < double n := by
 
 end Book
 """
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests run the real sandbox: without it, stop before collecting with one message (exit 4), rather than
+    fail every sandboxed test one by one."""
+    problem = probe(SandboxConfig())
+    if problem is not None:
+        raise pytest.UsageError(f"the tests need the sandbox, which cannot run here: {problem}; run "
+                                "`bash scripts/bubblewrap.sh` to install bubblewrap or learn how")
 
 
 def sandbox(**config: object) -> Sandbox:

@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from agents.ledger import Ledger
+from audit import ask, overlap
 from audit.judge import Rubric
+from audit.rests import Support
 from audit.run import Models, Options, audit, markdown
-from gates.census import census
+from gates.build import LakeCompiler
+from gates.census import Census, census
+from gates.listing import chain, gather, toolchain
+from gates.sandbox import Sandbox
 from gates.tree import DirTree
+from orchestrator import workcopy
 from orchestrator.config import CONFIG_FILE, Config, load_config
+from orchestrator.engine import Bounded
 from orchestrator.git import Git, GitError
-from orchestrator.kernelcheck import mark
+from orchestrator.kernelcheck import answers_of, cache_of, mark
 from orchestrator.repo import detect_lean_project, find_repo
-from orchestrator.wiring import missing_keys, model_for, unset
-from state.atomic import write_atomic
+from orchestrator.wiring import missing_keys, model_for, sandbox_for, unset
+from state.atomic import unwritable, write_all
 from state.errors import UsageError
 
 PROTOCOL_ROLES = {"direct": ("judge",), "round_trip": ("back_translator", "round_trip_judge"),
@@ -28,24 +37,36 @@ LATEST = "latest"
 
 
 def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int,
-        no_models: bool, filter_edges: bool) -> int:
+        no_models: bool, filter_edges: bool, mathlib: bool = False, budget_s: float | None = None) -> int:
+    if budget_s is not None and not mathlib:
+        raise UsageError("--budget-s bounds the `exact?` probes of --mathlib: give --mathlib too")
     root = _root(path, repo)
     managed = (root / CONFIG_FILE).is_file()
     config = load_config(root) if managed else Config()
     roots = config.project.lean_roots if managed else _lean_roots(root)
+    # Before any work or spending: where the results go must take them.
+    targets = [*([out] if out is not None else []), *([config.state(root).audit] if managed else [])]
+    if problems := [p for target in targets for name in ("audit.json", LATEST + ".json") if
+                    (p := unwritable(target / name))]:
+        raise UsageError(f"cannot write the audit's results: {problems[0]}")
     tree = DirTree(root)
     found = census(tree, roots)
     with contextlib.suppress(GitError):  # what Lean listed in earlier cycles: holes only it sees count
         mark(found, Git(root), root, config.project.model_copy(update={"lean_roots": roots}), config.gates)
     for problem in [*tree.skipped, *found.problems]:
         click.echo(f"warning: {problem}", err=True)
+    measured = _mathlib(root, config, roots, found, sample, seed, budget_s) if mathlib else None
+    if measured is not None and measured.interrupted:
+        click.echo(f"Interrupted: {len(measured.results)} theorems answered, {len(measured.unasked)} not asked; the "
+                   "answers are kept, and `audit --mathlib` run again asks only the rest.", err=True)
+        return 130
     ledger = Ledger()
     models = _models(config, ledger, no_models=no_models, filter_edges=filter_edges)
     options = Options(sample=sample, seed=seed, filter_edges=filter_edges, concurrency=config.audit.concurrency,
                       rubric=Rubric(config.audit.rubric, config.audit.book_name, config.audit.context_chars),
                       blueprint=config.audit.blueprint,
                       mappings=tuple(config.audit.mappings))
-    doc = audit(root, found, models, options, datetime.now(UTC))
+    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured)
     doc["lean_roots"] = roots
     doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),
                     "served_by": ledger.served_by()}
@@ -65,6 +86,43 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
         click.echo(f"Commit {config.state(root).relative(config.state(root).audit)}/ to show it in "
                    "`autoformalize report`.", err=True)
     return 0
+
+
+def _mathlib(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int,
+             budget_s: float | None) -> overlap.Measured:
+    """`exact?` on every proved theorem (or a sample of them), within `[parallel] max_builds` Lean runs at once."""
+    population = overlap.targets(found, Support(found, roots))
+    chosen = overlap.sample(population, sample, seed)
+    project = config.project.model_copy(update={"lean_roots": roots})
+    try:
+        git: Git | None = Git(root)
+        sandbox = sandbox_for(config, root)
+    except GitError:  # any Lean project, not only a repository
+        git, sandbox = None, Sandbox(config.sandbox, hidden=(root,), packages=root / project.lake_dir / ".lake" /
+                                     "packages", lake_dir=project.lake_dir)
+    compiler = LakeCompiler(root, config.build, sandbox)
+    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), roots, config.gates, project.state_dir)
+    listings = cache_of(git) if git is not None else None
+    got = gather(compiler, found, roots, [t.path for t in chosen], keyed, listings, known=found.lean)
+    for key, module in got.fresh.values():
+        if listings is not None:
+            listings.put(key, module)
+    if got.problem:
+        click.echo(f"warning: Lean could not list the project's constants ({got.problem.splitlines()[0]}); the "
+                   "census's declarations stand in", err=True)
+    seen, source = overlap.constants(found, {t.path for t in chosen}, None if got.problem else
+                                     {**found.lean, **got.modules})
+    # Kept beside Lean's listings in the git directory (never committed); outside a repository, the user's cache.
+    answers = answers_of(git) if git is not None else ask.Cache(workcopy.cache_dir() / "mathlib")
+    limit = float(config.audit.mathlib_timeout_s)
+    builds = config.parallel.builds()
+    with click.progressbar(length=len(chosen), label="exact?", file=sys.stderr) as bar:
+        asked = ask.ask(chosen, Bounded(compiler, threading.Semaphore(builds)), answers,
+                        ask.keys(chosen, found, keyed), limit_s=limit, workers=builds, budget_s=budget_s,
+                        progress=bar.update)
+    return overlap.Measured(overlap.tried(chosen, asked, seen), len(population), sample is not None, seed,
+                            asked.unasked, limit, source, len(asked.answers) - len(asked.cached), len(asked.cached),
+                            asked.interrupted)
 
 
 def _root(path: Path | None, repo: Path | None) -> Path:
@@ -105,7 +163,6 @@ def _models(config: Config, ledger: Ledger, *, no_models: bool, filter_edges: bo
 
 
 def _write(directory: Path, text: str, report: str, *, name: str = "audit") -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    write_atomic(directory / f"{name}.json", text + "\n")
-    write_atomic(directory / f"{name}.md", report)
-    return [directory / f"{name}.json", directory / f"{name}.md"]
+    files: dict[Path, str | bytes] = {directory / f"{name}.json": text + "\n", directory / f"{name}.md": report}
+    write_all(files)
+    return list(files)

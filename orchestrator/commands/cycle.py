@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from gates import sandbox
-from orchestrator import toolchain
+from orchestrator import readiness, toolchain
 from orchestrator.config import Config, load_config
 from orchestrator.cycle import Options, run_cycle
 from orchestrator.cyclestate import Cycle, budget_of
@@ -27,6 +27,14 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
         click.echo(f"Dry run in {root}: no model is called and nothing changes.")
         for line in preview(root, config, skip_planner=skip_planner):
             click.echo(f"  {line}")
+        refused = readiness.refusals(root, config, loop_roles(config))
+        if refused:
+            click.echo(f"\nA cycle would refuse to start (exit 2), or stop before any model is called, for "
+                       f"{len(refused)} reason(s):", err=True)
+            for reason in refused:
+                click.echo(f"  - {reason}", err=True)
+            return 2
+        click.echo("\nEvery check a cycle makes before it spends passed: a cycle would start.")
         return 0
     if not ready(root, config):
         return 0

@@ -10,7 +10,7 @@ from orchestrator.config import load_config
 from orchestrator.doctor import Finding, Status, examine
 from orchestrator.repo import find_repo
 
-MARKS = {Status.OK: "ok  ", Status.WARN: "warn", Status.FAIL: "FAIL"}
+MARKS = {Status.OK: "ok  ", Status.WARN: "warn", Status.FAIL: "FAIL", Status.SKIP: "skip"}
 
 
 def run(repo: Path | None, canaries: bool) -> int:
@@ -24,8 +24,10 @@ def run(repo: Path | None, canaries: bool) -> int:
     if failed:
         click.echo(f"\n{len(failed)} check(s) failed: {', '.join(f.check for f in failed)}", err=True)
         return 1
-    click.echo("\nEverything a cycle needs is in place" + ("; every cheat was rejected and the honest proof "
-                                                           "accepted." if canaries else "."))
+    skipped = [f.check for f in findings if f.status is Status.SKIP]
+    click.echo("\nEverything checked is in place" + ("; every cheat was rejected and the honest proof accepted"
+                                                      if canaries else "")
+               + (f"; not checked: {', '.join(skipped)} (see above)." if skipped else "."))
     return 0
 
 

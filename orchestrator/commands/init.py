@@ -17,7 +17,7 @@ from orchestrator import ignores
 from orchestrator.config import CONFIG_FILE, Config, ParallelConfig, ProjectConfig, load_config, render_config
 from orchestrator.git import Git
 from orchestrator.repo import LeanProject, detect_lean_project, find_repo, lake_projects
-from state.atomic import write_atomic
+from state.atomic import unwritable, write_all, write_atomic
 from state.errors import UsageError
 from state.pairing import Pairing, render
 from state.paths import StatePaths
@@ -71,31 +71,23 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         files[WORKFLOW] = workflow(config)
     if config.audit.judge_in_loop and not paths.pairing.exists() and (ledger := first_pairing(repo, config)):
         files[paths.relative(paths.pairing)] = render(ledger)
-    written, skipped = [], []
-    for rel, content in files.items():
-        target = repo / rel
-        if target.exists():
-            skipped.append(rel)
+    written = [rel for rel in files if not (repo / rel).exists()]
+    skipped = [rel for rel in files if rel not in written]
+    gitignore = repo / ".gitignore"
+    if problems := [p for rel in [*written, ".gitignore"] if (p := unwritable(repo / rel))]:
+        raise UsageError(f"cannot write the files init adds: {problems[0]}; nothing was written")
+    kept = gitignore.read_bytes() if gitignore.is_file() else None
+    write_all({repo / rel: files[rel] for rel in written})
+    try:
+        excluded, ignored = _ignore_rules(repo, paths, config)
+    except BaseException:  # nothing partial: the files written above go, .gitignore is as it was
+        for rel in written:
+            (repo / rel).unlink(missing_ok=True)
+        if kept is None:
+            gitignore.unlink(missing_ok=True)
         else:
-            write_atomic(target, content)
-            written.append(rel)
-    git = Git(repo)
-    excluded = ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE)
-    if excluded:
-        _append(repo, "files a cycle commits, which rules above excluded",
-                ignores.negations(paths, config.project.plan, CONFIG_FILE, list(excluded)))
-        if still := ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE):
-            raise UsageError(ignores.refusal(still))
-    # Temp files of interrupted atomic writes must never be committed either; after the lines above, which might
-    # re-include them.
-    state = paths.relative(paths.root)
-    runtime = {paths.relative(paths.heartbeat): paths.relative(paths.heartbeat),
-               paths.relative(paths.lock): paths.relative(paths.lock),
-               f"{state}/**/.*.tmp": f"{state}/issues/.x.md.tmp"}
-    ignored_now = git.ignored(list(runtime.values()))
-    ignored = [entry for entry, probe in runtime.items() if probe not in ignored_now]
-    if ignored:
-        _append(repo, "files of the running process, never committed", ignored)
+            write_atomic(gitignore, kept)
+        raise
 
     where = "" if project.lake_dir == "." else f" in {project.lake_dir}/"
     click.echo(f"Lean project{where}: {project.lakefile or 'no lakefile'}, toolchain {project.toolchain or 'unknown'}, "
@@ -124,6 +116,29 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         click.echo(f"GitHub Actions: add the repository secret ANTHROPIC_API_KEY; {WORKFLOW} runs {runs} on "
                    f"the schedule \"{config.github.schedule}\" and on demand (Actions → autoformalize → Run workflow).")
     return 0
+
+
+def _ignore_rules(repo: Path, paths: StatePaths, config: Config) -> tuple[dict[str, str], list[str]]:
+    """Re-include in .gitignore the state files its rules exclude, and ignore the running process's files; what
+    was excluded (each with its rule) and the runtime entries added."""
+    git = Git(repo)
+    excluded = ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE)
+    if excluded:
+        _append(repo, "files a cycle commits, which rules above excluded",
+                ignores.negations(paths, config.project.plan, CONFIG_FILE, list(excluded)))
+        if still := ignores.swallowed(git, paths, config.project.plan, CONFIG_FILE):
+            raise UsageError(ignores.refusal(still))
+    # Temp files of interrupted atomic writes must never be committed either; after the lines above, which might
+    # re-include them.
+    state = paths.relative(paths.root)
+    runtime = {paths.relative(paths.heartbeat): paths.relative(paths.heartbeat),
+               paths.relative(paths.lock): paths.relative(paths.lock),
+               f"{state}/**/.*.tmp": f"{state}/issues/.x.md.tmp"}
+    ignored_now = git.ignored(list(runtime.values()))
+    ignored = [entry for entry, probe in runtime.items() if probe not in ignored_now]
+    if ignored:
+        _append(repo, "files of the running process, never committed", ignored)
+    return excluded, ignored
 
 
 def first_pairing(repo: Path, config: Config) -> Pairing | None:

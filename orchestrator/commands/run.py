@@ -26,6 +26,7 @@ def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> in
     options = Options()
     notify = Notifier.from_env(config.notify, root.name)
     with stop_on_signals(options.stop, on_second=lambda: os._exit(130)):
-        reason = run_daemon(root, config, real_deps(config, root), Limits(max_cycles, cooldown), options, notify)
+        reason = run_daemon(root, config, real_deps(config, root), Limits(max_cycles, cooldown), options, notify,
+                            say=lambda line: click.echo(line, err=True))
     click.echo(f"autoformalize run stopped: {reason}")
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
 from orchestrator.config import load_config
 from orchestrator.git import Git
 from orchestrator.notify import Notifier
@@ -20,4 +22,5 @@ def run(repo: Path | None, stale_after: float | None, max_restarts: int, log: Pa
                     check_every_s=min(5.0, float(config.loop.heartbeat_s)))
     log_path = log or git_dir(Git(root)) / "autoformalize" / "run.log"
     notify = Notifier.from_env(config.notify, root.name)
-    return watch(run_command(root, run_args), config.state(root).heartbeat, log_path, policy, notify)
+    return watch(run_command(root, run_args), config.state(root).heartbeat, log_path, policy, notify,
+                 say=lambda line: click.echo(line, err=True))

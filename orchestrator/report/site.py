@@ -29,7 +29,7 @@ from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import load_config
 from orchestrator.git import Git, GitError
 from orchestrator.report import svg
-from state.atomic import write_atomic
+from state.atomic import write_all
 from state.errors import UsageError
 from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
 from state.history import GateVerdict, History, HistoryRecord, Outcome, cached_share, read_history
@@ -38,6 +38,7 @@ from state.prover_jobs import ProverJob, read_jobs
 
 PERSISTENT_SHOWN = 25
 OPEN_SHOWN = 200
+SHOWN_OPEN = 10  # rows of a list shown unfolded; a longer one is folded under a line saying how long it is
 
 TEMPLATES = files("orchestrator.report") / "templates"
 ROLLING = 10  # cycles in the moving average of the score, at least
@@ -136,6 +137,19 @@ class AuditSummary:
     path: str
     when: str | None
     summary: str  # the audit's own headline figures
+    overlap: tuple[OverlapRow, ...] = ()  # `audit --mathlib`'s proofs and overlaps per book and chapter
+
+
+class OverlapRow(BaseModel):
+    """One book and chapter of `mathlib_overlap.books` in the audit; a chapter `by` file is its Lean folder."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    book: str | None = None
+    chapter: str = ""
+    by: str = "entity"
+    proofs: int = 0
+    overlap: int = 0
 
 
 @dataclass(frozen=True)
@@ -176,6 +190,9 @@ class Report:
     holes: list[tuple[str, str, int]] = field(default_factory=list)  # declaration, file:line, sorries and admits
     axioms: list[tuple[str, str]] = field(default_factory=list)  # the project's own axioms: name, file:line
     rounds: list[RoundRow] = field(default_factory=list)  # the parallel rounds, oldest first
+    plan_file: str = "plan.md"
+    unfilled: int = 0  # plan targets still the template's placeholders
+    audit_dir: str = ".prover-state/audit"
 
 
 @dataclass
@@ -232,7 +249,8 @@ def gather(repo: Path, now: datetime) -> Report:
         problems.append(f"the ages of the sorries could not be read: {e}")
     gates = config.gates
     big = [(p, n, n > gates.file_cap_lines) for p, n in large(tree, gates.file_warn_lines)]
-    if unfilled := placeholders(plan_text or ""):
+    unfilled = placeholders(plan_text or "")
+    if unfilled:
         problems.append(f"{config.project.plan}: {unfilled} target(s) are still the template's placeholders "
                         "(`- [ ] Chapter 1: …`); they are left out of the coverage")
     holes = [(d.name or d.kind, f"{path}:{d.line}", d.holes) for path, d in tree.decls() if d.holes]
@@ -240,7 +258,7 @@ def gather(repo: Path, now: datetime) -> Report:
     axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
                   _unless_linked(lambda: _issues(repo, paths, problems), [], problems), problems, jobs, old, big, holes,
-                  axioms, rounds(history.records))
+                  axioms, rounds(history.records), config.project.plan, unfilled, paths.relative(paths.audit))
 
 
 T = TypeVar("T")
@@ -369,7 +387,20 @@ def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], 
     when = next((str(data[k]) for k in ("generated_at", "finished_at", "created_at", "timestamp") if data.get(k)),
                 None)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-    return entities, AuditSummary(where, when, summary or "")
+    return entities, AuditSummary(where, when, summary or "", _overlap(data.get("mathlib_overlap"), where, problems))
+
+
+def _overlap(section: object, where: str, problems: list[str]) -> tuple[OverlapRow, ...]:
+    if not isinstance(section, dict):
+        return ()
+    books = section.get("books")
+    rows = []
+    for item in books if isinstance(books, list) else []:
+        try:
+            rows.append(OverlapRow.model_validate(item))
+        except ValidationError:
+            problems.append(f"{where}: a row of `mathlib_overlap.books` could not be read; it is left out")
+    return tuple(rows)
 
 
 def coverage(entities: Sequence[_Entity]) -> list[ChapterCoverage]:
@@ -441,10 +472,11 @@ def _title(text: str, fallback: str) -> str:
 def build(repo: Path, out: Path, now: datetime) -> Path:
     """Write the report of `repo` into the directory `out` (index.html and style.css); return the page's path."""
     page = render(gather(repo, now))
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in (("style.css", (TEMPLATES / "style.css").read_text(encoding="utf-8")), ("index.html", page)):
-        write_atomic(out / name, text)
-        (out / name).chmod(0o644)  # a web server, or a person other than the owner, reads them
+    files: dict[Path, str | bytes] = {out / "style.css": (TEMPLATES / "style.css").read_text(encoding="utf-8"),
+                                      out / "index.html": page}
+    write_all(files)  # both or neither
+    for path in files:
+        path.chmod(0o644)  # a web server, or a person other than the owner, reads them
     return out / "index.html"
 
 
@@ -454,8 +486,10 @@ def render(report: Report) -> str:
         title=_e(f"autoformalize — {report.name}"),
         generated=_e(report.generated_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")),
         generated_iso=_e(report.generated_at.astimezone(UTC).isoformat()),
-        overview=_overview(report),
-        charts=_charts(report.cycles),
+        overview=_next_steps(report) + _overview(report),
+        charts=_charts(report.cycles) if report.cycles else
+        '<p class="note" id="no-cycles">No cycle yet: the plots of the sorries, the scores and the spend start with '
+        "the first cycle.</p>",
         coverage=_coverage(report.plan, report.coverage),
         outcomes=_outcomes(report.overview.outcomes),
         cycles=_cycles(report.cycles),
@@ -471,6 +505,34 @@ def render(report: Report) -> str:
 
 def _e(value: object) -> str:
     return escape(str(value), quote=True)
+
+
+def _next_steps(r: Report) -> str:
+    """On a project no cycle has run in, what to do next, in order; nothing once the loop runs."""
+    if r.cycles:
+        return ""
+    plan = (f"Describe the book in <code>{_e(r.plan_file)}</code>: a <code>- [ ]</code> line for each definition "
+            "or theorem to formalize, under a heading per chapter" + (f" ({r.unfilled} target(s) are still the "
+                                                                      "template's)" if r.unfilled else "")
+            + "; then commit it.")
+    steps = [plan if r.unfilled or not r.plan else "",
+             "Check the setup: <code>autoformalize doctor</code> (the toolchain, the sandbox, the keys, the remote, "
+             "then every gate tried on your Lean).",
+             "See what a cycle would do and cost: <code>autoformalize cycle --dry-run</code> (it names anything "
+             "that would stop a cycle); then run one, <code>autoformalize cycle</code>, or keep them coming with "
+             "<code>autoformalize run</code>.",
+             "" if r.audit else f"Measure the book: <code>autoformalize audit</code>, then commit "
+             f"<code>{_e(r.audit_dir)}/</code> to see the coverage by chapter here.",
+             "Build this page again: <code>autoformalize report --out DIR</code>."]
+    items = "".join(f"<li>{s}</li>" for s in steps if s)
+    return (f'<div id="next" class="next"><h3>No cycle has run yet. What to do next</h3><ol>{items}</ol></div>')
+
+
+def _collapsed(table: str, count: int, noun: str) -> str:
+    """A list longer than `SHOWN_OPEN` rows, folded under a line saying how long it is."""
+    if count <= SHOWN_OPEN:
+        return table
+    return f'<details class="long"><summary>{count} {noun}: show them</summary>{table}</details>'
 
 
 def _overview(r: Report) -> str:
@@ -693,10 +755,10 @@ def _issue_list(issues: Sequence[IssueRow], now: datetime) -> str:
             f'<td class="when"><time datetime="{_e(i.added_at.isoformat())}">'
             f'{_e(i.added_at.strftime("%Y-%m-%d"))}</time> <small>{_e(source)}</small></td>'
             f'<td><details><summary>{_e(i.title)}</summary><pre class="text">{_e(text)}</pre></details></td></tr>')
-    return ('<div class="scroll"><table id="issue-table"><caption>Oldest first; the age counts from the commit '
-            'that added the file.</caption><thead><tr><th scope="col">Issue</th><th scope="col" class="num">Age</th>'
-            '<th scope="col">Opened</th><th scope="col">Title and text</th></tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return _collapsed('<div class="scroll"><table id="issue-table"><caption>Oldest first; the age counts from the '
+                      'commit that added the file.</caption><thead><tr><th scope="col">Issue</th><th scope="col" '
+                      'class="num">Age</th><th scope="col">Opened</th><th scope="col">Title and text</th></tr></thead>'
+                      f"<tbody>{''.join(rows)}</tbody></table></div>", len(issues), "open issues, oldest first")
 
 
 def _age(age: timedelta) -> str:
@@ -722,7 +784,25 @@ def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> s
         out.append(f'<pre class="text">{_e(audit.summary)}</pre>')
     out.append(f'<p>Every figure, and each entity with its verdicts: <code>{_e(audit.path.removesuffix(".json"))}.md'
                "</code> beside it.</p>")
+    if audit.overlap:
+        out.append(_overlap_table(audit.overlap))
     return "".join(out)
+
+
+def _overlap_table(rows: Sequence[OverlapRow]) -> str:
+    """Proofs `exact?` closes with the library alone, per book and chapter (a chapter read from a file's folder is
+    marked so)."""
+    def row(name: str, proofs: int, overlap: int, head: str = "th") -> str:
+        return (f'<tr><{head} scope="row">{_e(name)}</{head}><td class="num">{proofs}</td>'
+                f'<td class="num">{_pct(overlap, proofs)}</td></tr>')
+
+    body = "".join(row(" · ".join([*([r.book] if r.book else []), r.chapter + (" (folder)" if r.by == "file" else "")]),
+                       r.proofs, r.overlap) for r in rows)
+    total = row("All", sum(r.proofs for r in rows), sum(r.overlap for r in rows), "th")
+    return ('<h3>Mathlib overlap (<code>exact?</code>, from <code>audit --mathlib</code>)</h3><div class="scroll">'
+            '<table id="mathlib-overlap"><thead><tr><th scope="col">Book · chapter</th>'
+            '<th scope="col" class="num">Proofs tried</th><th scope="col" class="num">Closed by the library alone</th>'
+            f"</tr></thead><tbody>{body}</tbody><tfoot>{total}</tfoot></table></div>")
 
 
 def _prover(jobs: Sequence[ProverJob]) -> str:
@@ -777,9 +857,10 @@ def _open(holes: Sequence[tuple[str, str, int]], axioms: Sequence[tuple[str, str
                        for name, where, n in holes[:OPEN_SHOWN])
         more = f" ({len(holes) - OPEN_SHOWN} more not shown)" if len(holes) > OPEN_SHOWN else ""
         out.append(f'<p id="open-line">{len(holes)} declaration(s) not yet proved{more}.</p>'
-                   '<div class="scroll"><table id="open-table"><thead><tr><th scope="col">Declaration</th>'
-                   '<th scope="col">Where</th><th scope="col" class="num">Sorries</th></tr></thead>'
-                   f"<tbody>{rows}</tbody></table></div>")
+                   + _collapsed('<div class="scroll"><table id="open-table"><thead><tr><th scope="col">Declaration'
+                                '</th><th scope="col">Where</th><th scope="col" class="num">Sorries</th></tr></thead>'
+                                f"<tbody>{rows}</tbody></table></div>", min(len(holes), OPEN_SHOWN),
+                                "declarations not yet proved"))
     if axioms:
         items = "".join(f"<li><code>{_e(name)}</code> <small>{_e(where)}</small></li>" for name, where in axioms)
         out.append(f'<p>The project\'s own axioms, which every result using them rests on:</p>'

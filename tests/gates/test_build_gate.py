@@ -156,4 +156,4 @@ def test_all_gates_pass_on_an_honest_change(setup: Setup) -> None:
     results = run_gates(inp)
     assert [(r.name, r.passed) for r in results] == [("scope", True), ("integrity", True), ("secrets", True),
                                                      ("sorry", True), ("size", True), ("build", True),
-                                                     ("kernel", True)]
+                                                     ("kernel", True), ("successors", True)]

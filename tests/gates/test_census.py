@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from leangen import write_tree
 from gates.census import census
 from gates.imports import ImportGraph
 from gates.tree import DirTree, MemTree
+from orchestrator.cli import main
 from tests.conftest import git, write
 
 
@@ -63,12 +66,26 @@ def test_lean_roots_limit_the_census(tmp_path: Path) -> None:
     assert sorted(census(DirTree(tmp_path), ["Book"]).files) == ["Book.lean", "Book/A.lean"]
 
 
-def test_without_roots_hidden_folders_hold_no_project_file(tmp_path: Path) -> None:
-    """The state folder keeps an external prover's returned copies of project files: they are not the project."""
+def test_without_roots_only_the_state_folder_holds_no_project_file(tmp_path: Path) -> None:
+    """The state folder keeps an external prover's returned copies of project files: they are not the project. No
+    other folder is left out for its name: a committed file in a hidden one can hold a sorry or an axiom too."""
     for rel in ("Book/A.lean", ".prover-state/prover_results/job-1/Book/A.lean", "Book/.scratch/B.lean"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("theorem a : True := sorry\n")
-    assert list(census(DirTree(tmp_path)).files) == ["Book/A.lean"]
+    assert sorted(census(DirTree(tmp_path)).files) == ["Book/.scratch/B.lean", "Book/A.lean"]
+
+
+def test_sorries_counts_committed_files_in_hidden_folders(make_repo: Callable[..., Path],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo({".hid/A.lean": "theorem a : True := sorry\n", "sub/.x/B.lean": "axiom bad : False\n",
+                      ".prover-state/prover_results/j/Book/C.lean": "theorem c : True := sorry\n"})
+    (repo / "lakefile.toml").write_text('name = "book"\n')  # no library: no Lean roots, every Lean file counts
+    git(repo, "commit", "-qam", "no roots")
+    assert main(["sorries", "--json", "--repo", str(repo)]) == 0
+    found = json.loads(capsys.readouterr().out)
+    text = json.dumps(found)
+    assert ".hid/A.lean" in text and "sub/.x/B.lean" in text and "bad" in text
+    assert ".prover-state" not in text
 
 
 def test_non_utf8_file_is_reported_and_still_counted(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from gates.base import GateInput, GateResult
@@ -72,7 +74,7 @@ def test_an_honest_proof_passes_every_gate(project: Project) -> None:
     results, inp = project.gates({"Book/A.lean": HONEST})
     assert [(n, r.passed) for n, r in results.items()] == [
         ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
-        ("kernel", True)]
+        ("kernel", True), ("successors", True)]
     assert "1 closed and 0 locked statement(s) mean what they meant at the base" in results["kernel"].detail
     assert "leanchecker replayed Book, Book.A" in results["kernel"].detail  # Book.lean imports Book.A
     assert "2 Lean run(s)" in results["kernel"].detail  # the imports built, then the program: one probe
@@ -555,3 +557,37 @@ def test_each_time_lean_is_asked_the_log_says_for_how_much(project: Project) -> 
     assert [(e["modules"], e["runs"], e["problem"]) for e in asked] == [(3, 2, ""), (2, 2, "")], asked
     assert all(e["lines"] > 0 and e["seconds"] >= 0 for e in asked)
 
+
+DEFS = st.lists(st.lists(st.integers(0, 5), max_size=2), min_size=2, max_size=6)  # def k uses defs j < k
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(DEFS, st.integers(0, 5), st.integers(0, 5))
+def test_an_edit_under_a_locked_statement_is_seen_exactly_when_the_statement_reaches_it(
+        project: Project, uses: list[list[int]], named: int, edited: int) -> None:
+    """Definitions `c0 … cn`, each using some before it; a locked theorem about one of them; one definition's value
+    changed. Lean's listing sees the change exactly when the theorem reaches the edited definition."""
+    named, edited = named % len(uses), edited % len(uses)
+
+    def text(edit: bool) -> str:
+        lines = ["namespace Book", ""]
+        for k, used in enumerate(uses):
+            parts = [f"c{j % k}" for j in used if k]
+            body = " + ".join([*parts, "2" if edit and k == edited else "1"])
+            lines += [f"def c{k} (n : ℕ) : ℕ := n + {body}", ""]
+        lines += [f"theorem locked (n : ℕ) : 0 < c{named} n := by", "  sorry", "", "end Book", ""]
+        return "\n".join(lines)
+
+    reach, todo = set(), [named]
+    while todo:
+        k = todo.pop()
+        if k not in reach:
+            reach.add(k)
+            todo += [j % k for j in uses[k] if k]
+    write(project.root, {"Book/Defs.lean": text(False)})
+    locked = {"Book.locked": meanings(census(MemTree({"Book/Defs.lean": text(False).encode()}),
+                                             ["Book"]))["Book.locked"][0]}
+    results, _ = project.gates({"Book/Defs.lean": text(True)}, GatesConfig(**KERNEL_ALONE), locked=locked,
+                               every=True)
+    seen = "Book.locked: Lean's terms for its statement" in results["kernel"].detail
+    assert seen == (edited in reach), (uses, named, edited, results["kernel"].detail)

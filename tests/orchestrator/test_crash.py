@@ -202,7 +202,8 @@ def test_dry_run_makes_no_request_and_no_change(project: Project, capsys: pytest
     for phase in ("sync:", "baseline: cycle 1; 2 sorry", "sweep: not due (every 48 hours)",
                   "harvest: the external prover is off: ARISTOTLE_API_KEY is not set",
                   "plan: claude-opus-4-6, prompt", "work:",
-                  "judge: claude-sonnet-4-6 reads", "evaluate:", "escalate:", "cost: about $", "land:"):
+                  "judge: claude-sonnet-4-6 on the anthropic backend reads", "evaluate:", "escalate:", "cost: about $",
+                  "land:", "a cycle would start"):
         assert phase in out, phase
     low, high = (float(x) for x in re.findall(r"\$(\d+\.\d\d) \(", out.split("cost: about ")[1])[:2])
     assert 0 < low < high  # a 10-turn Worker, then all 200 turns
@@ -260,8 +261,8 @@ def test_a_cycle_refuses_while_the_ignore_rules_swallow_its_record(project: Proj
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     ignore = project.repo / ".gitignore"
     project.commit_files({".gitignore": ignore.read_text() + "history.jsonl\n"}, "ignore the record")
-    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
-    assert "sync: a cycle would refuse (exit 2): the ignore rules exclude" in capsys.readouterr().out
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 2
+    assert "  - the ignore rules exclude files a cycle must commit" in capsys.readouterr().err
     assert main(["cycle", "--repo", str(project.repo)]) == 2
     assert ".prover-state/history.jsonl (by .gitignore:" in capsys.readouterr().err
     assert project.server.requests == [] and project.history() == []

@@ -53,7 +53,8 @@ def test_an_accepted_cycle_lands_in_one_pushed_commit(project: Project) -> None:
     record, cycle = project.cycle()
 
     assert record.outcome == "accepted", record.gates
-    assert [g.name for g in record.gates] == ["scope", "integrity", "secrets", "sorry", "size", "build", "kernel"]
+    assert [g.name for g in record.gates] == ["scope", "integrity", "secrets", "sorry", "size", "build", "kernel",
+                                              "successors"]
     assert (record.pre_sorry_count, record.post_sorry_count, record.progress_score) == (2, 1, 1)
     assert project.head() == cycle.commit == project.remote_head()
     assert git_parent(project) == base  # one commit

@@ -58,6 +58,18 @@ def test_an_infrastructure_error_is_recorded_backed_off_and_survived(project: Pr
     assert "overloaded" in (project.history()[0].error or "").lower()
 
 
+def test_run_says_on_the_terminal_why_a_cycle_failed_and_how_long_it_waits(project: Project) -> None:
+    configure(project, backoff_s=0.2)
+    project.agents.add("planner", *[error_reply(529, "overloaded_error", "Overloaded", headers={"retry-after": "0"})
+                                    for _ in range(6)])
+    idle_cycle(project)
+    said: list[str] = []
+    run_daemon(project.repo, project.config, project.deps(), Limits(max_cycles=2), Options(), say=said.append)
+    assert len(said) == 1, said  # the second cycle, which worked, is not news
+    assert said[0].startswith("cycle 1 failed: ") and "overloaded" in said[0].lower()
+    assert said[0].endswith("; the next cycle in 0s (failure 1 in a row, backing off)")
+
+
 def test_the_total_budget_stops_it_before_the_next_cycle(project: Project) -> None:
     write(project.repo, {"autoformalize.toml": config_text(loop={"heartbeat_s": 1, "cooldown_s": 0},
                                                            budget={"total_usd": 0.0001})})

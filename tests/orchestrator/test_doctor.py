@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from gates.build import LakeCompiler
 from orchestrator.canaries import CANARIES
 from orchestrator.cli import main
 from orchestrator.doctor import Status, run_canaries
-from tests.conftest import sandbox
+from tests.conftest import git, sandbox
 from tests.orchestrator.harness import Project, config_text
 
 LAKE = Path(__file__).parent.parent / "standin" / "bin"
@@ -48,6 +49,8 @@ def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project)
     for name in ("shadowing", "deep_definition", "beyond_depth", "changed_axiom", "carrier", "private_instance",
                  "macro_definition", "irreducible_def", "alias"):
         assert found[name][2] == ["kernel"], found[name]
+    # Restated as the strategy declares, it means something else by leave: only its user, as it was, tells.
+    assert found["weakened_with_users"][2] == ["successors"], found["weakened_with_users"]
     for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance", "print_axioms"):
         assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
     # The throwaway copy is gone, and the user's checkout never saw a canary.
@@ -79,6 +82,13 @@ def test_a_layer_that_lets_a_cheat_through_is_named_even_when_another_catches_it
     assert detail.startswith("rejected by integrity only: the kernel gate let it through")
 
 
+def test_a_weakened_statement_with_the_successors_gate_off_is_named(project: Project) -> None:
+    project.commit_files({"autoformalize.toml": config_text(gates={"successors": "off"})})
+    status, detail, rejected = verdicts(project)["weakened_with_users"]
+    assert status is Status.FAIL and rejected == []
+    assert detail.startswith("GOT THROUGH: a locked statement gains a hypothesis")
+
+
 def test_a_cheat_no_gate_rejects_got_through(project: Project) -> None:
     trust = "Book.AutoformalizeCanary.Meta.trustMe"  # meta code allowed, and its axiom too: nothing stops it
     project.commit_files({"autoformalize.toml": config_text(gates={
@@ -108,7 +118,9 @@ def test_what_is_missing_is_named_and_nothing_is_compiled_without_a_toolchain(
     captured = capsys.readouterr()
     assert "FAIL  toolchain" in captured.out and "`lake` was not found" in captured.out
     assert "FAIL  keys" in captured.out and "ANTHROPIC_API_KEY" in captured.out
-    assert "canary" not in captured.out and "build " not in captured.out
+    assert "canary " not in captured.out and "passed" not in captured.out  # nothing compiled…
+    for check in ("build", "canaries"):  # …and each check not made is named, with why
+        assert f"skip  {check:<22} skipped: the toolchain check failed, so nothing can be compiled" in captured.out
     assert "failed: toolchain, keys" in captured.err
 
 
@@ -116,7 +128,9 @@ def test_without_canaries_only_the_setup_and_the_build_are_checked(project: Proj
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 0
     out = capsys.readouterr().out
-    assert "build" in out and "canary" not in out
+    assert "build" in out and "canary " not in out
+    assert "skip  canaries               skipped (--no-canaries)" in out
+    assert "Everything checked is in place; not checked: canaries (see above)." in out
 
 
 def test_a_toolchain_other_than_lean_toolchain_is_a_warning(project: Project, lake_on_path: None,
@@ -142,3 +156,40 @@ def test_what_an_offline_compile_would_have_to_download_fails(project: Project, 
     assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  downloads" in out and "run `lake exe cache get`" in out
+
+
+def test_a_remote_with_the_branch_checked_out_refuses_the_push_and_doctor_says_so(
+        project: Project, lake_on_path: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `git push --dry-run` does not see this refusal: the receiving side decides it once the objects are sent.
+    other = tmp_path / "checked-out"
+    git(tmp_path, "clone", "-q", str(project.repo), str(other))
+    git(project.repo, "remote", "set-url", "origin", str(other))
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  remote" in out and "refuses a push to main (receive.denyCurrentBranch = refuse)" in out
+    git(project.repo, "commit", "-q", "--allow-empty", "-m", "a cycle's commit")
+    with pytest.raises(subprocess.CalledProcessError):  # as git itself says when the cycle pushes it
+        git(project.repo, "push", "-q", "origin", "HEAD:main")
+    git(other, "config", "receive.denyCurrentBranch", "updateInstead")
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 0
+    assert "origin accepts a push to main" in capsys.readouterr().out
+
+
+def test_without_elan_the_toolchain_on_disk_is_not_called_checked(project: Project, lake_on_path: None,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    assert "warn  downloads" in out and "elan is not installed" in out and "was not checked" in out
+    assert "toolchain and the dependencies are on disk" not in out
+
+
+def test_doctor_names_the_judge_and_a_state_file_still_ignored(project: Project, lake_on_path: None,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 0
+    out = capsys.readouterr().out
+    assert "ok    judge                  claude-sonnet-4-6 on the anthropic backend" in out
+    assert "ok    ignore rules" in out
+    project.commit_files({".gitignore": (project.repo / ".gitignore").read_text() + "strategy.md\n"})
+    assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  ignore rules" in out and ".prover-state/strategy.md (by .gitignore:" in out

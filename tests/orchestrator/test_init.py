@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import ignores
 from orchestrator.cli import main
 from orchestrator.config import Config, load_config
+from state.paths import StatePaths
 from tests.conftest import BASIC, git, write
 
 
@@ -181,11 +183,13 @@ def test_the_workflow_runs_the_doctor_before_the_first_cycle_only(make_repo: Cal
 
 
 OPENMATH_GITIGNORE = (Path(__file__).parents[1] / "data/openmath/openmath_gitignore").read_text()
+# Its later version: strategy.md, history.jsonl, attempts.md and the Consultant's advice ignored as well.
+OPENMATH_GITIGNORE_2026 = (Path(__file__).parents[1] / "data/openmath/openmath_gitignore_2026").read_text()
 
 
-@pytest.mark.parametrize("ignore", [OPENMATH_GITIGNORE, "/.prover-state/\n*.md\n",
+@pytest.mark.parametrize("ignore", [OPENMATH_GITIGNORE, OPENMATH_GITIGNORE_2026, "/.prover-state/\n*.md\n",
                                     ".prover-state/*\n!.prover-state/x\n"],
-                         ids=["openmath", "the-whole-folder-and-markdown", "its-contents"])
+                         ids=["openmath", "openmath-2026", "the-whole-folder-and-markdown", "its-contents"])
 def test_state_the_ignore_rules_swallow_is_refused_then_re_included_by_init(
         make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str], ignore: str) -> None:
     repo = make_repo({".gitignore": ignore, "plan.md": "# plan\n"})
@@ -286,3 +290,39 @@ def test_workers_without_github_set_local_rounds(make_repo: Callable[..., Path])
     assert main(["init", str(repo), "--workers", "4"]) == 0
     assert (load_config(repo).parallel.workers, load_config(repo).parallel.engine) == (4, "local")
     assert not (repo / ".github").exists()
+
+
+def test_every_kind_of_state_file_is_committable_after_init_under_openmaths_rules(
+        make_repo: Callable[..., Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """OpenMath's rule `.prover-state/issues/consultant_advice_cycle_*.md` catches one name of the issues folder and
+    not another: each kind and name is checked on its own."""
+    repo = make_repo({".gitignore": OPENMATH_GITIGNORE_2026, "plan.md": "# plan\n"})
+    assert main(["init", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "included .prover-state/issues/consultant_advice_cycle_001.md (.gitignore re-includes it: " \
+           ".gitignore:28: .prover-state/issues/consultant_advice_cycle_*.md excluded it" in out
+    kinds = [path for path in ignores.committed(StatePaths(repo), "plan.md", "autoformalize.toml")]
+    assert len(kinds) > 20
+    write(repo, dict.fromkeys(kinds, "x\n"))
+    git(repo, "add", "-A")
+    staged = set(git(repo, "diff", "--cached", "--name-only").split())
+    assert [p for p in kinds if p not in staged] == []
+    # What the project keeps local stays so.
+    write(repo, {".prover-state/loop.log": "x\n", ".prover-state/aristotle/job.json": "{}",
+                 ".prover-state/heartbeat.json": "{}", ".prover-state/run.lock": ""})
+    git(repo, "add", "-A")
+    staged = set(git(repo, "diff", "--cached", "--name-only").split())
+    assert not {".prover-state/loop.log", ".prover-state/aristotle/job.json", ".prover-state/heartbeat.json",
+                ".prover-state/run.lock"} & staged
+
+
+def test_status_names_a_state_file_kind_still_ignored(make_repo: Callable[..., Path],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo({"plan.md": "# plan\n"})
+    assert main(["init", str(repo)]) == 0
+    write(repo, {".gitignore": (repo / ".gitignore").read_text() + ".prover-state/issues/closed/\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init, then a rule of the user's")
+    capsys.readouterr()
+    assert main(["status", "--repo", str(repo)]) == 2
+    assert ".prover-state/issues/closed/some-issue.md (by .gitignore:" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from orchestrator.report.site import _Entity, coverage, plan_chapters
 from orchestrator.report.svg import Axis, Chart, Series, downsample, line_chart, nice_step, scale
 from state.atomic import append_line
 from state.history import GateVerdict, HistoryRecord, Outcome, Usage, append_record
-from tests.conftest import BASIC, GIT_ENV, LAKEFILE, write
+from tests.conftest import BASIC, GIT_ENV, LAKEFILE, git, write
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -468,7 +468,12 @@ def test_a_freshly_initialised_repository(make_repo: Callable[..., Path], tmp_pa
     assert index == tmp_path / "out" / "index.html" and (tmp_path / "out" / "style.css").is_file()
     html = index.read_text(encoding="utf-8")
     page = Parsed(html)
-    assert html.count("No data yet") == 3 and page.tags["svg"] == 3
+    # The first screen says what to do next, in order, and draws no empty plot.
+    steps = html[html.index('<div id="next"'):html.index("</ol>")]
+    assert steps.index("plan.md") < steps.index("autoformalize doctor") < steps.index("cycle --dry-run") \
+        < steps.index("autoformalize audit")
+    assert "2 target(s) are still the template's" in steps and ".prover-state/audit/" in steps
+    assert page.tags["svg"] == 0 and "No cycle yet: the plots of the sorries" in html
     assert "No cycle has been recorded yet." in html and "No open issue." in html and "No audit yet" in html
     assert 'data-card="Sorries now">1 <small>0 admits</small>' in html
     # The template's placeholder chapters are not the book's: left out, with a note saying so.
@@ -664,3 +669,23 @@ def test_coverage_rows_of_several_books_are_per_book() -> None:
                      _Entity(id="Tao/thm:1.2", book="Tao", chapter="1", formalized=True, proved=True)])
     assert [(c.chapter, c.entities, c.formalized, c.proved) for c in rows] == [("Tao · 1", 2, 2, 1),
                                                                                ("Rudin · 1", 1, 0, 0)]
+
+
+def test_a_long_list_of_open_issues_is_folded(make_repo: Callable[..., Path], tmp_path: Path) -> None:
+    repo = make_repo()
+    assert main(["init", str(repo)]) == 0
+    write(repo, {f".prover-state/issues/issue-{n:02d}.md": f"# Issue {n}\n" for n in range(90)})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "90 issues, as OpenMath has")
+    html = build(repo, tmp_path / "out", NOW).read_text(encoding="utf-8")
+    folded = html[html.index('<details class="long"><summary>90 open issues, oldest first: show them</summary>'):]
+    assert len(Parsed(folded).rows("issue-table")) == 91  # all there, folded under one line
+    assert '<div id="next"' not in build_after_a_cycle(repo, tmp_path)
+
+
+def build_after_a_cycle(repo: Path, tmp_path: Path) -> str:
+    """The page once a cycle is recorded: no more first steps."""
+    append_record(repo / ".prover-state" / "history.jsonl", HistoryRecord(
+        cycle=1, started_at=NOW - timedelta(hours=1), finished_at=NOW, outcome=Outcome.NO_CHANGE, gates=[],
+        pre_sorry_count=1, post_sorry_count=1, progress_score=0, summary="nothing"))
+    return build(repo, tmp_path / "after", NOW).read_text(encoding="utf-8")

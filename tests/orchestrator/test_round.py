@@ -472,3 +472,27 @@ def test_items_worked_elsewhere_each_get_a_part_of_what_the_budget_has_left() ->
     assert jobs[1].refused is Limit.DAY
     uncapped = Budget(BudgetConfig(per_cycle_usd=1.0), today_usd=3.0, total_usd=7.0).share(4)
     assert (uncapped.today_usd, uncapped.total_usd) == (3.0, 7.0)
+
+
+Q = _lean("Mathlib.Tactic", "theorem qux (n : ℕ) : n * 1 = n := by\n  simp")
+U = _lean("Book.Q", "theorem spare_u : True := trivial")
+
+
+def test_an_item_weakening_a_statement_a_landed_item_now_uses_is_rejected(project: Project) -> None:
+    """The successors of the second item's statement landed after its base: the queue compiles the file holding
+    them again, against the weakened statement, and it breaks."""
+    _parallel(project, files={"Book/Q.lean": Q, "Book/U.lean": U}, gates={"successors": "strict"})
+    project.agents.plan(items(("u", ["Book/U.lean"]), ("q", ["Book/Q.lean"])))
+    workers = Workers(project)
+    workers.work("u", _edit("Book/U.lean", "end Book", "theorem three : 3 * 1 = 3 := qux 3\n\nend Book"), _finish())
+    workers.work("q", _edit("Book/Q.lean", "(n : ℕ) : n * 1", "(n : ℕ) (h : 0 < n) : n * 1"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+
+    project.cycle()
+
+    first, second = project.history()
+    assert first.outcome == "accepted" and second.outcome == "rejected", second.gates
+    failed = {g.name: g.detail for g in second.gates if not g.passed}
+    assert "Book/U.lean" in failed.get("build", "") and "type mismatch" in failed["build"], failed
+    assert "(h : 0 < n)" not in project.show("HEAD", "Book/Q.lean")

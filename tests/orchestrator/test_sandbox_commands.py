@@ -55,8 +55,10 @@ def test_the_dry_run_and_status_say_how_worker_code_runs(project: Project, tmp_p
     assert status["sandbox"]["problem"] is None
 
     _without_bwrap(tmp_path, monkeypatch)
-    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
-    assert "a cycle would refuse to start (exit 2)" in capsys.readouterr().out
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 2
+    captured = capsys.readouterr()
+    assert "a cycle would refuse to start (exit 2)" in captured.out
+    assert "  - the sandbox for code the Worker writes cannot run: bwrap (bubblewrap) is not installed" in captured.err
     assert main(["status", "--json", "--repo", str(project.repo)]) == 0
     sandbox = json.loads(capsys.readouterr().out)["sandbox"]
     assert sandbox["sandboxed"] is False and sandbox["problem"] == "bwrap (bubblewrap) is not installed"

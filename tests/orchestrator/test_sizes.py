@@ -35,7 +35,8 @@ def test_growth_past_the_cap_goes_back_to_the_worker_who_puts_it_in_a_new_file(p
     assert "Book/A.lean 10 → 12 lines: over the cap of 10 lines" in repair and "`SPLITTING: <rationale>`" in repair
     assert "Warning at 8 lines, cap at 10." in user_text(project.agents.requests["planner"][0])
     assert record.outcome == "accepted", record.gates
-    assert [g.name for g in record.gates] == ["scope", "integrity", "secrets", "sorry", "size", "build", "kernel"]
+    assert [g.name for g in record.gates] == ["scope", "integrity", "secrets", "sorry", "size", "build", "kernel",
+                                              "successors"]
     # A proved statement the book does not pair is no fact of progress: the Evaluator's 1 is capped at 0.
     assert record.progress_score == 0 and record.splitting is None
     assert project.show("HEAD", "Book/A.lean") == A and project.show("HEAD", "Book/C.lean") == C

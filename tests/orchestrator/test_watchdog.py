@@ -9,6 +9,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from orchestrator.cli import main
 from orchestrator.notify import Notifier
 from orchestrator.watchdog import Policy, run_command, watch
 from state.heartbeat import read_heartbeat
@@ -42,6 +45,13 @@ if mode == "hang" and runs == 1:
     time.sleep(600)
 if mode == "exit3":
     sys.exit(3)
+if mode == "nokey":
+    print('{"event": "phase", "level": "info"}')
+    print("error: not set: ANTHROPIC_API_KEY (for the planner); export it")
+    sys.exit(2)
+if mode == "crash-saying":
+    print('{"error": "the branch does not build", "event": "daemon.cycle_failed", "level": "error"}', flush=True)
+    sys.exit(1)
 if mode == "forever":
     import signal
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
@@ -149,3 +159,30 @@ def test_a_frozen_daemon_is_killed_restarted_and_loses_nothing(project: Project,
     assert inspect_lock(project.repo / ".prover-state/run.lock").status is LockStatus.FREE
 
 
+
+
+def test_why_the_child_stopped_is_said_on_the_terminal(tmp_path: Path) -> None:
+    said: list[str] = []
+    log = tmp_path / "run.log"
+    log.write_text("error: an older run's error, not this one's\n")
+    code = watch(child(tmp_path, "nokey"), tmp_path / "heartbeat.json", log, policy(), Notifier(None), said.append)
+    assert code == 2
+    assert said == [f"watchdog: `run` exited with 2, which a restart cannot mend: not set: ANTHROPIC_API_KEY (for the "
+                    f"planner); export it (its output: {log})"]
+
+    said.clear()
+    (tmp_path / "runs").unlink()
+    code = watch(child(tmp_path, "crash-saying"), tmp_path / "heartbeat.json", log, policy(max_restarts=1),
+                 Notifier(None), said.append)
+    assert code == 1 and len(said) == 2, said
+    assert said[0].startswith("watchdog: `run` (pid ") and "exited with code 1: {\"error\": \"the branch does not" \
+        in said[0] and said[0].endswith("; restarting in 1s")
+    assert said[1].startswith("watchdog: giving up after 1 restarts within 60s; last: `run` (pid ")
+
+
+def test_the_watchdog_command_prints_why_run_could_not_start(project: Project, monkeypatch: pytest.MonkeyPatch,
+                                                             capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["watchdog", "--max-restarts", "2", "--repo", str(project.repo)]) == 2
+    err = capfd.readouterr().err
+    assert "watchdog: `run` exited with 2, which a restart cannot mend: not set: ANTHROPIC_API_KEY" in err

@@ -11,7 +11,8 @@ with logic of its own (it shares no code with autoformalize):
 - two imported modules declaring one name fail the import (`environment already contains`);
 - unbalanced parentheses are a parse error;
 - `exact absurd_marker` stands for a proof Lean rejects (`type mismatch`);
-- a declaration written with `sorry`, `admit`, `stop`, `apply?` or `exact?` gets the sorry warning;
+- a declaration written with `sorry`, `admit`, `stop` or `apply?` gets the sorry warning; `exact?` is answered
+  as Lean answers it (`lean_elab`: `Try this`, or its error);
 - `#print axioms`, `#check`, `#print`, instances, `macro_rules`, meta code and
   what each declaration depends on come from `lean_elab` (its own model of Lean);
 - `#guard_msgs` drops, checks and passes messages as `Lean.Elab.GuardMsgs` does:

@@ -14,7 +14,10 @@ just enough of Lean's elaboration to answer a probe the way Lean would.
   under `pp.all` it is printed explicitly (`(@LT.lt Book.weakLT)`).
 - `macro_rules`, and `macro "name" : tactic`/`: term`, rewrite tokens (`$x`
   matches one atom or a parenthesised group), imported ones included.
-- Axioms: `sorry`, `admit`, `stop`, `apply?`, `exact?` and an elaboration
+- `exact?` closes a goal with a hypothesis, a theorem of the environment or one of `LIBRARY` (its
+  stand-in for Mathlib), printing `Try this` in the shape of the toolchain `lean-toolchain` names, or fails
+  with Lean's error.
+- Axioms: `sorry`, `admit`, `stop`, `apply?`, `exact?` (unanswered) and an elaboration
   error (the declaration is still added, backed by `sorryAx`) give `sorryAx`;
   `native_decide` and `decide +native` give `Lean.ofReduceBool`; classical
   reasoning gives `Classical.choice`, `propext` and `Quot.sound`; `simp`-like
@@ -87,7 +90,80 @@ INSTANCE_PARTS = {"=": (50, "Eq"), "<": (50, "LT"), ">": (50, "GT"), "≤": (50,
 _ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
 _CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
 _DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
+INDENT = "\n  "  # `indentExpr`: the term on a line of its own, two spaces in
 _QUOTED = re.compile(r"``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
+
+
+# Library theorems the stand-in's `exact?` knows (its Mathlib): name, explicit binders, conclusion as it renders.
+LIBRARY = [
+    ("Nat.le_succ", ["n"], "n ≤ n + 1"),
+    ("Nat.add_comm", ["n", "m"], "n + m = m + n"),
+    ("Nat.mul_comm", ["n", "m"], "n * m = m * n"),
+    ("Nat.zero_le", ["n"], "0 ≤ n"),
+    ("Nat.le_refl", ["n"], "n ≤ n"),
+    ("Nat.add_zero", ["n"], "n + 0 = n"),
+    ("Nat.zero_add", ["n"], "0 + n = n"),
+]
+
+
+def try_this(tactic: str, minor: int) -> str:
+    """The information message `exact?` logs: `Try this: t` (`Lean.Meta.Tactic.TryThis.addSuggestion`); from v4.24
+    the suggestion on its own indented line (lean4#9966), from v4.25 after an `[apply]` button (lean4#10524)."""
+    if minor < 24:
+        return f"Try this: {tactic}"
+    return f"Try this:\n  {'[apply] ' if minor >= 25 else ''}{tactic}"
+
+
+def toolchain_minor(root: Path) -> int:
+    """The minor version `lean-toolchain` names (`leanprover/lean4:v4.26.0` → 26); the newest when it names none."""
+    file = root / "lean-toolchain"
+    m = re.search(r"v4\.(\d+)", file.read_text(encoding="utf-8")) if file.is_file() else None
+    return int(m.group(1)) if m else 99
+
+
+def hypotheses(binders: list[str]) -> dict[str, list[str]]:
+    """`(h : T)` binders: each name and its type's words."""
+    out: dict[str, list[str]] = {}
+    i = 0
+    while i < len(binders):
+        if binders[i] == "(" and ":" in binders[i:]:
+            close = binders.index(")", i) if ")" in binders[i:] else len(binders)
+            colon = binders.index(":", i)
+            for name in binders[i + 1:colon]:
+                out[name] = [TYPES.get(w, w) for w in binders[colon + 1:close]]
+            i = close + 1
+        else:
+            i += 1
+    return out
+
+
+def explicit(binders: str) -> list[str]:
+    """A theorem's explicit binder names, in order, from its rendered binders."""
+    return [n for n in hypotheses(binders.split()) if n]
+
+
+def unify(pattern: list[str], goal: list[str], params: list[str]) -> dict[str, str] | None:
+    """`pattern` with `params` as holes (one token each, the same token where one repeats) equal to `goal`."""
+    if len(pattern) != len(goal):
+        return None
+    got: dict[str, str] = {}
+    for p, g in zip(pattern, goal, strict=True):
+        if p in params:
+            if got.setdefault(p, g) != g:
+                return None
+        elif p != g:
+            return None
+    return got if all(p in got for p in params) else None
+
+
+def arguments(toks: list[Tok]) -> list[list[Tok]]:
+    """An application's arguments: a bracketed group, or one token."""
+    out, i = [], 0
+    while i < len(toks):
+        j = matching(toks, i) if toks[i].text in OPENING_BRACKETS else i
+        out.append(toks[i:j + 1])
+        i = j + 1
+    return out
 
 
 @dataclass
@@ -109,6 +185,7 @@ class Decl:
     unchecked: bool = False  # added without the kernel's check
     uses_sorry: bool = False  # written with a sorry (warned about), not an elaboration error
     unsafe: bool = False
+    plain_binders: str = ""  # its binders as Lean prints them by default (no `pp.all`)
 
 
 @dataclass
@@ -534,6 +611,7 @@ class File:
                                                 True) + self.render(binders, bound, ctx, types, type_refs, True))
         rendered_type = " ".join(self.render(type_words, bound, ctx, types, type_refs, True))
         plain_type = " ".join(self.render(type_words, bound, ctx, types, set(), False))
+        plain_binders = " ".join(self.render(binders, bound, ctx, types, set(), False))
         refs = set(type_refs)
         rendered_body = " ".join(self.render(body_words, bound, ctx, types, refs, True))
         if written is None:
@@ -545,9 +623,13 @@ class File:
         decl = Decl(name or "_example", kind, self.module, self.line(pos), self.column(pos), rendered_binders,
                     rendered_type, plain_type, rendered_body, refs, type_refs, axioms, private="private" in modifiers,
                     uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words,
-                    unsafe="unsafe" in modifiers)
+                    unsafe="unsafe" in modifiers, plain_binders=plain_binders)
         if kind == "axiom" and name:
             decl.axioms = {name}
+        if asked := next((t for t in body if t.text == "exact?"), None):
+            self.exact(decl, asked, binders, bound)
+        elif kind in ("theorem", "lemma", "def", "abbrev", "instance"):
+            self.application(decl, body, ctx)
         if decl.uses_sorry:
             self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
         if name is None:
@@ -567,6 +649,71 @@ class File:
         elif kind == "def":
             decl.instance_of = class_of(type_words)
         return decl
+
+    def exact(self, decl: Decl, tok: Tok, binders: list[str], bound: set[str]) -> None:
+        """`exact?` (`Lean.Elab.Tactic.LibrarySearch`): a hypothesis whose type is the goal, else a theorem of the
+        environment, else one of `LIBRARY`, whose conclusion matches the goal (its explicit binders standing for
+        anything) closes it, printed as `Try this` is at the toolchain `lean-toolchain` names; else the error Lean
+        gives. Found, the declaration holds the proof: no sorry."""
+        goal = decl.plain_type.split()
+        found = None
+        for name, types in hypotheses(binders).items():
+            if types == goal:
+                found = name
+                break
+        candidates = [(d.name, explicit(d.binders), d.plain_type) for d in self.env.decls.values()
+                      if d.kind in ("theorem", "lemma") and d.name != decl.name and not d.uses_sorry
+                      and (not d.private or d.module == self.module)]
+        for name, params, conclusion in [*candidates, *LIBRARY]:
+            if found is not None:
+                break
+            if (got := unify(conclusion.split(), goal, params)) is not None:
+                found = " ".join([name, *(got[p] for p in params)])
+                if name in self.env.decls:
+                    decl.refs.add(name)
+        decl.uses_sorry = False
+        if found is None:
+            shared = any(c.split()[1:2] == goal[1:2] for _, _, c in [*candidates, *LIBRARY])
+            self.error(tok, "`exact?` could not close the goal." + (" Try `apply?` to see partial suggestions."
+                                                                     if shared else ""))
+            return
+        decl.axioms.discard("sorryAx")
+        decl.body = found
+        self.info(tok, try_this(f"exact {found}", toolchain_minor(self.project.root)))
+
+    def application(self, decl: Decl, body: list[Tok], ctx: Context) -> None:
+        """A proof that is one application of a theorem, `t a b` or `by exact t a b`, checked against `t`'s explicit
+        binders as `Lean.Elab.App` does against the expected type: too few arguments leave a `→` the declaration's
+        type does not have (`type mismatch`, `Lean.Elab.throwTypeMismatchError`), too many apply a proposition
+        (`function expected`). An error leaves the declaration backed by `sorryAx`, as Lean's recovery does."""
+        words = [t.text for t in body]
+        at = 2 if words[:2] == ["by", "exact"] else 0 if words[:1] != ["by"] else None
+        if at is None or len(words) <= at or not is_name(words[at]):
+            return
+        head = body[at]
+        args = arguments(body[at + 1:])
+        if any(len(g) == 1 and not (g[0].kind in ("id", "num") or g[0].text == "_") for g in args):
+            return  # an operator, a `fun`, a `<|`: more than one application, beyond this check
+        target = self.resolve(head.text, ctx)
+        if target is None or self.env.decls[target].kind not in ("theorem", "lemma"):
+            return
+        t = self.env.decls[target]
+        params = hypotheses(t.plain_binders.split())
+        names = list(params)
+        given = [" ".join(x.text for x in g) for g in args]
+        if len(given) > len(names):
+            applied = " ".join([head.text, *given[:len(names)]])
+            self.error(head, f"function expected{INDENT}{applied}")
+        elif len(given) < len(names) and not ({"→", "∀"} & set(decl.plain_type.split())):
+            subst = dict(zip(names, given, strict=False))
+            rest = [" ".join(subst.get(w, w) for w in params[n]) for n in names[len(given):]]
+            result = " ".join(subst.get(w, w) for w in t.plain_type.split())
+            shown = " ".join([head.text, *given])
+            self.error(head, f"type mismatch{INDENT}{shown}\nhas type{INDENT}{' → '.join([*rest, result])} : Prop"
+                             f"\nbut is expected to have type{INDENT}{decl.plain_type} : Prop")
+        else:
+            return
+        decl.axioms.add("sorryAx")
 
     def include_str(self, words: list[str]) -> list[str]:
         """`include_str "p"`: the text of the file `p`, relative to this file's folder, as a string literal."""

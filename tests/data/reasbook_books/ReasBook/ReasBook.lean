@@ -1,0 +1,1 @@
+-- This module serves as the root of the `ReasBook` library.

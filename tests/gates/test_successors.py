@@ -1,0 +1,129 @@
+"""The successors gate against the stand-in Lean (which checks an application of a theorem against its explicit
+binders, as Lean's elaborator does against the expected type): the users of an altered declaration, compiled as
+they were at the base, break when it gained a hypothesis, in whatever file they live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gates.config import GatesConfig
+from gates.diagnostics import CheckResult
+from gates.index import index_source
+from gates.successors import User, splice
+from tests.conftest import write
+from tests.gates.cheats import BASE, KERNEL_ALONE
+from tests.gates.test_kernel import Project, standin
+
+QUX = """\
+import Mathlib.Tactic
+
+namespace Book
+
+theorem qux (n : ℕ) : n * 1 = n := by
+  simp
+
+theorem three_mul_one : 3 * 1 = 3 := qux 3
+
+theorem two_mul_one : 2 * 1 = 2 := by
+  exact qux 2
+
+end Book
+"""
+USER = """\
+import Book.Qux
+
+open Book
+
+theorem five_mul_one : 5 * 1 = 5 := qux 5
+"""
+WEAK = QUX.replace("(n : ℕ) : n * 1", "(n : ℕ) (h : 0 < n) : n * 1")
+PATCHED = WEAK.replace(":= qux 3", ":= qux 3 (by decide)").replace("exact qux 2", "exact qux 2 (by decide)")
+USER_PATCHED = USER.replace("qux 5", "qux 5 (by decide)")
+CHANGE = {"Book/Qux.lean": PATCHED, "Book/User.lean": USER_PATCHED}
+FILES = {**BASE, "Book/Qux.lean": QUX, "Book/User.lean": USER,
+         "Book.lean": "import Book.A\nimport Book.Qux\nimport Book.User\n"}
+
+
+def gates(mode: str = "locked") -> GatesConfig:
+    return GatesConfig(successors=mode, **KERNEL_ALONE)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    write(tmp_path / "book", FILES)
+    return Project(tmp_path / "book", standin())
+
+
+def test_users_in_the_same_file_and_in_an_importer_break_when_a_locked_statement_gains_a_hypothesis(
+        project: Project) -> None:
+    results, inp = project.gates(CHANGE, gates(), locked={"Book.qux": "x"},
+                                 strategy="RESTATE: Book.qux — positive n\n")
+
+    assert results["kernel"].passed, results["kernel"].detail
+    verdict = results["successors"]
+    assert not verdict.passed
+    for user, path in [("Book.three_mul_one", "Book/Qux.lean"), ("Book.two_mul_one", "Book/Qux.lean"),
+                       ("five_mul_one", "Book/User.lean")]:
+        assert f"{user} ({path}), as it was at the base, no longer elaborates against the changed Book.qux: " \
+               "type mismatch" in verdict.detail
+    assert sorted(inp.broken_successors) == ["Book.qux"] and len(inp.broken_successors["Book.qux"]) == 3
+
+
+def test_unlocked_the_broken_users_are_evidence_and_strict_refuses_them(project: Project) -> None:
+    results, _ = project.gates(CHANGE, gates())
+    assert results["successors"].passed and "broken successors (evidence, not locked)" in results["successors"].detail
+
+    results, _ = project.gates(CHANGE, gates("strict"))
+    assert not results["successors"].passed and '"strict"' in results["successors"].detail
+
+    results, _ = project.gates(CHANGE, gates("off"), locked={"Book.qux": "x"},
+                               strategy="RESTATE: Book.qux — positive n\n")
+    assert results["successors"].passed and results["successors"].detail == "off ([gates] successors)"
+
+
+def test_a_change_beside_a_statement_leaves_its_meaning_and_compiles_nothing(project: Project) -> None:
+    beside = QUX.replace("theorem qux (n : ℕ) : n * 1 = n := by\n  simp",
+                           "theorem qux (n : ℕ) : n * 1 = n := by\n  simp\n\ntheorem extra : 1 = 1 := rfl")
+    results, _ = project.gates({"Book/Qux.lean": beside}, gates("strict"))
+    assert results["successors"].passed
+    assert results["successors"].detail == "no declaration the project uses means something else"
+
+
+def test_a_user_that_cannot_be_checked_fails_closed_for_a_locked_statement(project: Project,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from gates.build import LakeCompiler
+
+    real = LakeCompiler.probe
+
+    def timing_out(self: LakeCompiler, text: str, timeout_s: float | None = None) -> CheckResult:
+        if "three_mul_one" in text and "#print" not in text and "import Lean" not in text:
+            return CheckResult("lake env lean probe", None, "", 1.0)  # what `_run` returns on a timeout
+        return real(self, text, timeout_s)
+
+    monkeypatch.setattr(LakeCompiler, "probe", timing_out)
+    results, _ = project.gates(CHANGE, gates(), locked={"Book.qux": "x"},
+                               strategy="RESTATE: Book.qux — positive n\n")
+    assert not results["successors"].passed
+    assert "the users of a locked statement in Book/Qux.lean could not be checked: `lake env lean probe` timed " \
+           "out" in results["successors"].detail
+
+
+def test_splice_puts_each_user_back_where_it_was_and_a_deleted_one_in_its_namespace() -> None:
+    base = index_source("Book/Qux.lean", QUX)
+    users = []
+    for d in base.decls:
+        if d.name in ("Book.three_mul_one", "Book.two_mul_one"):
+            users.append(User(d.name, "Book/Qux.lean", QUX[d.start:d.end], "Book", ("Book.qux",)))
+    now_text = PATCHED.replace("theorem two_mul_one : 2 * 1 = 2 := by\n  exact qux 2 (by decide)\n\n", "")
+    now = index_source("Book/Qux.lean", now_text)
+
+    text, regions = splice(now_text, now.decls, users)
+
+    lines = text.split("\n")
+    assert "(h : 0 < n)" in text and "qux 3 (by decide)" not in text
+    by_user = {r.user.name: lines[r.first - 1:r.last] for r in regions}
+    assert by_user["Book.three_mul_one"] == ["theorem three_mul_one : 3 * 1 = 3 := qux 3"]
+    assert by_user["Book.two_mul_one"] == ["theorem two_mul_one : 2 * 1 = 2 := by", "  exact qux 2"]
+    assert text.endswith("namespace Book\ntheorem two_mul_one : 2 * 1 = 2 := by\n  exact qux 2\nend Book\n")
