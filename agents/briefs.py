@@ -84,11 +84,14 @@ def sorry_table(census: Census, only: list[str] | None = None) -> str:
     for path, index in census.files.items():
         if not index.holes or (only is not None and path not in only):
             continue
-        per: dict[str, list[int]] = defaultdict(list)
-        for h in index.holes:
-            per[h.declaration or h.owner or "(outside declarations)"].append(h.line)
-        lines.append(f"{shown(path)}: " + "; ".join(f"{shown(name)} (line{'s' if len(at) > 1 else ''} "
-                                                    f"{', '.join(map(str, at))})" for name, at in per.items()))
+        row = index.memo.get("sorry_row")  # kept with the index, which never changes
+        if not isinstance(row, str):
+            per: dict[str, list[int]] = defaultdict(list)
+            for h in index.holes:
+                per[h.declaration or h.owner or "(outside declarations)"].append(h.line)
+            row = index.memo["sorry_row"] = "; ".join(f"{shown(name)} (line{'s' if len(at) > 1 else ''} "
+                                                      f"{', '.join(map(str, at))})" for name, at in per.items())
+        lines.append(f"{shown(path)}: {row}")
     return "\n".join(lines)
 
 

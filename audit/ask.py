@@ -31,7 +31,6 @@ from gates.census import Census
 from gates.diagnostics import CheckResult
 from gates.env import header, printed
 from gates.header import read_header
-from gates.imports import ImportGraph
 from gates.index import Decl
 from gates.listing import closure_keys
 from state.atomic import write_atomic
@@ -112,7 +111,7 @@ class Cache:
 def keys(targets: Iterable[Target], census: Census, chain: str) -> dict[str, str]:
     """Per theorem: the digest of its probe's text, of its file's imports' closures and of `chain`."""
     closures = closure_keys(census, chain)
-    imports = ImportGraph(census).imports
+    imports = census.graph.imports
     out: dict[str, str] = {}
     for t in targets:
         parts = [f"exact? format {FORMAT}", chain, t.text(exact.NONCE),

@@ -205,7 +205,7 @@ def _owned(entities: Iterable[Entity]) -> tuple[set[str], set[str]]:
 
 
 def _declared(census: Census) -> set[str]:
-    return {d.name for _, d in census.decls() if d.name}
+    return set(census.named)
 
 
 def _present(ledger: Pairing, census: Census) -> Pairing:

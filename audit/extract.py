@@ -50,8 +50,7 @@ from typing import Any
 
 from audit.entities import Entity
 from gates.census import Census
-from gates.index import Decl
-from gates.lexer import SpanKind
+from gates.index import Decl, FileIndex
 from gates.scope import matches
 from gates.tree import DirTree
 
@@ -616,16 +615,13 @@ def from_docstrings(census: Census) -> tuple[list[Entity], list[str]]:
     any depth), each entity is keyed by its book's folder: `Tao/thm:1.1`."""
     found: dict[str, Entity] = {}
     problems: list[str] = []
-    numbered = [(path, decl, doc, m) for path, decl in census.decls()
-                if (doc := _doc_comment(decl)) is not None and decl.name is not None
-                and (m := _DOC_HEAD.match(doc)) is not None]
+    numbered = [(path, decl, doc, m) for path, f in census.files.items() for decl, doc, m in _numbered(f)]
     book = _books([(path, f"{ID_PREFIX[m.group('kind').lower()]}:{m.group('num')}") for path, _, _, m in numbered])
     for path, decl, doc, m in numbered:
         assert decl.name is not None
         kind = m.group("kind").lower()
         number = m.group("num")
-        assert decl.source is not None
-        source = f"{path}:{decl.source.line(decl.start)}"
+        source = f"{path}:{decl.top}"
         nl = doc[m.end():].strip()
         if not nl:
             problems.append(f"{source}: the doc comment of `{decl.name}` has a heading but no statement")
@@ -678,16 +674,23 @@ def _books_below(entries: list[tuple[list[str], str, str]], depth: int) -> dict[
             for _, path, _ in members}
 
 
+def _numbered(f: FileIndex) -> list[tuple[Decl, str, re.Match[str]]]:
+    """The named declarations of one file with a numbered doc comment, kept with its index."""
+    kept = f.memo.get("numbered")
+    if not isinstance(kept, list):
+        kept = f.memo["numbered"] = [(decl, doc, m) for decl in f.decls
+                                     if (doc := _doc_comment(decl)) is not None and decl.name is not None
+                                     and (m := _DOC_HEAD.match(doc)) is not None]
+    return kept
+
+
 def _doc_comment(decl: Decl) -> str | None:
-    """The text of the numbered doc comment (`/-- Theorem …`) a declaration starts with, if any."""
-    src = decl.source
-    if src is None or not _DOC_START.match(src.text, decl.start):
+    """The text of the numbered doc comment (`/-- Theorem …`) a declaration starts with, if any. (A match of
+    `_DOC_START` ends at a blank after a word, so it lies inside the comment when it starts one.)"""
+    raw = decl.doc
+    if raw is None or not _DOC_START.match(raw):
         return None
-    at = bisect.bisect_left(src.spans, decl.start, key=lambda s: s.start)  # the lexer's spans are in order
-    span = src.spans[at] if at < len(src.spans) else None
-    if span is None or span.start != decl.start or span.kind is not SpanKind.DOC:
-        return None
-    inner = src.text[span.start + 3:span.end - 2 if src.text.endswith("-/", 0, span.end) else span.end]
+    inner = raw[3:len(raw) - 2 if raw.endswith("-/") else len(raw)]
     return "\n".join(line.strip() for line in inner.strip().split("\n"))
 
 

@@ -134,7 +134,7 @@ def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], af
     meaning, or every later cycle would be refused. `fingerprints` (declaration → digest of how Lean elaborates
     it, under `toolchain`) are stored with the statements they belong to, new and kept."""
     fingerprints = fingerprints or {}
-    names = {d.name for _, d in after.decls() if d.name}
+    names = after.named
     statements = {n: s for n, s in lock.statements.items() if n in names and n not in changed}
     for j in judged:
         score = j.verdict.score

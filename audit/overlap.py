@@ -41,7 +41,6 @@ from gates.census import Census
 from gates.chosen import shown
 from gates.env import Module, normal
 from gates.environment import lean_names
-from gates.imports import ImportGraph
 from gates.index import THEOREM_KINDS, Decl
 from gates.probe import IDENT, canonical
 from state.history import HistoryRecord, LibraryProof
@@ -149,7 +148,7 @@ class Constants:
 def constants(census: Census, files: Iterable[str], listed: Mapping[str, Module] | None
               ) -> tuple[dict[str, Constants], str]:
     """Per file, the project's constants it can see (its own and its imports'), and where they were read from."""
-    graph = ImportGraph(census)
+    graph = census.graph
     out: dict[str, Constants] = {}
     for path in set(files):
         seen = graph.imported([path])
@@ -338,7 +337,7 @@ def notes(results: Sequence[Tried]) -> list[LibraryProof]:
 def told(history: Sequence[HistoryRecord], census: Census, limit: int = 20) -> str:
     """The overlaps recorded in recent cycles whose theorem is still in the tree, newest first, one a line, every
     name rendered by `shown` (a Worker chose them): what the next Planner and Worker are told, as data."""
-    present = {d.name for _, d in census.decls() if d.name}
+    present = census.named
     seen: dict[str, str] = {}
     for r in reversed(history):
         for note in r.mathlib_overlap:

@@ -29,7 +29,7 @@ unfolding, notation, an `open … in` scoped to another command — makes the ra
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -53,7 +53,7 @@ _ID_KEY = re.compile(rf"(?P<kind>[A-Za-z]+)[:._-]?(?P<num>{_NUM})")
 _QUOTED = re.compile(r"``(.{3,80}?)''|(?<![`\w])`([^`'\n]{3,80}?)'(?!')|‘([^’]{3,80}?)’|“([^”]{3,80}?)”|"
                      r"(?<![\w\\])\"([^\"\n]{3,80}?)\"", re.DOTALL)
 _IDENT = rf"(?:«[^»\n]*»|[{ID_FIRST}][{ID_REST}]*)"
-_TOKEN = re.compile(rf"(?<![{ID_REST}.])(?P<dot>\.)?@?(?P<name>{_IDENT}(?:\.{_IDENT})*)")
+TOKEN = re.compile(rf"(?<![{ID_REST}.])(?P<dot>\.)?@?(?P<name>{_IDENT}(?:\.{_IDENT})*)")
 _OPEN = re.compile(r"^open[ \t]+([^\n]*)", re.MULTILINE)
 
 
@@ -328,11 +328,11 @@ class _Code:
         and the tokens that may be field notation on a local."""
         if name not in self._named:
             _, decl = self.decls_by_name[name]
-            scopes = _namespaces(name)
-            opens = _opens(decl, scopes)
+            scopes = namespaces(name)
+            opens = opens_before(decl, scopes)
             named: dict[str, str] = {}
             fields: list[str] = []
-            for m in _TOKEN.finditer(f"{decl.statement_text}\n{decl.body_code}"):
+            for m in TOKEN.finditer(f"{decl.statement_text}\n{decl.body_code}"):
                 token = m.group("name")
                 target = None if m.group("dot") else self._resolve(token, scopes, opens)
                 if target is not None:
@@ -343,28 +343,32 @@ class _Code:
         return self._named[name]
 
     def _resolve(self, token: str, scopes: list[str], opens: list[str]) -> str | None:
-        """The project declaration the longest resolvable prefix of `token` names, if any."""
-        parts = token.removeprefix("_root_.").split(".")
-        for j in range(len(parts), 0, -1):
-            prefix = ".".join(parts[:j])
-            if token.startswith("_root_."):
-                candidates: Iterable[str] = [prefix]
-            else:
-                candidates = [f"{ns}.{prefix}" if ns else prefix for ns in scopes]
-                candidates = [*candidates, *(f"{o}.{prefix}" for o in opens)]
-            hit = next((c for c in candidates if c in self.decls_by_name), None)
-            if hit is not None:
-                return hit
-        return None
+        return resolve(token, scopes, opens, self.decls_by_name)
 
 
-def _namespaces(name: str) -> list[str]:
+def resolve(token: str, scopes: list[str], opens: list[str], known: Container[str]) -> str | None:
+    """The declaration of `known` the longest resolvable prefix of `token` names, if any."""
+    parts = token.removeprefix("_root_.").split(".")
+    for j in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:j])
+        if token.startswith("_root_."):
+            candidates: Iterable[str] = [prefix]
+        else:
+            candidates = [f"{ns}.{prefix}" if ns else prefix for ns in scopes]
+            candidates = [*candidates, *(f"{o}.{prefix}" for o in opens)]
+        hit = next((c for c in candidates if c in known), None)
+        if hit is not None:
+            return hit
+    return None
+
+
+def namespaces(name: str) -> list[str]:
     """The namespaces a declaration's body resolves names in, innermost first, the root last."""
     parts = name.split(".")[:-1]
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)] + [""]
 
 
-def _opens(decl: Decl, scopes: list[str]) -> list[str]:
+def opens_before(decl: Decl, scopes: list[str]) -> list[str]:
     """Namespaces opened by column-0 `open` commands before the declaration in its file, as written and
     relative to the declaration's namespaces."""
     assert decl.source is not None

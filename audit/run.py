@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.model import Model
 from audit import judge, overlap, rests, reuse, sample, stats
+from audit import successors as succ
 from audit.entities import Entity
 from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
@@ -91,9 +92,10 @@ def lean_text(found: dict[str, Decl], names: Sequence[str], *, bodies: bool = Tr
 
 
 def audit(root: Path, census: Census, models: Models, options: Options, now: datetime,
-          mathlib: overlap.Measured | None = None) -> dict[str, Any]:
+          mathlib: overlap.Measured | None = None, successors: succ.Measured | None = None) -> dict[str, Any]:
     """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given; with `mathlib`,
-    what `exact?` answered about its proved theorems (`audit.overlap`)."""
+    what `exact?` answered about its proved theorems (`audit.overlap`); with `successors`, how well their users test
+    them (`audit.successors`)."""
     entities, problems = find_entities(root, census, blueprint=options.blueprint, mappings=options.mappings)
     decls = declarations(census)
     support = rests.Support(census)
@@ -121,6 +123,9 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
     if mathlib is not None:
         doc["mathlib_overlap"] = mathlib.document(doc["entities"])
         overlap.attach(doc["entities"], mathlib.results)
+    if successors is not None:
+        doc["successors"] = successors.document(doc["entities"])
+        succ.attach(doc["entities"], successors.results)
     doc["summary"] = summary(doc)
     return doc
 
@@ -230,6 +235,8 @@ def summary(doc: dict[str, Any]) -> str:
         lines.append(f"agreement: {a['grouped_rate']:.1%} of {a['compared']} (faithful and stronger as one)")
     if doc.get("mathlib_overlap"):
         lines.append(overlap.summary_line(doc["mathlib_overlap"]))
+    if doc.get("successors"):
+        lines.append(succ.summary_line(doc["successors"]))
     rates = doc["reuse"].get("rates", {})
     total = rates.get("all")
     if total:
@@ -304,6 +311,8 @@ def markdown(doc: dict[str, Any]) -> str:
         out.append(f"| {name} | {rate['reflected']} | {rate['total']} | {share} |")
     if doc.get("mathlib_overlap"):
         out += ["", *overlap.markdown(doc["mathlib_overlap"])]
+    if doc.get("successors"):
+        out += ["", *succ.markdown(doc["successors"])]
     if doc["skipped"]:
         out += ["", "## Skipped", ""] + [f"- {k}: {v}" for k, v in doc["skipped"].items()]
     if doc["extraction_problems"]:

@@ -19,6 +19,7 @@ import argparse
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,11 +85,15 @@ def timings(repo: Path, paths: list[str], touch: int, repeat: int, now: datetime
             ) -> tuple[int, float, float, float]:
     """Hole lines, then seconds for `blame.ages` cold, warm, and after one more commit with the previous cache."""
     git = Git(repo)
-    cache = Path(git.run("rev-parse", "--absolute-git-dir")) / "autoformalize" / "blame.json"
+    cache = Path(git.run("rev-parse", "--absolute-git-dir")) / "autoformalize" / "blame"
     head, holes = git.head(), census(DirTree(repo), ["Book"])
 
+    def forget() -> None:  # a new process: nothing read yet
+        blame._LIVE.clear()
+
     def cold() -> list[blame.SorryAge]:
-        cache.unlink(missing_ok=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        forget()
         return blame.ages(git, head, holes, now)
 
     cold_s = median_time(cold, repeat)
@@ -97,7 +102,7 @@ def timings(repo: Path, paths: list[str], touch: int, repeat: int, now: datetime
     assert len({a.commit for a in found}) > 1, "the history did not reach the sorry lines"
     warm_s = median_time(partial(blame.ages, git, head, holes, now), repeat)
 
-    before = cache.read_bytes()
+    before = {f.name: f.read_bytes() for f in cache.iterdir()}
     touched = rng.sample(paths, min(touch, len(paths)))
     for p in touched:
         edit(repo / p, rng, 0)
@@ -105,7 +110,11 @@ def timings(repo: Path, paths: list[str], touch: int, repeat: int, now: datetime
     after, changed = git.head(), census(DirTree(repo), ["Book"])
 
     def one_change() -> list[blame.SorryAge]:
-        cache.write_bytes(before)
+        shutil.rmtree(cache)
+        cache.mkdir()
+        for name, data in before.items():
+            (cache / name).write_bytes(data)
+        forget()
         return blame.ages(git, after, changed, now)
 
     change_s = median_time(one_change, repeat)

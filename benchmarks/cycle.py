@@ -2,6 +2,8 @@
 
     python benchmarks/cycle.py                      # 60k lines in 60 files, and 1M lines
     python benchmarks/cycle.py --lines 60000        # one size
+    python benchmarks/cycle.py --cycles 8           # more steady-state cycles per size
+    python benchmarks/cycle.py --profile /tmp/prof  # cProfile of each size's last cycle, its top printed
 
 Each cycle runs against the scripted model endpoint of the tests (answers in
 about a millisecond) and the stand-in Lean checker of the tests (which answers
@@ -9,17 +11,24 @@ the kernel gate's probes as Lean does), on a generated Lean tree committed to a
 git repository with a bare remote. Model and compiler time are measured around
 each call and subtracted; what is left is the orchestrator's: git, the census,
 the gates (what the kernel gate asks and reads included), context assembly,
-bookkeeping, commit and push. The first cycle also creates the working copy; the second is
-the steady state. The Planner's prompt is then assembled for a synthetic run
-of 10 to 5,000 cycles, with one persistent sorry per ten cycles.
+bookkeeping, commit and push. The first cycle also creates the working copy and fills the
+caches in the git directory; the ones after it are the steady state, whose median is the
+figure compared across sizes. Each cycle's peak resident memory is the process's high-water
+mark reset before it (`/proc/self/clear_refs`), so a leak shows as a rising peak. The
+Planner's prompt is then assembled for a synthetic run of 10 to 5,000 cycles, with one
+persistent sorry per ten cycles.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import logging
 import os
+import pstats
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -154,7 +163,20 @@ def script(server: AnthropicStandin, repo: Path, target: str) -> None:
     server.enqueue(text_reply(evaluation))
 
 
-def one_cycle(repo: Path, target: str, server: AnthropicStandin) -> tuple[float, float, float]:
+def peak_reset() -> None:
+    """Start a new high-water mark of this process's resident memory (Linux)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def peak_mib() -> float:
+    status = Path("/proc/self/status").read_text()
+    m = re.search(r"VmHWM:\s+(\d+) kB", status)
+    assert m is not None
+    return int(m.group(1)) / 1024
+
+
+def one_cycle(repo: Path, target: str, server: AnthropicStandin, profile: cProfile.Profile | None = None
+              ) -> tuple[float, float, float]:
     script(server, repo, target)
     timer_model, timer_compiler = Timed(), Timed()
     config = load_config(repo)
@@ -173,7 +195,13 @@ def one_cycle(repo: Path, target: str, server: AnthropicStandin) -> tuple[float,
 
     deps.model, deps.compiler, deps.session = timed, compiler, session
     start = time.perf_counter()
-    record, _ = run_cycle(repo, config, deps, Options())
+    if profile is not None:
+        profile.enable()
+    try:
+        record, _ = run_cycle(repo, config, deps, Options())
+    finally:
+        if profile is not None:
+            profile.disable()
     total = time.perf_counter() - start
     assert record.outcome == "accepted", record.gates
     return total, timer_model.seconds, timer_compiler.seconds
@@ -202,19 +230,37 @@ def planner_prompt(cycles: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, nargs="+", default=[60_000, 1_000_000])
+    parser.add_argument("--cycles", type=int, default=6, help="cycles per size (at least 2)")
+    parser.add_argument("--profile", type=Path, help="folder for a cProfile of each size's last cycle")
     args = parser.parse_args()
     configure_logs(level=logging.WARNING)
-    print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15}")
+    print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15} "
+          f"{'peak RSS MiB':>13}")
+    steady: dict[int, float] = {}
     for lines in args.lines:
         with tempfile.TemporaryDirectory() as tmp, AnthropicStandin() as server:
             # The working copy goes to the cache directory: this run's own, removed with it.
             os.environ.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url,
                               XDG_CACHE_HOME=str(Path(tmp) / "cache"))
             repo, target = project(Path(tmp), lines)
-            for n in (1, 2):
-                total, model, compiler = one_cycle(repo, target, server)
+            own: list[float] = []
+            for n in range(1, max(2, args.cycles) + 1):
+                profile = cProfile.Profile() if args.profile is not None and n == max(2, args.cycles) else None
+                server.requests.clear()  # the stand-in's record of requests is no memory of the orchestrator's
+                peak_reset()
+                total, model, compiler = one_cycle(repo, target, server, profile)
+                own.append(total - model - compiler)
                 print(f"{lines:>10,} {n:>6} {total:>8.2f} {model:>8.2f} {compiler:>11.2f} "
-                      f"{total - model - compiler:>15.2f}")
+                      f"{total - model - compiler:>15.2f} {peak_mib():>13.0f}", flush=True)
+                if profile is not None:
+                    args.profile.mkdir(parents=True, exist_ok=True)
+                    profile.dump_stats(args.profile / f"cycle-{lines}.prof")
+                    pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+            steady[lines] = statistics.median(own[1:])
+            print(f"# steady state at {lines:,} lines: median {steady[lines]:.2f} s over cycles 2–{len(own)}")
+    if len(steady) > 1:
+        small, large = min(steady), max(steady)
+        print(f"# steady state at {large:,} lines / at {small:,} lines: {steady[large] / steady[small]:.2f}")
     for cycles in (10, 100, 1_000, 5_000):
         chars = planner_prompt(cycles)
         print(f"planner prompt at cycle {cycles:>5,}: {chars:>7,} characters (~{chars // 4:,} tokens)")

@@ -14,7 +14,6 @@ from pathlib import Path
 from gates.base import GateInput, GateResult
 from gates.config import BuildConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
-from gates.imports import ImportGraph
 from gates.listing import TOOLCHAIN_FILES
 from gates.probe import module_of
 from gates.process import run
@@ -106,7 +105,7 @@ def check(inp: GateInput) -> GateResult:
         return GateResult(NAME, True, "no Lean file changed")
     if inp.compiler is None:
         raise ValueError("the build gate needs a compiler")
-    graph = ImportGraph(inp.after)
+    graph = inp.after.graph
     present = {c.path for c in lean if c.kind is not ChangeKind.DELETED}
     targets = graph.dependents({c.path for c in lean}) | present
     if not targets:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from gates.env import Module, normal
 from gates.environment import lean_names
-from gates.header import keywords, read_header
+from gates.header import Header, Keywords, keywords, read_header
 from gates.index import Decl, FileIndex, index_source
+from gates.indexcache import Entry, Stored, decode, indexed
 from gates.tree import Tree, is_lean_source
+
+if TYPE_CHECKING:
+    from gates.imports import ImportGraph
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,18 +71,25 @@ class Census:
         """The sorry count, the files `text` counted by their text alone."""
         text = set(text)
         return sum(len(f.holes) if path in text or path not in self.lean else
-                   sum(h.count for h in self._lean_holed(path, f, self.lean[path]))
-                   for path, f in self.files.items())
+                   sum(h.count for h in self._holed_in(path, f)) for path, f in self.files.items())
 
     def holed(self) -> list[Holed]:
         """Every declaration holding a hole."""
         out: list[Holed] = []
         for path, f in self.files.items():
-            if path in self.lean:
-                out += self._lean_holed(path, f, self.lean[path])
-            else:
-                out += [Holed(path, d.key, d.holes, True, False) for d in f.decls if d.holes]
+            out += self._holed_in(path, f)
         return out
+
+    def _holed_in(self, path: str, f: FileIndex) -> list[Holed]:
+        """The declarations of one file holding a hole, kept with its index for the listing they were read with."""
+        module = self.lean.get(path)
+        kept = f.memo.get("holed")
+        if isinstance(kept, tuple) and kept[0] == path and kept[1] is module:
+            return list(kept[2])
+        out = (self._lean_holed(path, f, module) if module is not None
+               else [Holed(path, d.key, d.holes, True, False) for d in f.decls if d.holes])
+        f.memo["holed"] = (path, module, out)
+        return list(out)
 
     def hidden_holes(self) -> list[tuple[str, str]]:
         """(path, declaration) of every declaration Lean says holds a hole that its text does not show."""
@@ -83,10 +97,9 @@ class Census:
 
     def holds(self, path: str, d: Decl) -> bool:
         """Whether the declaration `d` of `path` holds a hole."""
-        module = self.lean.get(path)
-        if module is None:
+        if path not in self.lean:
             return d.holes > 0
-        return any(h.name == d.key for h in self._lean_holed(path, self.files[path], module))
+        return any(h.name == d.key for h in self._holed_in(path, self.files[path]))
 
     @staticmethod
     def _lean_holed(path: str, f: FileIndex, module: Module) -> list[Holed]:
@@ -112,9 +125,36 @@ class Census:
         return sum(f.lines for f in self.files.values())
 
     def decls(self) -> Iterator[tuple[str, Decl]]:
-        for path, f in self.files.items():
-            for d in f.decls:
-                yield path, d
+        """Every declaration with its path, in file order (listed once for its files: the gates walk them often)."""
+        kept = self.__dict__.get("_decls")
+        if kept is None or kept[0] is not self.files:
+            kept = self.__dict__["_decls"] = (self.files, [(path, d) for path, f in self.files.items()
+                                                           for d in f.decls])
+        return iter(kept[1])
+
+    @property
+    def graph(self) -> ImportGraph:
+        """Its import graph, made once for its files (read only)."""
+        from gates.imports import ImportGraph  # it reads a census
+        kept = self.__dict__.get("_graph")
+        if kept is None or kept[0] is not self.files:
+            kept = self.__dict__["_graph"] = (self.files, ImportGraph(self))
+        return kept[1]
+
+    @cached_property
+    def located(self) -> dict[str, tuple[str, Decl]]:
+        """Each declaration key → the path and declaration of the last one so keyed, in file order (read only)."""
+        return {d.key: (path, d) for path, d in self.decls()}
+
+    @cached_property
+    def by_key(self) -> dict[str, Decl]:
+        """Each declaration key → the last declaration so keyed, in file order (read only)."""
+        return {k: d for k, (_, d) in self.located.items()}
+
+    @cached_property
+    def named(self) -> frozenset[str]:
+        """The names of its named declarations."""
+        return frozenset(d.name for _, d in self.decls() if d.name)
 
     def locations(self) -> list[Location]:
         return [Location(path, h.line, h.column, h.declaration, h.keyword)
@@ -133,13 +173,11 @@ class Census:
             out.files.pop(path, None)
             if path in present and is_lean_source(path, roots) and (text := _read(out, tree, path)) is not None:
                 texts[path] = text
-        known = dict(out.files)
-        out.files = _indexed({**texts, **{path: f.text for path, f in known.items()}}, known)
+        out.files = _indexed(_Texts(texts), dict(out.files))
         for path in texts:
             out.problems.extend(f"{path}: {p}" for p in out.files[path].problems)
         # What Lean listed for a re-read file, or one importing it, is of another content: Lean must answer again.
-        from gates.imports import ImportGraph  # it reads a census
-        for path in ImportGraph(out).dependents(set(paths)) | set(paths):
+        for path in out.graph.dependents(set(paths)) | set(paths):
             out.lean.pop(path, None)
         return out
 
@@ -158,9 +196,12 @@ class Census:
     @cached_property
     def _declaring(self) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
-        for path, d in self.decls():
-            if d.name is not None:
-                out.setdefault(normal(d.name), set()).add(path)
+        for path, f in self.files.items():
+            names = f.memo.get("normal")
+            if not isinstance(names, list):
+                names = f.memo["normal"] = [normal(d.name) for d in f.decls if d.name is not None]
+            for name in names:
+                out.setdefault(name, set()).add(path)
         return out
 
     def to_json(self) -> dict[str, object]:
@@ -177,38 +218,160 @@ class Census:
         }
 
 
+def state(c: Census) -> tuple[object, ...]:
+    """What a census's derived values depend on: its files and what Lean listed of them, held (so never mistaken for
+    others that took their place); compare with `same`."""
+    return (c.files, tuple(c.lean.items()))
+
+
+def same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    """Whether two `state`s are of the same files and listings, object for object."""
+    return (a[0] is b[0] and len(a[1]) == len(b[1])  # type: ignore[arg-type]
+            and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a[1], b[1], strict=True)))  # type: ignore[call-overload]
+
+
+def between(before: Census, after: Census, name: str, compute: Callable[[], T]) -> T:
+    """What `compute` derives from `before` and `after`, kept on `after` while neither changed."""
+    now = (state(before), state(after))
+    memo: dict[str, tuple[Census, tuple[tuple[object, ...], tuple[object, ...]], object]] = (
+        after.__dict__.setdefault("_between", {}))
+    kept = memo.get(name)
+    if kept is not None and kept[0] is before and same(kept[1][0], now[0]) and same(kept[1][1], now[1]):
+        return kept[2]  # type: ignore[return-value]
+    found = compute()
+    memo[name] = (before, now, found)
+    return found
+
+
 def census(tree: Tree, roots: Iterable[str] = ()) -> Census:
-    """Index every Lean file of `tree` under `roots` (all of them when `roots` is empty)."""
+    """Index every Lean file of `tree` under `roots` (all of them when `roots` is empty); a commit's files through
+    the repository's index cache (`gates.indexcache`), which gives what indexing them would."""
     roots = list(roots)
     out = Census()
-    texts = {path: text for path in tree.files()
-             if is_lean_source(path, roots) and (text := _read(out, tree, path)) is not None}
-    out.files = _indexed(texts, {})
+    cache = tree.indexes() if isinstance(tree, Stored) else None
+    blobs = tree.blobs() if cache is not None and isinstance(tree, Stored) else {}
+    texts: dict[str, str] = {}
+    kept: dict[str, Entry] = {}
+    for path in tree.files():
+        if not is_lean_source(path, roots):
+            continue
+        blob = blobs.get(path)
+        if blob is None or cache is None:
+            if (text := _read(out, tree, path)) is not None:
+                texts[path] = text
+            continue
+        entry = cache.get(blob)
+        if entry is None:  # a content not seen before, or an entry that could not be read
+            texts[path], problem = decode(tree.read(path))
+            entry = Entry.of(blob, texts[path], problem)
+            cache.remember(entry)
+        kept[path] = entry
+        if entry.problem is not None:
+            out.problems.append(f"{path}: {entry.problem}")
+    out.files = _indexed(_Kept(tree, kept, texts) if isinstance(tree, Stored) and cache is not None
+                         else _Texts(texts), {})
     for path, index in out.files.items():
         out.problems.extend(f"{path}: {p}" for p in index.problems)
     out.problems.extend(getattr(tree, "skipped", []))
+    if cache is not None:
+        written = [entry for entry in kept.values() if entry.dirty]
+        for entry in written:
+            cache.put(entry)
+        if written:
+            cache.trim(set(blobs.values()))
+        cache.settle(len(kept))
     return out
 
 
-def _indexed(texts: dict[str, str], known: dict[str, FileIndex]) -> dict[str, FileIndex]:
+class _Sources(Protocol):
+    """The files a census indexes afresh: their headers, texts and indexes."""
+
+    def paths(self) -> Iterable[str]: ...
+
+    def header(self, path: str) -> Header: ...
+
+    def holds(self, path: str, token: str) -> bool: ...
+
+    def index(self, path: str, keywords: Keywords) -> FileIndex: ...
+
+
+@dataclass
+class _Texts:
+    """Files given by their text."""
+
+    texts: dict[str, str]
+
+    def paths(self) -> Iterable[str]:
+        return self.texts
+
+    def header(self, path: str) -> Header:
+        return read_header(self.texts[path])
+
+    def holds(self, path: str, token: str) -> bool:
+        return token in self.texts[path]
+
+    def index(self, path: str, keywords: Keywords) -> FileIndex:
+        return index_source(path, self.texts[path], keywords)
+
+
+@dataclass
+class _Kept:
+    """A commit's files through their cache entries; a text read from git only where an entry lacks what is asked
+    (`texts` holds those already read)."""
+
+    tree: Stored
+    entries: dict[str, Entry]
+    texts: dict[str, str]
+
+    def paths(self) -> Iterable[str]:
+        return self.entries
+
+    def header(self, path: str) -> Header:
+        return self.entries[path].header
+
+    def holds(self, path: str, token: str) -> bool:
+        entry = self.entries[path]
+        if token not in entry.holds:
+            entry.holds[token] = token in self._text(path)
+            entry.dirty = True
+        return entry.holds[token]
+
+    def index(self, path: str, keywords: Keywords) -> FileIndex:
+        blob, read = self.entries[path].blob, self.tree.reader()
+        return indexed(self.entries[path], path, keywords, lambda: self._text(path), lambda: decode(read(blob))[0])
+
+    def _text(self, path: str) -> str:
+        if path not in self.texts:
+            self.texts[path] = decode(self.tree.reader()(self.entries[path].blob))[0]
+        return self.texts[path]
+
+
+def _indexed(new: _Sources, known: dict[str, FileIndex]) -> dict[str, FileIndex]:
     """Every file indexed with the keywords its imports bring (`gates/header.py`) and the tokens the project's
-    syntax declares; a `known` index lexed with the same ones is kept as it is."""
-    headers = {path: known[path].header if path in known else read_header(text) for path, text in texts.items()}
+    syntax declares: `new`'s files, and `known` ones (lexed with the same keywords, kept as they are; else lexed
+    again)."""
+    headers = {**{path: f.header for path, f in known.items()}, **{path: new.header(path) for path in new.paths()}}
     tokens = {t for f in known.values() for t in f.tokens}
     first = keywords(headers, tokens)
     out: dict[str, FileIndex] = {}
-    for path in sorted(texts):
+    for path in sorted(headers):
         old = known.get(path)
-        out[path] = old if old is not None and old.keywords == first[path] else index_source(path, texts[path],
-                                                                                             first[path])
+        if old is None:
+            out[path] = new.index(path, first[path])
+        else:
+            out[path] = old if old.keywords == first[path] else index_source(path, old.text, first[path])
     declared = {t for f in out.values() for t in f.tokens}
     if declared != tokens:  # the project's tokens changed: each file holding one reads them as ambiguous
         final = keywords(headers, declared)
         for path, index in out.items():
-            if any(t in texts[path] for t in declared ^ tokens):
-                out[path] = index_source(path, texts[path], final[path])
-            else:  # the lexer drops the tokens a text does not hold: the reading is the same
+            old = known.get(path)
+            if not any(t in old.text if old is not None else new.holds(path, t) for t in declared ^ tokens):
+                # the lexer drops the tokens a text does not hold: the reading is the same
                 out[path] = dataclasses.replace(index, keywords=final[path])
+            elif old is None:
+                out[path] = new.index(path, final[path])
+            else:
+                out[path] = index_source(path, old.text, final[path])
     return out
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from gates.base import GateInput
 from gates.config import GatesConfig
-from gates.imports import ImportGraph
 from gates.index import SUSPECT_NAMES, THEOREM_KINDS, Decl, FileIndex, Marker, attribute_items, attribute_names
 
 WEAKENING_OPTIONS = frozenset({"debug.skipKernelTC", "debug.byAsSorry", "warn.sorry", "suppressSorry"})
@@ -193,7 +192,7 @@ def _unseen_imports(inp: GateInput) -> list[str]:
     """A new import of a project module that no file git would commit provides: the gates cannot see it, and a
     clean checkout could not build it."""
     ours = {root.strip("/").rsplit("/", 1)[-1] for root in inp.lean_roots}
-    graph = ImportGraph(inp.after)
+    graph = inp.after.graph
     out: list[str] = []
     for change in inp.lean_changes():
         after = inp.after.files.get(change.path)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gates.census import Census
-from gates.imports import ImportGraph
 from gates.index import attribute_names
 
 INITIALIZERS = frozenset({"init", "builtin_init"})
@@ -25,7 +24,7 @@ def refused(census: Census, modules: Iterable[str]) -> list[str]:
     """Where the project files the `modules` import (themselves included) declare code that runs as they are
     loaded: `path:line: what`."""
     out: list[str] = []
-    for path in sorted(ImportGraph(census).closure(modules)):
+    for path in sorted(census.graph.closure(modules)):
         f = census.files[path]
         for m in f.markers:
             if m.kind in ("initialize", "builtin_initialize"):

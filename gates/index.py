@@ -10,8 +10,10 @@ never tokenised, which is what keeps the census fast.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gates.header import Header, Keywords, module_name, own_keywords, read_header
@@ -146,6 +148,44 @@ class Marker:
     args: str = ""  # an attribute command's attributes, escaped names read as Lean reads them
 
 
+class Origin:
+    """Where a file's text and lexed source come from: held, or (an index read from a cache) loaded and lexed again
+    on first use. Lexing is a function of the text and the keywords, so the source found again is the one the index
+    was built on. Shared by the file's index and its declarations, and by copies of them (it never changes)."""
+
+    __slots__ = ("_keywords", "_load", "_lock", "_source")
+
+    def __init__(self, source: Source | None = None, load: Callable[[], str] | None = None,
+                 keywords: Keywords | None = None) -> None:
+        self._source, self._load, self._keywords = source, load, keywords
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._source is not None
+
+    def source(self) -> Source:
+        source = self._source  # once: `release` may drop it meanwhile
+        if source is None:
+            with self._lock:
+                source = self._source
+                if source is None:
+                    assert self._load is not None
+                    source = self._source = _lexed("", self._load(), self._keywords)[1]
+        return source
+
+    def release(self) -> None:
+        """Drop a source that can be loaded again (it is, when next asked for)."""
+        if self._load is not None:
+            self._source = None
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Origin:
+        return self
+
+    def __copy__(self) -> Origin:
+        return self
+
+
 @dataclass(slots=True, eq=False)
 class Decl:
     kind: str
@@ -159,8 +199,15 @@ class Decl:
     header: int = 0  # offset where its signature begins, after the name
     shape: str = ""  # how its statement ends: `class inductive` is a class shaped like an inductive
     context: int = 0  # how many context commands (variables, notations, …) of the file precede it
-    source: Source | None = field(default=None, repr=False)
+    top: int = 0  # the line of `start`
+    doc: str | None = field(default=None, repr=False)  # the doc comment at `start`, as written (`/-- … -/`)
+    origin: Origin | None = field(default=None, repr=False)
+    sums: tuple[str, str] | None = field(default=None, repr=False)  # the statement's and the whole's hash, kept
     _statement: Statement | None = field(default=None, repr=False)
+
+    @property
+    def source(self) -> Source | None:
+        return self.origin.source() if self.origin is not None else None
 
     @property
     def statement(self) -> tuple[int, int]:
@@ -175,7 +222,7 @@ class Decl:
     @property
     def statement_hash(self) -> str:
         """Hash of the signature (not the name), comments dropped and whitespace collapsed."""
-        return self._analyse().hash
+        return self.sums[0] if self.sums is not None else self._analyse().hash
 
     @property
     def key(self) -> str:
@@ -214,7 +261,7 @@ class Decl:
     @property
     def text_hash(self) -> str:
         """Hash of the whole declaration, signature and body, comments dropped and whitespace collapsed."""
-        return self._analyse().whole
+        return self.sums[1] if self.sums is not None else self._analyse().whole
 
     @property
     def last_line(self) -> int:
@@ -238,8 +285,18 @@ class FileIndex:
     registered: list[str] = field(default_factory=list)  # attributes it declares (`register_simp_attr`)
     commands: list[int] = field(default_factory=list)  # where each command starts (its doc, attributes included)
     scopes: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of each section or namespace closed
-    text: str = field(default="", repr=False)
-    source: Source | None = field(default=None, repr=False)
+    origin: Origin | None = field(default=None, repr=False, compare=False)
+    digest: str = ""  # sha256 of the text (hex): what Lean's listings of it are keyed by
+    # What is derived from it and kept with it, as it never changes once made (`gates.census.Census`).
+    memo: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def source(self) -> Source | None:
+        return self.origin.source() if self.origin is not None else None
+
+    @property
+    def text(self) -> str:
+        return self.origin.source().text if self.origin is not None else ""
 
     @property
     def header(self) -> Header:
@@ -274,6 +331,7 @@ class _Scope:
 class _Indexer:
     def __init__(self, path: str, lexed: Lexed) -> None:
         self.src = Source(lexed)
+        self.origin = Origin(self.src)
         self.text = lexed.text
         self.code = lexed.code
         self.scopes: list[_Scope] = []
@@ -282,6 +340,7 @@ class _Indexer:
         self.out = FileIndex(path, lines=lines, problems=list(lexed.problems))
         self.docs = [s for s in lexed.spans if s.kind is SpanKind.DOC]
         self.doc_ends = [s.end for s in self.docs]
+        self.doc_at = {s.start: s for s in self.docs}
         self.open: Decl | None = None  # the declaration whose end is not yet known
         self.context_start: int | None = None  # the context command whose end is not yet known
         self.context_kind = ""
@@ -420,8 +479,10 @@ class _Indexer:
         if kind != "example" and (m := _NAME.match(text, pos)):
             name = self._qualify(m.group())
             pos = m.end()
+        doc = self.doc_at.get(start)
         decl = Decl(kind=kind, name=name, line=line, modifiers=tuple(modifiers), attributes=tuple(attributes),
-                    start=start, end=pos, header=pos, shape=shape, source=self.src, context=len(self.src.contexts))
+                    start=start, end=pos, header=pos, shape=shape, origin=self.origin, context=len(self.src.contexts),
+                    top=self.src.line(start), doc=text[doc.start:doc.end] if doc is not None else None)
         self.open = decl
         self.out.decls.append(decl)
         return decl
@@ -640,10 +701,15 @@ def _split(name: str) -> list[str]:
 def index_source(path: str, text: str, keywords: Keywords | None = None) -> FileIndex:
     """Index one Lean file given its text. `keywords`: what Lean's token table holds there (`gates/header.py`);
     without it, what the file's own imports show."""
+    return _lexed(path, text, keywords)[0]
+
+
+def _lexed(path: str, text: str, keywords: Keywords | None) -> tuple[FileIndex, Source]:
     header = read_header(text)
     keywords = keywords if keywords is not None else own_keywords(header)
     indexer = _Indexer(path, lex(text, keywords))
     index = indexer.run()
-    index.source = indexer.src
-    index.imports, index.prelude, index.keywords, index.text = list(header.imports), header.prelude, keywords, text
-    return index
+    index.origin = indexer.origin
+    index.imports, index.prelude, index.keywords = list(header.imports), header.prelude, keywords
+    index.digest = hashlib.sha256(text.encode()).hexdigest()
+    return index, indexer.src

@@ -71,10 +71,10 @@ def _protected(inp: GateInput) -> list[str]:
 def _vanished(inp: GateInput) -> list[str]:
     """Sorry-holding declarations of the base that were deleted, renamed, or restated while closed."""
     touched = {c.path for c in inp.lean_changes()}
-    now: dict[str, Decl] = {d.key: d for _, d in inp.after.decls()}
+    now: dict[str, Decl] = inp.after.by_key
     meant_before, meant_now = meanings(inp.before, bodies=False, only=touched), meanings(inp.after, bodies=False,
                                                                                          only=touched)
-    old_keys = {d.key for _, d in inp.before.decls()}
+    old_keys = inp.before.by_key.keys()
     added = [d for path, d in inp.after.decls() if path in touched and d.key not in old_keys]
     out: list[str] = []
     for path, d in inp.before.decls():
@@ -99,10 +99,10 @@ def _vanished(inp: GateInput) -> list[str]:
 
 def _weakened(inp: GateInput) -> list[str]:
     """A definition a closed theorem's statement names was changed; a proof was traded for a sorry."""
-    before = {d.key: d for _, d in inp.before.decls()}
-    after = {d.key: d for _, d in inp.after.decls()}
-    changed = {d.name.rsplit(".", 1)[-1]: d.name for key, d in before.items()
-               if d.kind in _DEFINING and d.name and (key not in after or after[key].text_hash != d.text_hash)}
+    before, after = inp.before.by_key, inp.after.by_key
+    # A declaration shared by both (an unchanged file's) is unchanged.
+    changed = {d.name.rsplit(".", 1)[-1]: d.name for key, d in before.items() if d.kind in _DEFINING and d.name
+               and (key not in after or (after[key] is not d and after[key].text_hash != d.text_hash))}
     out: list[str] = []
     for key, old in before.items():
         new = after.get(key)
@@ -136,7 +136,7 @@ def restated(inp: GateInput) -> dict[str, str]:
     names = set(inp.locked) | inp.paired
     if not names:
         return {}
-    present = {d.name for _, d in inp.after.decls() if d.name}
+    present = inp.after.named
     changed = changed_meanings(inp.before, inp.after)
     holding = {path for path, d in inp.after.decls() if d.name in inp.locked}
     now = meanings(inp.after, only=holding)

@@ -42,7 +42,6 @@ from gates.base import GateInput, GateResult
 from gates.census import Census
 from gates.env import SORRY, Module, normal
 from gates.environment import Baseline, Env, Unanswered, lean_names
-from gates.imports import ImportGraph
 from gates.index import Decl
 from gates.integrity import restatements
 from gates.listing import gather
@@ -101,7 +100,7 @@ def affected_files(inp: GateInput) -> set[str]:
     changed = {c.path for c in inp.changes}
     if inp.gates.allow_build_time_code and any(not is_lean_source(p, inp.lean_roots) for p in changed):
         return set(inp.after.files) | {p for p in changed if p in inp.after.files}
-    return ImportGraph(inp.after).dependents({c.path for c in inp.lean_changes()})
+    return inp.after.graph.dependents({c.path for c in inp.lean_changes()})
 
 
 # -- holes -----------------------------------------------------------------------------------------------------
@@ -204,10 +203,10 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
                 ) -> tuple[list[str], list[str]]:
     """Closed and locked statements that mean something else than at the base, or whose meaning cannot be
     compared."""
-    before_affected = ImportGraph(inp.before).dependents({c.path for c in inp.lean_changes()})
+    before_affected = inp.before.graph.dependents({c.path for c in inp.lean_changes()})
     was_holed = {h.name for h in inp.before.holed() if h.path in before_affected}
     now_holed = {h.name for h in inp.after.holed()}
-    present = {d.name for _, d in inp.after.decls() if d.name} | {h.name for h in inp.after.holed()}
+    present = inp.after.named | {h.name for h in inp.after.holed()}
     closed = sorted(n for n in was_holed if n in present and n not in now_holed)
     locked = sorted(d.name for path, d in inp.after.decls() if d.name in inp.locked and path in affected)
     declared = restatements(inp.strategy)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,6 @@ from gates import env, hooks
 from gates.census import Census
 from gates.config import GatesConfig
 from gates.env import Module
-from gates.imports import ImportGraph
 from gates.probe import modules_of
 from gates.tree import Tree, is_lean_source
 from state.atomic import write_atomic
@@ -61,13 +62,21 @@ def chain(toolchain_digest: str, tree: Tree, roots: list[str], gates: GatesConfi
 
 def closure_keys(census: Census, chain: str) -> dict[str, str]:
     """Per Lean file: the digest of its content, of every project file it imports (transitively), and of `chain`."""
-    graph = ImportGraph(census)
+    graph = census.graph
     out: dict[str, str] = {}
     for path in graph.order(set(census.files)):  # imports first
-        content = hashlib.sha256(census.files[path].text.encode()).hexdigest()
+        content = census.files[path].digest
         parts = [chain, path, content, *sorted(out.get(q, q) for q in graph.imports.get(path, ()))]
         out[path] = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
     return out
+
+
+# Listings read or written lately, by folder and key: a process running cycle after cycle (the daemon) parses an
+# unchanged module's listing once. A listing is never changed once made.
+_LIVE: OrderedDict[tuple[Path, str], Module] = OrderedDict()
+_LOCK = threading.Lock()
+LIVE = 2_048  # listings kept in memory at most, the latest used
+SPARE = 4  # listings kept beyond a tree's own (`Cache.settle`)
 
 
 @dataclass
@@ -77,6 +86,31 @@ class Cache:
     folder: Path
 
     def get(self, key: str) -> Module | None:
+        with _LOCK:
+            if (found := _LIVE.get((self.folder, key))) is not None:
+                _LIVE.move_to_end((self.folder, key))
+                return found
+        module = self._read(key)
+        if module is not None:
+            self._remember(key, module)
+        return module
+
+    def settle(self, keys: set[str]) -> None:
+        """Keep in memory this folder's listings of `keys` (a tree's closure keys) and `SPARE` others, the latest
+        used: those of contents gone are not asked for again."""
+        with _LOCK:
+            others = [k for k in _LIVE if k[0] == self.folder and k[1] not in keys]
+            for k in others[:max(0, len(others) - SPARE)]:
+                del _LIVE[k]
+
+    def _remember(self, key: str, module: Module) -> None:
+        with _LOCK:
+            _LIVE[(self.folder, key)] = module
+            _LIVE.move_to_end((self.folder, key))
+            while len(_LIVE) > LIVE:
+                _LIVE.popitem(last=False)
+
+    def _read(self, key: str) -> Module | None:
         file = self.folder / f"{key}.json"
         try:
             raw = file.read_bytes()
@@ -92,6 +126,7 @@ class Cache:
 
     def put(self, key: str, module: Module) -> None:
         write_atomic(self.folder / f"{key}.json", module.model_dump_json())
+        self._remember(key, module)
 
     def trim(self, kept: int = KEPT) -> None:
         """Drop the oldest listings beyond `kept`."""
@@ -122,7 +157,7 @@ def gather(compiler: env.Compiler, census: Census, roots: list[str], paths: Iter
     """The listing of every file of `paths` and of every project file they import (what their constants reach):
     `known`'s where it has one (the caller vouches that its closure is the same), else `cache`'s where it holds the
     file's closure key, else asked of Lean, all at once."""
-    wanted = ImportGraph(census).imported(paths)
+    wanted = census.graph.imported(paths)
     keys = closure_keys(census, chain)
     names = modules_of(census, roots)
     known = known or {}

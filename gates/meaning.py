@@ -80,8 +80,8 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
     """Named declarations of `after` whose meaning is new or differs from `before`'s, each with why."""
     files = touched(before, after)
     old, new = meanings(before, only=files), meanings(after, only=files)
-    known = {d.name for _, d in before.decls() if d.name}
-    present = {d.name for _, d in after.decls() if d.name}  # a name that left a touched file may stay elsewhere
+    known = before.named
+    present = after.named  # a name that left a touched file may stay elsewhere
     out = {name: "is new" if name not in known else "changed" for name in new.keys() | (old.keys() & present)
            if sorted(new.get(name, [])) != sorted(old.get(name, []))}
     defining = {d.name: d for _, d in after.decls() if d.name and d.kind in DEFINING}

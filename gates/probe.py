@@ -56,15 +56,8 @@ class Names:
 
     @cached_property
     def imported(self) -> dict[str, str]:
-        """Project file → the module name the project's files import it by (the longest, should several resolve
-        to it): what Lean's search path knows it as, whatever folders the lakefile's libraries start from."""
-        paths = module_paths(self.census.files)
-        out: dict[str, str] = {}
-        imports = {m for index in self.census.files.values() for m in index.imports}
-        for module in sorted(imports, key=lambda m: (-m.count("."), m)):
-            if (path := paths.get(module)) is not None:
-                out.setdefault(path, module)
-        return out
+        """Project file → the module name the project's files import it by (`imported`)."""
+        return imported(self.census)
 
     def written(self, text: str, near: str = "") -> set[str]:
         """Project declarations a Lean text in the declaration `near` may name: for each name, those its
@@ -96,7 +89,20 @@ def module_of(path: str, roots: Iterable[str]) -> str:
     return printed(stem.split("/"))
 
 
+def imported(census: Census) -> dict[str, str]:
+    """Project file → the module name the project's files import it by (the longest, should several resolve to it):
+    what Lean's search path knows it as, whatever folders the lakefile's libraries start from."""
+    paths = module_paths(census.files)
+    out: dict[str, str] = {}
+    found = {m for index in census.files.values() for m in index.imports}
+    for module in sorted(found, key=lambda m: (-m.count("."), m)):
+        if (path := paths.get(module)) is not None:
+            out.setdefault(path, module)
+    return out
+
+
 def modules_of(census: Census, roots: Iterable[str]) -> dict[str, str]:
-    """Every Lean file of the census → its module name."""
-    names = Names(census, roots)
-    return {path: names.module_of(path) for path in census.files}
+    """Every Lean file of the census → its module name: as the project's own files import it, else as its Lean root
+    names it."""
+    by_import, roots = imported(census), [r.strip("/") for r in roots]
+    return {path: by_import.get(path) or module_of(path, roots) for path in census.files}

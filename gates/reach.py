@@ -45,12 +45,12 @@ def problems(inp: GateInput) -> list[str]:
     if inp.gates.allow_context_with_proof:
         return []
     touched = {c.path for c in inp.lean_changes()}
-    base = {d.key: (path, d) for path, d in inp.before.decls()}
+    base = inp.before.located
     closed = [(path, d) for path, d in inp.after.decls()
               if path in touched and d.key in base and d.holes < base[d.key][1].holes]
     if not closed:
         return []
-    graphs = (ImportGraph(inp.before), ImportGraph(inp.after))
+    graphs = (inp.before.graph, inp.after.graph)
     out: list[str] = []
     for path, d in closed:
         old_path, old = base[d.key]

@@ -37,7 +37,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gates.census import Census
-from gates.imports import ImportGraph
 from gates.probe import Names, canonical
 from gates.tree import is_lean_source
 
@@ -67,7 +66,7 @@ def plan(after: Census, ours: Iterable[str], theirs: Iterable[str], roots: list[
                                    "runs again")
     lean_ours = {p for p in ours if is_lean_source(p, roots)}
     lean_theirs = {p for p in theirs if is_lean_source(p, roots)}
-    graph = ImportGraph(after)
+    graph = after.graph
     reached = graph.dependents(lean_ours)
     moved = graph.dependents(lean_theirs)
     files = frozenset(reached & moved)

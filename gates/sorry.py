@@ -20,8 +20,7 @@ import re
 
 from gates import directives
 from gates.base import GateInput, GateResult
-from gates.census import Census
-from gates.imports import ImportGraph
+from gates.census import Census, between
 from gates.lexer import ID_FIRST, ID_REST
 
 NAME = "sorry"
@@ -37,8 +36,11 @@ def restructuring(report: str) -> str | None:
 def traded(before: Census, after: Census) -> list[str]:
     """Declarations that were proved and now hold a sorry or admit: under their name, or under a new one (a new
     declaration holding one whose statement is that of a proved declaration the change removed)."""
-    now = {d.key: d for _, d in after.decls()}
-    old_keys = {d.key for _, d in before.decls()}
+    return list(between(before, after, "traded", lambda: _traded(before, after)))
+
+
+def _traded(before: Census, after: Census) -> list[str]:
+    now, old_keys = after.by_key, before.by_key.keys()
     out = [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
            if not old.holes and (new := now.get(old.key)) is not None and new.holes]
     gone: dict[str, list[str]] = {}
@@ -69,6 +71,10 @@ def over_budget(inp: GateInput) -> str | None:
 def leaners(before: Census, after: Census) -> dict[str, list[str]]:
     """Declarations whose sorries this change closed by naming a declaration that still holds one: name → the
     names it leans on."""
+    return dict(between(before, after, "leaners", lambda: _leaners(before, after)))
+
+
+def _leaners(before: Census, after: Census) -> dict[str, list[str]]:
     holding: dict[str, str] = {}
     holed = {h.name for h in after.holed()}
     for _, d in after.decls():
@@ -77,7 +83,7 @@ def leaners(before: Census, after: Census) -> dict[str, list[str]]:
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
     if not holding:
         return {}
-    after_decls = {d.key: d for _, d in after.decls()}
+    after_decls = after.by_key
     out: dict[str, list[str]] = {}
     for _, old in before.decls():
         new = after_decls.get(old.key)
@@ -96,7 +102,7 @@ def leaning(before: Census, after: Census) -> list[str]:
 
 def check(inp: GateInput) -> GateResult:
     changed = {c.path for c in inp.lean_changes()}
-    text = ImportGraph(inp.before).dependents(changed) | ImportGraph(inp.after).dependents(changed) | changed
+    text = inp.before.graph.dependents(changed) | inp.after.graph.dependents(changed) | changed
     leaned = leaning(inp.before, inp.after)
     note = f"; closed only by appeal to a sorried declaration: {', '.join(leaned)}" if leaned else ""
     if hidden := inp.after.hidden_holes():

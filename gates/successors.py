@@ -12,7 +12,8 @@ this catches and the meaning check alone lets through under a declared `RESTATE:
 With `[gates] successors = "locked"` (the default), breaking a successor of a statement locked as faithful
 (statement_lock.json) rejects the change; other broken successors pass as evidence, named in the verdict (and so
 in the record and the task result). `"strict"` rejects any broken successor; `"off"` compiles nothing. A change
-that leaves every meaning as it was compiles nothing extra.
+that leaves every meaning as it was compiles nothing extra. The compiles share `RUNS` times the build's time
+limit; a file left when it is spent is named as not checked.
 
 Which users broke is read from Lean's errors and the lines of the spliced file each user's text occupies (the gate
 wrote that file, so the lines are its own); an error outside every user (a later declaration of the file that used
@@ -21,6 +22,7 @@ a restored user) is no verdict on D. A check that does not answer (a timeout, no
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import structlog
@@ -34,6 +36,7 @@ from gates.probe import modules_of
 log = structlog.get_logger()
 NAME = "successors"
 MAX_FILES = 24  # user files compiled per change; past it the rest are named as not checked
+RUNS = 2  # the gate's compiles share this many `[build] timeout_s`: a cycle's time limits count on it
 
 
 @dataclass(frozen=True)
@@ -171,15 +174,23 @@ def _compile(inp: GateInput, users: list[User]) -> tuple[list[tuple[User, str]],
         by_file.setdefault(u.path, []).append(u)
     broken: list[tuple[User, str]] = []
     unchecked: list[tuple[str, str]] = []
+    deadline = time.monotonic() + RUNS * inp.build.timeout_s
     for k, (path, group) in enumerate(sorted(by_file.items())):
+        left = deadline - time.monotonic()
         if k >= MAX_FILES:
             unchecked.append((path, f"more than {MAX_FILES} files hold users; the rest were not compiled"))
+            continue
+        if left <= 0:
+            unchecked.append((path, f"the gate's time ({RUNS} × [build] timeout_s) was spent on other files"))
             continue
         if path not in inp.after.files:
             unchecked.append((path, "the change removed the file"))
             continue
+        if any(not u.text.strip() for u in group):
+            unchecked.append((path, "a user's text at the base could not be read"))
+            continue
         text, regions = splice(inp.after.files[path].text, inp.after.files[path].decls, group)
-        result = inp.compiler.probe(text)
+        result = inp.compiler.probe(text, left)
         if result.exit_code is None:
             unchecked.append((path, f"`{result.command}` timed out"))
             continue

@@ -7,14 +7,19 @@ it stands.
 
 Blame walks a file's history, tens of milliseconds a file; a cycle changes
 few files, so what blame said is kept per (path, content) in the git
-directory and only new contents are blamed, several at a time.
+directory, one file each (`autoformalize/blame/`), and only new contents are
+blamed, several at a time; a process keeps what it read, so the daemon reads
+an unchanged file's ages once. An entry that cannot be read is blamed again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +31,7 @@ from orchestrator.git import Git
 from state.atomic import write_atomic
 
 _HEADER = re.compile(r"^([0-9a-f]{40}) \d+ (\d+)(?: \d+)?$")
+SPARE = 4  # entries kept beyond those in use: in memory, and (beyond twice them) on disk
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,8 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool
         return []
     paths = sorted(owners)
     blobs = dict(zip(paths, _blobs(git, rev, paths), strict=True))
-    cache_file = Path(git.run("rev-parse", "--absolute-git-dir")) / "autoformalize" / "blame.json"
-    cache = _read_cache(cache_file)
+    folder = Path(git.run("rev-parse", "--absolute-git-dir")) / "autoformalize" / "blame"
+    cache = {key: found for p in paths if (found := _get(folder, key := _key(p, blobs[p]))) is not None}
     missing = [p for p in paths if _key(p, blobs[p]) not in cache]
 
     def blame(path: str) -> Blamed:
@@ -75,16 +81,19 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool
     with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
         fresh = dict(zip(missing, pool.map(blame, missing), strict=True))
     out: list[SorryAge] = []
+    days: dict[int, float] = {}  # committer time → age; many lines share a commit
     for path in paths:
         blamed = fresh[path] if path in fresh else cache[_key(path, blobs[path])]
         for line, (commit, when, summary) in blamed.items():
             if line in owners[path]:
-                age = (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400
-                out.append(SorryAge(owners[path][line], path, line, max(0.0, age), commit, summary))
-    kept = {_key(p, blobs[p]) for p in paths}
-    if keep and rev is not None and (fresh or kept != cache.keys()):  # uncommitted lines are not worth keeping
-        write_atomic(cache_file, json.dumps({_key(p, blobs[p]): fresh.get(p) or cache[_key(p, blobs[p])]
-                                             for p in paths}))
+                if when not in days:
+                    days[when] = (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400
+                out.append(SorryAge(owners[path][line], path, line, max(0.0, days[when]), commit, summary))
+    if keep and rev is not None and fresh:  # uncommitted lines are not worth keeping
+        for path, blamed in fresh.items():
+            _put(folder, _key(path, blobs[path]), blamed)
+        _trim(folder, {_key(p, blobs[p]) for p in paths})
+    _forget(len(paths))
     return sorted(out, key=lambda a: (-a.age_days, a.file, a.line))
 
 
@@ -95,9 +104,12 @@ def persistent(git: Git, rev: str | None, census: Census, now: datetime, days: f
 
 
 def _blobs(git: Git, rev: str | None, paths: list[str]) -> list[str]:
-    """The content hash of each path, at `rev` or in the working tree."""
+    """The content hash of each path, at `rev` (from the commit's listing) or in the working tree."""
     if rev is None:
         return git.run("hash-object", "--", *paths).split("\n")
+    listed = git.blobs(rev)
+    if all(p in listed for p in paths):
+        return [listed[p] for p in paths]
     return git.run("rev-parse", *(f"{rev}:{p}" for p in paths)).split("\n")
 
 
@@ -105,15 +117,58 @@ def _key(path: str, blob: str) -> str:
     return f"{blob} {path}"
 
 
-def _read_cache(path: Path) -> dict[str, Blamed]:
+# Entries read or written lately, by folder and key: the last call's, and `SPARE` more.
+_LIVE: OrderedDict[tuple[Path, str], Blamed] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _file(folder: Path, key: str) -> Path:
+    return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+def _get(folder: Path, key: str) -> Blamed | None:
+    with _LOCK:
+        if (found := _LIVE.get((folder, key))) is not None:
+            _LIVE.move_to_end((folder, key))
+            return found
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return {key: {int(line): (str(c), int(t), str(s)) for line, (c, t, s) in lines.items()}
-                for key, lines in raw.items()}
+        raw = json.loads(_file(folder, key).read_text(encoding="utf-8"))
+        if raw["key"] != key:
+            return None
+        blamed = {int(line): (str(c), int(t), str(s)) for line, (c, t, s) in raw["lines"].items()}
     except FileNotFoundError:
-        return {}
-    except (ValueError, TypeError, AttributeError):  # written atomically, so only a foreign or older file
-        return {}
+        return None
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):  # written atomically: a foreign file
+        return None
+    with _LOCK:
+        _LIVE[(folder, key)] = blamed
+    return blamed
+
+
+def _put(folder: Path, key: str, blamed: Blamed) -> None:
+    write_atomic(_file(folder, key), json.dumps({"key": key, "lines": blamed}))
+    with _LOCK:
+        _LIVE[(folder, key)] = blamed
+
+
+def _forget(used: int) -> None:
+    """Keep in memory the latest `used` entries, and `SPARE` more."""
+    with _LOCK:
+        while len(_LIVE) > used + SPARE:
+            _LIVE.popitem(last=False)
+
+
+def _trim(folder: Path, used: set[str]) -> None:
+    """Drop the files of entries not `used` once they outnumber those used (and `SPARE` more)."""
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.endswith(".json")]
+    except OSError:
+        return
+    if len(names) > 2 * len(used) + SPARE:
+        keep = {_file(folder, k).name for k in used}
+        for name in names:
+            if name not in keep:
+                (folder / name).unlink(missing_ok=True)
 
 
 def _runs(lines: list[int]) -> list[tuple[int, int]]:

@@ -145,24 +145,28 @@ def forecast(as_json: bool, repo: Path | None) -> int:
               help="Also write audit.json and audit.md into this directory.")
 @click.option("--sample", type=click.IntRange(min=1), default=None, metavar="N",
               help="Judge only a stratified random sample of N formalized entities (by chapter and kind); with "
-                   "--mathlib, try only a random sample of N proved theorems too.")
+                   "--mathlib or --successors, try only a random sample of N proved theorems too.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The sample's random seed.")
 @click.option("--no-models", is_flag=True, help="Skip the parts that need a model.")
 @click.option("--filter-edges", is_flag=True, help="Ask the edge filter model about every candidate dependency.")
 @click.option("--mathlib", is_flag=True,
               help="Try every proved theorem with `exact?` (Lean runs; answers cached, a re-run asks only what "
                    "changed): how many the library alone closes, the paper's Table 3.")
+@click.option("--successors", "successors_", is_flag=True,
+              help="Compile each proved theorem's users against mutants of its statement (Lean runs, in a copy of "
+                   "the project; answers cached): is it tested, weakly tested, untested, or without users.")
 @click.option("--budget-s", type=click.FloatRange(min=0), default=None, metavar="S",
-              help="With --mathlib: start no `exact?` probe after S seconds (the rest are reported as not asked, and "
-                   "asked by the next run).")
+              help="With --mathlib or --successors: start no Lean probe (no theorem's mutants) after S seconds, in "
+                   "each (the rest are reported as not asked, and asked by the next run).")
 @_repo_option
 def audit(path: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int, no_models: bool,
-          filter_edges: bool, mathlib: bool, budget_s: float | None, repo: Path | None) -> int:
-    """The quality audit of a Lean project: proof gap, statistics, faithfulness, reuse, and with --mathlib the
-    overlap with Mathlib."""
+          filter_edges: bool, mathlib: bool, successors_: bool, budget_s: float | None, repo: Path | None) -> int:
+    """The quality audit of a Lean project: proof gap, statistics, faithfulness, reuse, with --mathlib the overlap
+    with Mathlib, and with --successors how well each statement's users test it."""
     from orchestrator.commands import audit as command
 
-    return command.run(path, repo, as_json, out, sample, seed, no_models, filter_edges, mathlib, budget_s)
+    return command.run(path, repo, as_json, out, sample, seed, no_models, filter_edges, mathlib, budget_s,
+                       successors_)
 
 
 @cli.command()

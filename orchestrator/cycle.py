@@ -36,7 +36,7 @@ from audit.book import Book
 from audit.judge import Score
 from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, settles, update_lock
 from audit.rests import Support
-from gates import regate
+from gates import regate, successors
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.chosen import shown
@@ -135,8 +135,10 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
             break
         _checkpoint(c)
         limit = limits[phase]
-        if phase is work:  # the base's listing, then the gates and their repair rounds (build, listing, replay)
-            limit += (RUNS + (c.config.gates.repair_rounds + 1) * (3 + RUNS)) * c.config.build.timeout_s
+        if phase is work:  # the base's listing, then the gates and their repair rounds (build, listing, replay,
+            # the successors' compiles)
+            rounds = c.config.gates.repair_rounds + 1
+            limit += (RUNS + rounds * (3 + RUNS + successors.RUNS)) * c.config.build.timeout_s
         if phase is judge:  # each changed declaration's entity once, an unreadable answer asked again
             limit *= 2 * max(1, len(c.altered))
         if phase is overlap and c.after is not None:  # the imports built, then one probe per theorem closed

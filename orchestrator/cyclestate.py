@@ -19,7 +19,7 @@ from audit.book import Book
 from audit.loop import Judged
 from difficulty.estimate import Estimate
 from gates.base import GateResult
-from gates.census import Census
+from gates.census import Census, same, state
 from gates.chosen import shown
 from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
@@ -116,6 +116,8 @@ class Cycle:
     worker_model: str = ""  # the model the Worker's session was opened with
     estimate: Estimate | None = None  # the difficulty model on the base, fitted once (`estimate_of`)
     round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
+    measured: tuple[tuple[Census, Census | None], tuple[tuple[object, ...], tuple[object, ...] | None],
+                    tuple[object, ...], Facts] | None = field(default=None, repr=False)  # what `facts` measured last
 
     @property
     def work_paths(self) -> StatePaths:
@@ -225,8 +227,20 @@ def facts(c: Cycle) -> Facts:
     """What the cycle measurably did (`orchestrator/facts.py`)."""
     landed = c.outcome is Outcome.ACCEPTED and c.after is not None
     settled = faithful_at(read_lock(c.paths.statement_lock), c.pairing) if c.judged else set()  # the base's lock
-    return measure(c.census, c.after if landed else None, c.judged, c.session.report() if c.session else "",
-                   c.config.gates.file_cap_lines, settled=settled)
+    after = c.after if landed else None
+    report = c.session.report() if c.session else ""
+    # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
+    # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
+    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled))
+    states = (state(c.census), state(after) if after is not None else None)
+    kept = c.measured
+    if (kept is not None and kept[0][0] is c.census and kept[0][1] is after and same(kept[1][0], states[0])
+            and (after is None or (kept[1][1] is not None and same(kept[1][1], state(after))))
+            and len(kept[2]) == len(key) and all(a is b or a == b for a, b in zip(kept[2], key, strict=True))):
+        return kept[3]
+    found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled)
+    c.measured = ((c.census, after), states, key, found)
+    return found
 
 
 def capped(c: Cycle, evaluation: Evaluation) -> Evaluation:

@@ -163,17 +163,24 @@ def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
     traded)."""
     was = {h.name for h in before.holed()}
     now = {h.name for h in after.holed()}
-    shown = {d.key: _named(d) for _, d in [*before.decls(), *after.decls()]}
-    present = {d.key for _, d in after.decls()} | {h.name for h in after.holed()}
-    leaned = set(leaners(before, after))
-    consts = {n: c for m in after.lean.values() for n, c in m.consts.items()}
-    for name in was:
+    present = after.by_key.keys() | now
+    closing = sorted(k for k in was if k in present and k not in now)
+    leaned = set(leaners(before, after)) if closing else set()
+    modules = list(after.lean.values())
+    for name in closing:  # the last listing holding its constant says what it rests on
         lean = after.lean_name(name)
-        if lean is not None and lean in consts and SORRY in consts[lean].axioms:
+        const = next((m.consts[lean] for m in reversed(modules) if lean in m.consts), None) if lean else None
+        if const is not None and SORRY in const.axioms:
             leaned.add(name)
-    done = [shown.get(k, k) for k in sorted(was) if k in present and k not in now and k not in leaned]
-    opened = [shown.get(k, k) for k in sorted(now) if k not in was]
+    done = [_shown(k, before, after) for k in closing if k not in leaned]
+    opened = [_shown(k, before, after) for k in sorted(now) if k not in was]
     return done, opened
+
+
+def _shown(key: str, before: Census, after: Census) -> str:
+    """A declaration key as the facts name it: by the change's declaration so keyed, else the base's."""
+    d = after.by_key.get(key) or before.by_key.get(key)
+    return key if d is None else _named(d)
 
 
 def _named(d: Decl) -> str:
@@ -197,9 +204,9 @@ def split_off(before: Census, after: Census) -> dict[str, list[str]]:
     it uses now: the parts its sorry was split into. A new hole counts only when the declaration it was split
     from uses it; a sorry added inside a proof never does by itself (`have _ : True := sorry` is used by
     nothing), so more holes in place are no split."""
-    old_keys = {d.key for _, d in before.decls()}
+    old_keys = before.by_key.keys()
     new_holding = {d.name for path, d in after.decls() if d.name and after.holds(path, d) and d.key not in old_keys}
-    now = {d.key: (path, d) for path, d in after.decls()}
+    now = after.located
     short = tails(new_holding)
     out: dict[str, list[str]] = {}
     for path, old in before.decls():

@@ -7,12 +7,14 @@ the command and git's own message.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shutil
+import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ import git
 import structlog
 from git.exc import GitCommandError
 
+from gates.indexcache import IndexCache
 from state.errors import InfraError
 
 FALLBACK_AUTHOR = ("autoformalize", "autoformalize@localhost")
@@ -63,6 +66,8 @@ class Git:
         self.repo.git.update_environment(**_ENVIRONMENT)
         self.repo.git.set_persistent_git_options(c=NO_HOOKS)
         self._listings: dict[str, tuple[str, ...]] = {}
+        self._blobs: dict[str, dict[str, str]] = {}
+        self._common: Path | None = None
         self._listing = threading.Lock()
 
     def run(self, *args: str, timeout_s: float | None = None, env: Mapping[str, str] | None = None) -> str:
@@ -155,6 +160,29 @@ class Git:
                 while len(self._listings) > LISTINGS:
                     self._listings.pop(next(iter(self._listings)))
         return files
+
+    def common_dir(self) -> Path:
+        """The repository's git directory, shared by all its worktrees (asked of git once)."""
+        if self._common is None:
+            self._common = (self.root / self.run("rev-parse", "--git-common-dir")).resolve()
+        return self._common
+
+    def blobs(self, commit: str) -> dict[str, str]:
+        """Path → blob id of every file of `commit` that is a blob (a submodule is not), read once per commit id."""
+        if (known := self._blobs.get(commit)) is not None:
+            return dict(known)
+        out: dict[str, str] = {}
+        for entry in self.run("ls-tree", "-r", "-z", "--full-tree", commit).split("\0"):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                out[path] = parts[2]
+        if _COMMIT_ID.fullmatch(commit):
+            with self._listing:
+                self._blobs[commit] = dict(out)
+                while len(self._blobs) > LISTINGS:
+                    self._blobs.pop(next(iter(self._blobs)))
+        return out
 
     def branch(self) -> str | None:
         """The checked-out branch, or None when HEAD is detached."""
@@ -301,12 +329,21 @@ def _entries(out: str) -> list[tuple[str, str]]:
     return paths
 
 
+def _cat_blob(executable: str, root: Path, blob: str) -> bytes:
+    done = subprocess.run([executable, "-c", NO_HOOKS, "cat-file", "blob", blob], cwd=root, capture_output=True,
+                          check=False)
+    if done.returncode != 0:
+        raise GitError(f"`git cat-file blob {blob}` failed in {root}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
 class GitTree:
     """The files of one commit, read from the object store: a base no working-copy edit can change."""
 
-    def __init__(self, git: Git, commit: str) -> None:
+    def __init__(self, git: Git, commit: str, *, writes: bool = True) -> None:
         self.git = git
         self.commit = commit
+        self.writes = writes  # whether a census of it may add to the index cache
         self._files: list[str] | None = None
 
     def files(self) -> list[str]:
@@ -322,3 +359,15 @@ class GitTree:
         if kind != b"blob" and kind != "blob":
             raise FileNotFoundError(path)
         return bytes(data)
+
+    def blobs(self) -> dict[str, str]:
+        return self.git.blobs(self.commit)
+
+    def reader(self) -> Callable[[str], bytes]:
+        """Reads a blob by its id, each time by a process of its own: safe from any thread, as a lazily read index's
+        text is, and holding nothing of this checkout's git but its folder."""
+        return functools.partial(_cat_blob, git.Git.GIT_PYTHON_GIT_EXECUTABLE or "git", self.git.root)
+
+    def indexes(self) -> IndexCache:
+        """The census's per-file indexes, kept in the git directory (`gates.indexcache`)."""
+        return IndexCache(self.git.common_dir() / "autoformalize" / "census", self.writes)

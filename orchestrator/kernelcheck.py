@@ -29,7 +29,6 @@ from gates.census import Census, census
 from gates.config import BuildConfig, GatesConfig
 from gates.env import normal
 from gates.environment import Baseline, Env, Unanswered, lean_names
-from gates.imports import ImportGraph
 from gates.listing import Cache, Gathered, chain, closure_keys, gather, toolchain
 from gates.probe import canonical, modules_of
 from gates.registry import GATES, run_gates
@@ -77,6 +76,7 @@ def _mark(tree: Census, cache: Cache, chain: str) -> Census:
     for path, key in keys.items():
         if (module := cache.get(key)) is not None:
             tree.lean[path] = module
+    cache.settle(set(keys.values()))
     return tree
 
 
@@ -159,7 +159,7 @@ def _take(c: Cycle, scopes: list[list[str]], chain: str) -> Gathered:
     cache, the rest asked of Lean in the working copy at the base and kept."""
     assert c.work is not None
     cache = cache_of(c.git)
-    affected = ImportGraph(c.census).dependents({p for p in c.census.files if any(matches(p, s) for s in scopes)})
+    affected = c.census.graph.dependents({p for p in c.census.files if any(matches(p, s) for s in scopes)})
     got = gather(c.deps.compiler(c.work.root), c.census, c.config.project.lean_roots, affected, chain, cache)
     log.info("cycle.kernel_base", files=len(affected), asked=len(got.fresh), runs=got.runs,
              seconds=round(got.seconds, 2), problem=(got.problem or "")[:200])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import structlog
 
+from gates import successors
 from gates.base import GateResult
 from gates.probe import RUNS
 from orchestrator import cycle
@@ -32,7 +33,7 @@ def land(items: list[Cycle], beat: Beat) -> None:
         assert c.item is not None
         head = c.git.head()
         if head != start:  # the gates once more, with the base's listing (build, listings, replay)
-            beat.phase("merge", (2 * RUNS + 3) * c.config.build.timeout_s, cycle=c.number)
+            beat.phase("merge", (2 * RUNS + 3 + successors.RUNS) * c.config.build.timeout_s, cycle=c.number)
             requeue(c, head, landed)
         beat.item(c.item.name, "landing")
         cycle.conclude(c, beat)

@@ -66,7 +66,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     say(f"work: the Worker's working copy would be {workcopy.location(git)}")
     number = 1 + max([files.read_cycle(paths), *recorded, *pending])
     roots = config.project.lean_roots
-    result = census(GitTree(git, head), roots)
+    result = census(GitTree(git, head, writes=False), roots)  # a dry run writes nothing
     say(f"baseline: cycle {number}; {result.total_sorries} sorry, {result.total_admits} admit in "
         f"{len(result.files)} Lean files ({result.lines:,} lines)")
     verified = git.run("log", "-1", "--format=%H", "--grep=^Autoformalize-Builds: yes$", head) or None

@@ -35,7 +35,7 @@ def git_dir(git: Git) -> Path:
 
 def common_dir(git: Git) -> Path:
     """The repository's git directory, shared by all its worktrees."""
-    return (git.root / git.run("rev-parse", "--git-common-dir")).resolve()
+    return git.common_dir()
 
 
 def cache_dir() -> Path:

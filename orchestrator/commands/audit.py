@@ -12,13 +12,14 @@ from pathlib import Path
 import click
 
 from agents.ledger import Ledger
-from audit import ask, overlap
+from audit import ask, overlap, successors
 from audit.judge import Rubric
 from audit.rests import Support
 from audit.run import Models, Options, audit, markdown
 from gates.build import LakeCompiler
 from gates.census import Census, census
 from gates.listing import chain, gather, toolchain
+from gates.probe import module_of
 from gates.sandbox import Sandbox
 from gates.tree import DirTree
 from orchestrator import workcopy
@@ -37,9 +38,10 @@ LATEST = "latest"
 
 
 def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, sample: int | None, seed: int,
-        no_models: bool, filter_edges: bool, mathlib: bool = False, budget_s: float | None = None) -> int:
-    if budget_s is not None and not mathlib:
-        raise UsageError("--budget-s bounds the `exact?` probes of --mathlib: give --mathlib too")
+        no_models: bool, filter_edges: bool, mathlib: bool = False, budget_s: float | None = None,
+        successors_: bool = False) -> int:
+    if budget_s is not None and not (mathlib or successors_):
+        raise UsageError("--budget-s bounds the Lean runs of --mathlib and --successors: give one of them too")
     root = _root(path, repo)
     managed = (root / CONFIG_FILE).is_file()
     config = load_config(root) if managed else Config()
@@ -60,13 +62,18 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
         click.echo(f"Interrupted: {len(measured.results)} theorems answered, {len(measured.unasked)} not asked; the "
                    "answers are kept, and `audit --mathlib` run again asks only the rest.", err=True)
         return 130
+    tested = _successors(root, config, roots, found, sample, seed, budget_s) if successors_ else None
+    if tested is not None and tested.interrupted:
+        click.echo(f"Interrupted: {len(tested.results)} theorems tested, {len(tested.unasked)} not tried; the "
+                   "answers are kept, and `audit --successors` run again compiles only the rest.", err=True)
+        return 130
     ledger = Ledger()
     models = _models(config, ledger, no_models=no_models, filter_edges=filter_edges)
     options = Options(sample=sample, seed=seed, filter_edges=filter_edges, concurrency=config.audit.concurrency,
                       rubric=Rubric(config.audit.rubric, config.audit.book_name, config.audit.context_chars),
                       blueprint=config.audit.blueprint,
                       mappings=tuple(config.audit.mappings))
-    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured)
+    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured, successors=tested)
     doc["lean_roots"] = roots
     doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),
                     "served_by": ledger.served_by()}
@@ -123,6 +130,34 @@ def _mathlib(root: Path, config: Config, roots: list[str], found: Census, sample
     return overlap.Measured(overlap.tried(chosen, asked, seen), len(population), sample is not None, seed,
                             asked.unasked, limit, source, len(asked.answers) - len(asked.cached), len(asked.cached),
                             asked.interrupted)
+
+
+def _successors(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int,
+                budget_s: float | None) -> successors.Measured:
+    """Each proved theorem's users compiled against its mutants, in a copy of the project, one Lean run at a time."""
+    population = overlap.targets(found, Support(found, roots))
+    chosen = overlap.sample(population, sample, seed)
+    project = config.project.model_copy(update={"lean_roots": roots})
+    try:
+        git: Git | None = Git(root)
+        sandbox = sandbox_for(config, root)
+    except GitError:  # any Lean project, not only a repository
+        git, sandbox = None, Sandbox(config.sandbox, hidden=(root,), packages=root / project.lake_dir / ".lake" /
+                                     "packages", lake_dir=project.lake_dir)
+    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), roots, config.gates, project.state_dir)
+    # Kept beside Lean's listings in the git directory (never committed); outside a repository, the user's cache.
+    folder = (workcopy.git_dir(git) / "autoformalize" / "successors") if git is not None else \
+        workcopy.cache_dir() / "successors"
+    with successors.copy_of(root, project.lake_dir, project.state_dir) as copy, \
+            click.progressbar(length=len(chosen), label="successors", file=sys.stderr) as bar:
+        compiler = LakeCompiler(copy, config.build, sandbox)
+
+        def trial(target: ask.Target, users: successors.Found, mutant: successors.Mutant) -> successors.Outcome:
+            return successors.trial(copy, compiler, lambda p: module_of(p, roots), target, users, mutant)
+
+        return successors.measure(chosen, successors.Users(found), trial, successors.Cache(folder),
+                                  successors.Keys(found, keyed), population=len(population),
+                                  sampled=sample is not None, seed=seed, budget_s=budget_s, progress=bar.update)
 
 
 def _root(path: Path | None, repo: Path | None) -> Path:

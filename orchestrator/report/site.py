@@ -20,7 +20,7 @@ from pathlib import Path
 from string import Template
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from difficulty.forecast import Forecast
 from gates.census import census
@@ -141,6 +141,7 @@ class AuditSummary:
     when: str | None
     summary: str  # the audit's own headline figures
     overlap: tuple[OverlapRow, ...] = ()  # `audit --mathlib`'s proofs and overlaps per book and chapter
+    successors: tuple[SuccessorRow, ...] = ()  # `audit --successors`' verdicts per book and chapter
 
 
 class OverlapRow(BaseModel):
@@ -153,6 +154,21 @@ class OverlapRow(BaseModel):
     by: str = "entity"
     proofs: int = 0
     overlap: int = 0
+
+
+class SuccessorRow(BaseModel):
+    """One book and chapter of `successors.books` in the audit: how many theorems tried have each verdict."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    book: str | None = None
+    chapter: str = ""
+    by: str = "entity"
+    tried: int = 0
+    tested: int = 0
+    weak: int = Field(0, alias="weakly tested")
+    untested: int = 0
+    no_users: int = Field(0, alias="no users")
 
 
 @dataclass(frozen=True)
@@ -392,7 +408,8 @@ def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], 
     when = next((str(data[k]) for k in ("generated_at", "finished_at", "created_at", "timestamp") if data.get(k)),
                 None)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-    return entities, AuditSummary(where, when, summary or "", _overlap(data.get("mathlib_overlap"), where, problems))
+    return entities, AuditSummary(where, when, summary or "", _overlap(data.get("mathlib_overlap"), where, problems),
+                                  _successors(data.get("successors"), where, problems))
 
 
 def _overlap(section: object, where: str, problems: list[str]) -> tuple[OverlapRow, ...]:
@@ -405,6 +422,19 @@ def _overlap(section: object, where: str, problems: list[str]) -> tuple[OverlapR
             rows.append(OverlapRow.model_validate(item))
         except ValidationError:
             problems.append(f"{where}: a row of `mathlib_overlap.books` could not be read; it is left out")
+    return tuple(rows)
+
+
+def _successors(section: object, where: str, problems: list[str]) -> tuple[SuccessorRow, ...]:
+    if not isinstance(section, dict):
+        return ()
+    books = section.get("books")
+    rows = []
+    for item in books if isinstance(books, list) else []:
+        try:
+            rows.append(SuccessorRow.model_validate(item))
+        except ValidationError:
+            problems.append(f"{where}: a row of `successors.books` could not be read; it is left out")
     return tuple(rows)
 
 
@@ -794,7 +824,30 @@ def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> s
                "</code> beside it.</p>")
     if audit.overlap:
         out.append(_overlap_table(audit.overlap))
+    if audit.successors:
+        out.append(_successors_table(audit.successors))
     return "".join(out)
+
+
+def _successors_table(rows: Sequence[SuccessorRow]) -> str:
+    """How well each statement's users test it, per book and chapter (a chapter read from a file's folder is marked
+    so)."""
+    def row(name: str, counts: Sequence[int], head: str = "th") -> str:
+        cells = "".join(f'<td class="num">{n}</td>' for n in counts)
+        return f'<tr><{head} scope="row">{_e(name)}</{head}>{cells}</tr>'
+
+    def counts(r: SuccessorRow) -> list[int]:
+        return [r.tried, r.tested, r.weak, r.untested, r.no_users]
+
+    body = "".join(row(" · ".join([*([r.book] if r.book else []), r.chapter + (" (folder)" if r.by == "file" else "")]),
+                       counts(r)) for r in rows)
+    total = row("All", [sum(c) for c in zip(*(counts(r) for r in rows), strict=True)])
+    return ('<h3>Successor tests (from <code>audit --successors</code>)</h3><div class="scroll">'
+            '<table id="successors"><thead><tr><th scope="col">Book · chapter</th>'
+            '<th scope="col" class="num">Theorems tried</th><th scope="col" class="num">Tested</th>'
+            '<th scope="col" class="num">Weakly tested</th><th scope="col" class="num">Untested</th>'
+            '<th scope="col" class="num">No users</th>'
+            f"</tr></thead><tbody>{body}</tbody><tfoot>{total}</tfoot></table></div>")
 
 
 def _overlap_table(rows: Sequence[OverlapRow]) -> str:

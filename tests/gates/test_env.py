@@ -7,14 +7,21 @@ program does, then feed it to the reader, with the attacks a Worker controlling 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gates.env import Const, Module, Unreadable, generated, normal, printed, read
+from gates.census import census
+from gates.config import GatesConfig
+from gates.diagnostics import CheckResult
+from gates.env import Const, Module, Unreadable, ask, generated, normal, printed, program, read
 from gates.environment import Env, Unanswered
+from gates.listing import Cache, chain, gather
+from gates.tree import MemTree
 
 NONCE = "a1b2c3d4e5f6a7b8c9d0e1f2"
 
@@ -137,6 +144,102 @@ def test_a_constant_listed_twice_is_unreadable() -> None:
     out.const("Book.A", "Book.f")
     with pytest.raises(Unreadable, match="listed twice"):
         read(out.text(), NONCE)
+
+
+# -- asking Lean: only a whole answer is taken, and only a whole answer is kept -------------------------------
+
+
+class Lean:
+    """Lean at the process boundary: the imports build, then the program prints `answer` under the nonce it was
+    given (cut off before its last `cut` lines, as a Lean killed mid-output would leave it), exiting `status`."""
+
+    def __init__(self, answer: Listing, *, cut: int = 0, status: int = 0) -> None:
+        self.answer, self.cut, self.status = answer, cut, status
+
+    def probe(self, text: str) -> CheckResult:
+        found = re.search(r'^def nonce : String := "([0-9a-f]+)"$', text, re.M)
+        if found is None:  # the file of imports
+            return CheckResult("lean Imports.lean", 0, "", 0.1)
+        lines = self.answer.text().split("\n")
+        shown = "\n".join(lines[:len(lines) - self.cut]).replace(NONCE, found.group(1))
+        return CheckResult("lean Probe.lean", self.status, shown, 0.1)
+
+
+def two() -> Listing:
+    out = Listing()
+    out.const("Book.A", "Book.f")
+    out.const("Book.B", "Book.g", "thm", vu=("sorryAx",), ax=("sorryAx",))
+    return out
+
+
+def test_an_answer_cut_short_or_ended_in_an_error_is_no_answer() -> None:
+    # What a cut answer left out (here the hole of `Book.g`) would otherwise read as clean.
+    whole = ask(Lean(two()), ["Book.A", "Book.B"])
+    assert whole.problem is None and whole.modules["Book.B"].consts["Book.g"].sorry
+
+    for lean, why in ((Lean(two(), cut=1), "the program did not run to its end"),
+                      (Lean(two(), cut=3), "the program did not run to its end"),
+                      (Lean(two(), status=1), "Lean reported an error while listing the environment")):
+        got = ask(lean, ["Book.A", "Book.B"])
+        assert got.modules == {} and got.problem is not None and why in got.problem, got.problem
+
+
+def test_every_module_asked_must_be_answered() -> None:
+    only_a = Listing()
+    only_a.const("Book.A", "Book.f")
+    got = ask(Lean(only_a), ["Book.A", "Book.B"])
+    assert got.modules == {} and got.problem == "Lean listed nothing for Book.B"
+
+    unknown = two()
+    unknown.emit(["U", unknown.module("Book.C")])
+    got = ask(Lean(unknown), ["Book.A", "Book.B", "Book.C"])
+    assert got.modules == {} and got.problem == "Lean's environment does not hold Book.C"
+
+
+def test_the_program_asks_for_any_module_name_as_written() -> None:
+    # A module's name reaches the program as JSON in a Lean string: quotes, backslashes, non-ASCII letters.
+    text = program("0123abcd", ["Book.Über", 'Book.«a"b\\c»'])
+    line = next(line for line in text.splitlines() if line.startswith("def wanted : String := "))
+    literal = line.removeprefix("def wanted : String := ")
+    assert literal[0] == literal[-1] == '"'
+    assert json.loads(re.sub(r"\\(.)", r"\1", literal[1:-1])) == [["Book", 'a"b\\c'], ["Book", "Über"]]
+    assert 'def nonce : String := "0123abcd"\n' in text
+
+
+def test_only_a_whole_answer_is_kept(tmp_path: Path) -> None:
+    tree = census(MemTree({"Book/A.lean": b"def f := 0\n", "Book/B.lean": b"import Book.A\ntheorem g : True := by\n"
+                           b"  stop\n  trivial\n"}), ["Book"])
+    cache = Cache(tmp_path / "env")
+
+    cut = gather(Lean(two(), cut=1), tree, ["Book"], {"Book/B.lean"}, "chain", cache)
+
+    assert cut.problem is not None and cut.modules == {} and cut.fresh == {}  # nothing to keep, nothing to use
+    whole = gather(Lean(two()), tree, ["Book"], {"Book/B.lean"}, "chain", cache)
+    assert whole.problem is None and set(whole.fresh) == {"Book/A.lean", "Book/B.lean"}
+
+    for key, module in whole.fresh.values():  # what the loop keeps (`kernelcheck`)
+        cache.put(key, module)
+    again = gather(Lean(Listing()), tree, ["Book"], {"Book/B.lean"}, "chain", cache)
+    assert (again.runs, again.fresh, again.modules) == (0, {}, whole.modules)  # Lean not asked again
+    vouched = gather(Lean(Listing()), tree, ["Book"], {"Book/B.lean"}, "other chain", None, known=whole.modules)
+    assert (vouched.runs, vouched.modules) == (0, whole.modules)
+    moved = gather(Lean(two()), tree, ["Book"], {"Book/B.lean"}, "other chain", cache)
+    assert moved.runs == 2 and set(moved.fresh) == {"Book/A.lean", "Book/B.lean"}  # another key: asked
+
+
+def test_with_build_time_code_every_file_but_lean_sources_and_state_keys_the_listings() -> None:
+    # `include_str` may read any file: a data file changes every key; a Lean file (keyed by its closure) or the
+    # orchestrator's state (which every cycle rewrites and no change may write) does not change the chain.
+    base = {"Book/A.lean": b"def f := 0\n", "data.txt": b"1\n", ".prover-state/cycle": b"3\n"}
+    gates = GatesConfig(allow_build_time_code=True)
+
+    def keyed(files: dict[str, bytes], config: GatesConfig = gates) -> str:
+        return chain("toolchain", MemTree(files), ["Book"], config, ".prover-state")
+
+    assert keyed({**base, "data.txt": b"2\n"}) != keyed(base)
+    assert keyed({**base, "Book/A.lean": b"def f := 1\n"}) == keyed(base)
+    assert keyed({**base, ".prover-state/cycle": b"4\n"}) == keyed(base)
+    assert keyed(base, GatesConfig()) == "toolchain"  # without build-time code: the toolchain alone
 
 
 # -- digests -----------------------------------------------------------------------------------------------------

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from gates.index import Decl, index_source
+from gates.index import Decl, _alternation, index_source
 
 DATA = Path(__file__).parent.parent / "data" / "lean"
 
@@ -225,3 +226,10 @@ def test_an_attribute_command_is_read_past_any_comment_before_its_brackets() -> 
 def test_a_keyword_glued_to_a_numeral_or_a_symbol_is_seen(source: str, axioms: list[str], sorries: int) -> None:
     index = index_source("T.lean", source)
     assert ([d.name for d in index.axioms], index.sorries) == (axioms, sorries)
+
+
+def test_a_word_list_is_matched_exactly_by_its_factored_pattern() -> None:
+    words = ["d", "def", "deriving", "decreasing_by", "do", "theorem", "the"]
+    pattern = re.compile(_alternation(words))
+    assert [w for w in words if pattern.fullmatch(w)] == words
+    assert not [w for w in ("", "de", "deri", "dx", "theorems", "th", "x") if pattern.fullmatch(w)]

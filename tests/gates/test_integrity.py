@@ -109,6 +109,22 @@ def test_weakening_the_statement_while_closing_the_sorry_is_rejected() -> None:
     assert not result.passed and "statement changed in the same change that closed its sorry" in result.detail
 
 
+def test_changing_a_definition_a_statement_names_while_closing_one_of_its_sorries_is_rejected() -> None:
+    # Closing one sorry of two is closing too: a definition the statement uses may not change with it.
+    two = ("namespace Book\n\ndef Good (n : ℕ) : Prop := n > 2\n\ntheorem hard (n : ℕ) : Good (n + 3) := by\n"
+           "  have h : n + 3 > 2 := by sorry\n  sorry\n\nend Book\n")
+    base = {"Book/A.lean": two, "lakefile.toml": 'name = "book"\n'}
+    weaker = two.replace("n > 2", "True").replace("  sorry\n\nend", "  trivial\n\nend")
+
+    result = integrity.check(gate_input(base, {"Book/A.lean": weaker}))
+
+    assert not result.passed
+    assert ("Book.hard: Book.Good, which its statement uses, changed in the same change that closed its sorry"
+            in result.detail), result.detail
+    kept = two.replace("n > 2", "True")  # the definition alone, no sorry closed: a change of its own
+    assert integrity.check(gate_input(base, {"Book/A.lean": kept})).passed
+
+
 def test_changing_a_statement_and_keeping_the_sorry_passes() -> None:
     restated = A.replace("n + 0 = n", "0 + n = n")
     result = check({"Book/A.lean": restated})

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from gates.base import GateInput, GateResult
 from gates.build import LakeCompiler
@@ -105,11 +106,91 @@ def test_a_locked_statement_may_change_only_when_the_strategy_restates_it(projec
     assert "it is locked (judged faithful to the book)" in results["kernel"].detail
 
 
+REWRITE = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n"}  # `<` made to mean nothing
+
+
+def test_a_restatement_does_not_excuse_a_statement_whose_sorry_the_change_closes(project: Project) -> None:
+    # The strategy may restate `quad_pos`, but not in the change that proves it: the proof is of the new statement.
+    closed = closing("theorem quad_pos", "  trivial\n")
+    change = {**REWRITE, "Book/A.lean": "import Book.Rewrite\n" + closed}
+    locked = {"Book.quad_pos": meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]}
+    for lock in ({}, locked):
+        results, _ = project.gates(change, GatesConfig(**KERNEL_ALONE), locked=lock,
+                                   strategy="RESTATE: Book.quad_pos — `<` reads as the book's order")
+        assert not results["kernel"].passed, results["kernel"].detail
+        assert ("Book.quad_pos: Lean's terms for its statement (its type, and the project constants it reaches, "
+                "private and generated ones included) differ from the base's") in results["kernel"].detail
+        assert "had its sorry closed in the same change" in results["kernel"].detail
+
+
+def test_closing_a_hole_only_lean_sees_is_closing(project: Project) -> None:
+    # At the base `quad_pos` holds a hole no text shows (`stop`): proving it in a change that alters what it states
+    # is closing a sorry and restating at once, though no written sorry went away.
+    write(project.root, {"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp\n")})
+    change = {**REWRITE, "Book/A.lean": "import Book.Rewrite\n" + closing("theorem quad_pos", "  trivial\n")}
+
+    results, inp = project.gates(change, GatesConfig(**KERNEL_ALONE))
+
+    assert ("Book/A.lean", "Book.quad_pos") in inp.before.hidden_holes()
+    assert [h.count for h in inp.before.holed() if h.name == "Book.quad_pos"] == [1]
+    assert inp.before.holes == 4  # the three written sorries, and the one only Lean sees
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "Book.quad_pos: Lean's terms for its statement" in results["kernel"].detail
+    assert "had its sorry closed in the same change" in results["kernel"].detail
+    proved, _ = project.gates({"Book/A.lean": closing("theorem quad_pos", "  simp [quad, step]\n")})
+    assert proved["kernel"].passed, proved["kernel"].detail
+    assert "1 closed and 0 locked statement(s) mean what they meant at the base" in proved["kernel"].detail
+
+
+def test_a_hidden_hole_of_the_base_is_excused_only_as_it_was(project: Project) -> None:
+    # The base's `quad_pos` holds a hole no text shows. Left as it was, it is the base's; rewritten, it is the
+    # change's own (its written count unchanged, so only Lean's terms show it).
+    write(project.root, {"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp\n")})
+    other, _ = project.gates({"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp\n").replace(
+        "n + 0 = n := by\n  sorry", "n + 0 = n := by\n  simp")}, GatesConfig(**KERNEL_ALONE))
+    assert other["kernel"].passed, other["kernel"].detail
+
+    rewritten, _ = project.gates({"Book/A.lean": closing("theorem quad_pos", "  stop\n  simp [quad]\n")},
+                                 GatesConfig(**KERNEL_ALONE))
+
+    assert not rewritten["kernel"].passed
+    assert "Book.quad_pos (line 17) holds sorryAx, though no sorry or admit is written" in \
+        rewritten["kernel"].detail, rewritten["kernel"].detail
+
+
+def test_an_anonymous_hole_of_the_base_is_excused_while_its_terms_stay(project: Project) -> None:
+    # No text declares the instance: whether the change left it as it was is told by its terms.
+    carrier = CARRIER.replace("by sorry\n", "by sorry instance : Holds (2 + 2 = 5) := ⟨by stop simp⟩\n")
+    write(project.root, {"Book/Holds.lean": carrier})
+    added = carrier.replace("end Book", "theorem t : True := trivial\n\nend Book")
+    beside, _ = project.gates({"Book/Holds.lean": added}, GatesConfig(**KERNEL_ALONE))
+    assert beside["kernel"].passed, beside["kernel"].detail
+
+    other = carrier.replace("2 + 2 = 5", "2 + 2 = 6")
+    changed, _ = project.gates({"Book/Holds.lean": other}, GatesConfig(**KERNEL_ALONE))
+
+    assert not changed["kernel"].passed
+    assert "Book.instHoldsEqNatHAddOfNat (line 6) holds sorryAx" in changed["kernel"].detail, changed["kernel"].detail
+
+
+def test_a_locked_definition_is_held_to_its_value(project: Project) -> None:
+    # A definition judged as a statement means its own body: an unrelated change passes, a new body needs a RESTATE.
+    locked = {"Book.step": meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.step"][0]}
+    beside, _ = project.gates({"Book/A.lean": HONEST}, locked=locked)
+    assert beside["kernel"].passed, beside["kernel"].detail
+    assert "1 closed and 1 locked statement(s) mean what they meant at the base" in beside["kernel"].detail
+
+    body = A.replace("n + 1", "n + 2")
+    changed, _ = project.gates({"Book/A.lean": body}, GatesConfig(**KERNEL_ALONE), locked=locked,
+                               strategy="RESTATE: Book.step — steps of two")
+    assert changed["kernel"].passed and "Book.step: restated as the strategy declares" in changed["kernel"].detail
+
+
 def test_a_listing_cut_short_fails_never_passes(project: Project) -> None:
     compiler = Silencing(project.compiler(), "\"hard\"")
     results = gate_change(project.root, compiler, project.build, GatesConfig(), ["Book"], {"Book/A.lean": HONEST})[0]
     kernel = results[-1]
-    assert kernel.name == "kernel" and not kernel.passed
+    assert kernel.name == "kernel" and kernel.passed is False  # a verdict, as a cycle records it
     assert "Lean's environment could not be listed after the change" in kernel.detail
     assert "could not be read" in kernel.detail
 
@@ -457,6 +538,24 @@ def test_a_toolchain_without_it_is_asked_every_time(tmp_path: Path) -> None:
     replays = [LakeCompiler(root, build, sandbox(mode="none")).replay(["Book.A"]) for _ in range(3)]
 
     assert replays == [None, None, None] and asked.read_text().split() == ["asked"] * 3
+
+
+def test_a_refused_axiom_is_told_what_the_project_allows(project: Project) -> None:
+    files, _ = ATTACKS["an axiom added by meta code"]
+    listed, _ = project.gates(files, GatesConfig(**KERNEL_ALONE))
+    assert ("Book.hard depends on Book.trustMe, not among the allowed axioms (Classical.choice, Quot.sound, propext)"
+            in listed["kernel"].detail), listed["kernel"].detail
+    nothing, _ = project.gates(files, GatesConfig(**KERNEL_ALONE, allowed_axioms=[]))
+    assert ("Book.hard depends on Book.trustMe, not among the allowed axioms (none); add it to [gates] allowed_axioms"
+            in nothing["kernel"].detail), nothing["kernel"].detail
+
+
+def test_each_time_lean_is_asked_the_log_says_for_how_much(project: Project) -> None:
+    with capture_logs() as logs:
+        project.gates({"Book/A.lean": HONEST})
+    asked = [e for e in logs if e["event"] == "listing.asked"]
+    assert [(e["modules"], e["runs"], e["problem"]) for e in asked] == [(3, 2, ""), (2, 2, "")], asked
+    assert all(e["lines"] > 0 and e["seconds"] >= 0 for e in asked)
 
 
 DEFS = st.lists(st.lists(st.integers(0, 5), max_size=2), min_size=2, max_size=6)  # def k uses defs j < k

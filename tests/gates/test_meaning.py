@@ -39,6 +39,21 @@ def test_a_change_of_meaning_is_caught_however_it_is_made(base: str, change: str
     assert not result.passed and named in result.detail
 
 
+def test_a_name_written_from_the_root_names_the_declaration() -> None:
+    # `_root_.Good` is `Good`: a statement naming a changed definition so has changed too, and so has a definition.
+    base = ("def Good (n : Nat) : Prop := n > 2\n\nnamespace Book\ndef Good (n : Nat) : Prop := True\n\n"
+            "def Better (n : Nat) : Prop := _root_.Good n\n\ntheorem three_good : _root_.Good 3 := by decide\n"
+            "end Book\n")
+    before = gate_input({"Book/A.lean": base}, {}).before
+    after = gate_input({"Book/A.lean": base.replace("n > 2", "n > 100")}, {}).before
+
+    changed = changed_meanings(before, after)
+
+    assert changed["Book.three_good"] == "states something else: it uses Good, which changed"
+    assert changed["Book.Better"] == "means something else: it uses Good, which changed"
+    assert "Book.Good" not in changed
+
+
 def test_a_copy_elsewhere_does_not_hide_a_changed_locked_statement() -> None:
     base = "namespace Book\ntheorem easy (n : Nat) : n + 0 = n := rfl\nend Book\n"
     inp = gate_input({"Book/A.lean": base}, {"Book/A.lean": base.replace("(n : Nat) :", "(n : Nat) (h : n = 0) :"),

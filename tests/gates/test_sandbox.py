@@ -81,6 +81,23 @@ for name, nr, args in (("setup", 425, (8, params)), ("enter", 426, (-1, 0, 0, 0,
                        ("register", 427, (-1, 0, None, 0))):
     print(name, libc.syscall(nr, *args), ctypes.get_errno())
 """
+NAMESPACES = """\
+import ctypes, os, platform, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+clone, clone3 = {"x86_64": (56, 435), "aarch64": (220, 435)}[platform.machine()]
+# CLONE_NEWUSER with CLONE_FS, and CLONE_THREAD without CLONE_SIGHAND: the kernel refuses both with EINVAL (22)
+# before it makes anything, so an errno of the filter's own (EPERM 1, ENOSYS 38) shows the call never reached it.
+flags = 0x10000000 | 0x00000200 | 0x00010000
+def call(name, *args):
+    got = libc.syscall(*args)
+    if got == 0:  # a child after all: leave at once
+        os._exit(0)
+    print(name, got, ctypes.get_errno())
+call("clone", clone, ctypes.c_ulong(flags), None, None, None, None)
+args = ctypes.create_string_buffer(struct.pack("<8Q", flags, 0, 0, 0, 0, 0, 0, 0), 64)  # struct clone_args
+call("clone3", clone3, args, ctypes.c_size_t(64))
+"""
 FORKS = """\
 import os, time
 n = 0
@@ -334,6 +351,45 @@ def test_no_user_namespace_and_no_keyring(place: Place, tmp_path: Path) -> None:
     threads = place.run([sys.executable, "-c", "import threading; t = threading.Thread(target=print, args=('ok',)); "
                                                "t.start(); t.join()"])
     assert threads.output.strip() == "ok"  # clone3 refused with ENOSYS: the C library falls back to clone
+
+
+def test_clone_and_clone3_making_a_user_namespace_fail_inside(place: Place) -> None:
+    # `unshare -U` is not the only way in: `clone` takes the same flag, and `clone3` takes it in memory the filter
+    # cannot read, so it is refused whatever its flags (ENOSYS: the C library falls back to `clone`).
+    unconfined = subprocess.run([sys.executable, "-c", NAMESPACES], capture_output=True, text=True, timeout=60)
+    inside = place.run([sys.executable, "-c", NAMESPACES])
+
+    assert unconfined.stdout.splitlines() == ["clone -1 22", "clone3 -1 22"], unconfined.stdout + unconfined.stderr
+    assert inside.output.splitlines() == ["clone -1 1", "clone3 -1 38"], inside.output  # EPERM, ENOSYS
+
+
+def test_etc_holds_only_what_programs_read_and_every_user_may_read_it(place: Place) -> None:
+    # /etc is made 0755 (bwrap would make it 0700, and as root the code runs as another user): the system's
+    # passwd, certificates and the like are shown, nothing else of it.
+    done = place.run(["/bin/sh", "-c", "stat -c %a /etc; ls /etc; ls /; head -c 5 /etc/passwd"])
+    lines = done.output.splitlines()
+    assert lines[0] == "755", done.output
+    assert "passwd" in lines and "shadow" not in lines and "hostname" not in lines and "ETC" not in lines, done.output
+    assert lines[-1] == "root:"
+
+
+def test_the_home_directory_stays_hidden_when_a_binding_would_show_it(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # `[sandbox] read_only` naming the home directory, or a folder holding it, shows the rest and never the home.
+    home, work = tmp_path / "users" / "me", tmp_path / "cache" / "worker-0"
+    write(home, {".ssh/id_ed25519": "PRIVATE KEY\n"})
+    write(tmp_path / "users", {"shared/notes.txt": "shared\n"})
+    write(work, {"lakefile.toml": 'name = "book"\n'})
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("ELAN_HOME", raising=False)
+    read = f"cat {tmp_path}/users/shared/notes.txt; cat {home}/.ssh/id_ed25519"
+
+    for shown in (home, tmp_path / "users"):
+        sandbox = Sandbox(SandboxConfig(read_only=[str(shown)]))
+        done = run(sandbox.wrap(["/bin/sh", "-c", read], work), work, 60)
+        assert "PRIVATE KEY" not in done.output and "No such file" in done.output, done.output
+    unconfined = run(Sandbox(SandboxConfig(mode="none")).wrap(["/bin/sh", "-c", read], work), work, 60)
+    assert "PRIVATE KEY" in unconfined.output
 
 
 def test_io_uring_is_refused(place: Place) -> None:

@@ -117,7 +117,7 @@ def test_issue_subfolders_are_not_the_workers() -> None:
 
 def test_empty_scope_rejects_everything() -> None:
     result = scope.check(gate_input(BASE, {"Book/A.lean": ""}, scope=[]))
-    assert not result.passed and "no Scope" in result.detail
+    assert result == scope.GateResult("scope", False, "the strategy declares no Scope, so no change may land")
 
 
 def test_a_scope_reaches_lean_files_and_other_files_only_where_named() -> None:
@@ -190,3 +190,16 @@ def test_a_symlink_leaving_a_tree_outside_git_fails_too(tmp_path: Path) -> None:
     result = scope.check(inp)
 
     assert not result.passed and result.detail.startswith("Book/Key.lean, Book/Keys: symlink(s)"), result.detail
+
+
+def test_many_links_leaving_the_tree_are_named_twenty_at_most(tmp_path: Path) -> None:
+    inp = _linked(tmp_path / "repo", tmp_path / "home")
+    for k in range(21):
+        (tmp_path / f"repo/Book/K{k:02}.lean").symlink_to(tmp_path / "home/.ssh/id_rsa")
+
+    result = scope.check(inp)
+
+    assert not result.passed
+    named = result.detail.split(": symlink(s) leading outside the tree")[0]
+    assert named.startswith("Book/K00.lean, Book/K01.lean") and named.endswith(" and 3 more"), named
+    assert named.count(", ") == 19

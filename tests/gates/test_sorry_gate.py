@@ -8,6 +8,7 @@ from gates.config import GatesConfig
 from gates.tree import MemTree
 from state.history import HistoryRecord
 from tests.gates.helpers import gate_input, record
+from tests.gates.test_env import const, module
 
 BASE = {"Book/A.lean": "theorem a : True := sorry\ntheorem b : True := sorry\n"}
 TWO_MORE = ("theorem a : True := sorry\n"
@@ -95,3 +96,15 @@ def test_a_proof_traded_for_a_sorry_is_found_by_its_statement_under_a_new_name()
 
     assert traded(renamed) == ["helper (now helper')"]
     assert traded(kept) == []  # the proof is still there: a new statement with a sorry is new work
+
+
+def test_holes_only_lean_sees_are_named_ten_at_most_then_how_many_more() -> None:
+    names = [f"h{i:02}" for i in range(12)]
+    text = "".join(f"theorem {n} : True := trivial\n" for n in names)
+    inp = gate_input({"Book/A.lean": text}, {"Book/A.lean": text})
+    for side in (inp.before, inp.after):  # held as they were: no rise
+        side.lean["Book/A.lean"] = module(*(const(n, vu=("sorryAx",)) for n in names))
+    result = sorry.check(inp)
+    assert result.passed
+    assert result.detail == ("sorries+admits 12 → 12; counted as holes, Lean says they hold sorryAx though their text "
+                             f"has no sorry: {', '.join(names[:10])} and 2 more")

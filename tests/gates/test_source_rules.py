@@ -165,6 +165,30 @@ def test_an_instance_in_an_imported_file_reaches_the_statement() -> None:
     assert not result.passed and "Book.late: instance Book.cheatLT (Book/A.lean:15)" in result.detail
 
 
+def test_an_instance_reaches_through_every_import_on_the_way() -> None:
+    # `late` imports only `Book.B`, which imports `Book.A`: what A shows, `late` sees too.
+    base = {**BASE, "Book/C.lean": C.replace("import Book.A", "import Book.B")}
+    changes = {"Book/A.lean": A.replace("end Book", "instance cheatLT : LT ℕ := weakLT\n\nend Book"),
+               "Book/C.lean": base["Book/C.lean"].replace("  sorry", "  simp")}
+    result = integrity.check(gate_input(base, changes))
+    assert not result.passed and "Book.late: instance Book.cheatLT (Book/A.lean:15)" in result.detail, result.detail
+
+
+@pytest.mark.parametrize(("inside", "named"), [
+    ("instance cheatLT : LT ℕ := weakLT\n", "instance Book.cheatLT (line 10)"),
+    ("@[instance] def cheatLT : LT ℕ := weakLT\n", "instance Book.cheatLT (line 10)"),
+    ("attribute [instance] weakLT\n", "`attribute [instance] weakLT` (line 10)"),
+])
+def test_an_instance_that_is_not_local_outlives_its_section(inside: str, named: str) -> None:
+    # Only a `local` one ends with its section; a global one, or a global instance attribute, reaches on.
+    new = CLOSED.replace("theorem hard", f"section\n{inside}end\n\ntheorem hard")
+    result = check(new)
+    assert not result.passed and f"Book.hard: {named} added where its statement can see it" in result.detail, \
+        result.detail
+    local = new.replace("instance cheatLT", "local instance cheatLT").replace("[instance]", "[local instance]")
+    assert check(local).passed, check(local).detail
+
+
 def test_an_open_in_before_another_declaration_or_inside_a_proof_passes() -> None:
     new = CLOSED.replace("theorem easy", "open Cheat in\ntheorem easy").replace(
         "n < n + 1 := by\n  simp", "n < n + 1 := by\n  open Nat in simp")
@@ -326,6 +350,11 @@ def test_a_new_import_of_a_file_with_nothing_in_sight_passes() -> None:
     result = integrity.check(gate_input(base, {"Book/C.lean": C_CLOSED.replace("import Book.A",
                                                                                 "import Book.A\nimport Book.L")}))
     assert result.passed, result.detail
+
+
+def test_an_attribute_that_is_no_instance_may_stand_before_a_closed_statement() -> None:
+    new = CLOSED.replace("theorem hard", "attribute [simp] easy\n\ntheorem hard")
+    assert check(new).passed, check(new).detail
 
 
 def test_a_harmless_attribute_or_a_registered_one_passes() -> None:

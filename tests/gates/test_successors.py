@@ -127,3 +127,13 @@ def test_splice_puts_each_user_back_where_it_was_and_a_deleted_one_in_its_namesp
     assert by_user["Book.three_mul_one"] == ["theorem three_mul_one : 3 * 1 = 3 := qux 3"]
     assert by_user["Book.two_mul_one"] == ["theorem two_mul_one : 2 * 1 = 2 := by", "  exact qux 2"]
     assert text.endswith("namespace Book\ntheorem two_mul_one : 2 * 1 = 2 := by\n  exact qux 2\nend Book\n")
+
+
+def test_files_left_when_the_gates_time_is_spent_are_not_checked_and_fail_closed_when_locked(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gates.successors.RUNS", 0)  # no time at all: nothing may be compiled
+    results, _ = project.gates(CHANGE, gates(), locked={"Book.qux": "x"},
+                               strategy="RESTATE: Book.qux — positive n\n")
+    assert not results["successors"].passed
+    assert "the users of a locked statement in Book/Qux.lean could not be checked: the gate's time (0 × [build] " \
+           "timeout_s) was spent on other files" in results["successors"].detail

@@ -89,6 +89,14 @@ def test_a_faithful_verdict_counts_only_against_the_books_trusted_text() -> None
     assert book.progress and book.faithful == ["thm:2.1"]
 
 
+@pytest.mark.parametrize(("score", "counted"), [(3, True), (2, True), (1, False)])
+def test_faithful_or_stronger_counts_and_different_does_not(score: int, counted: bool) -> None:
+    # The judge's rubric: 3 faithful, 2 stronger than the book (still a formalization of it), 1 different.
+    base = census(tree(A), ["Book"])
+    facts = measure(base, base, [judged(score, "blueprint/src/ch2.tex:4 at abc", False)], "", 6000, settled=())
+    assert facts.faithful == (["thm:2.1"] if counted else []) and facts.different == ([] if counted else ["thm:2.1"])
+
+
 def test_a_faithful_verdict_counts_only_for_an_entity_not_faithful_at_the_base() -> None:
     base = census(tree(A), ["Book"])
     after = census(tree(A.replace("  sorry", "  simp")), ["Book"])

@@ -86,6 +86,31 @@ def test_blame_ages_a_line_by_its_last_change(tmp_path: Path) -> None:
     assert len(live) == 4
 
 
+def test_blame_keeps_one_entry_per_content_and_blames_again_one_it_cannot_read(tmp_path: Path) -> None:
+    from orchestrator import blame
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"Book/A.lean": OLD, "Book/B.lean": "theorem b : True := by\n  sorry\n"})
+    first = commit_at(repo, NOW - timedelta(days=30), "the first draft")
+    git_ = Git(repo)
+    found = ages(git_, first, census(GitTree(git_, first)), NOW)
+    folder = repo / ".git" / "autoformalize" / "blame"
+    entries = sorted(folder.glob("*.json"))
+    assert len(entries) == 2  # one per file with holes
+    entries[0].write_text('{"key": "not this one", "lines": {}}')
+    entries[1].write_text("{cut short")
+    blame._LIVE.clear()  # a new process
+    assert ages(git_, first, census(GitTree(git_, first)), NOW) == found
+    assert all(json.loads(e.read_text())["lines"] for e in entries)  # blamed again, written whole
+    write(repo, {"Book/B.lean": "theorem b : True := by\n  exact sorry\n"})
+    second = commit_at(repo, NOW - timedelta(days=1), "retry")
+    again = ages(git_, second, census(GitTree(git_, second)), NOW)
+    assert [round(a.age_days) for a in again if a.file == "Book/B.lean"] == [1]
+    assert len(list(folder.glob("*.json"))) == 3  # the new content of B added, nothing rewritten
+
+
 def test_status_lists_persistent_sorries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

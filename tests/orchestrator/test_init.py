@@ -135,7 +135,7 @@ def test_init_github_writes_a_workflow_actionlint_accepts(make_repo: Callable[..
                    "ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}",
                    "AUTOFORMALIZE_WEBHOOK_URL: ${{ secrets.AUTOFORMALIZE_WEBHOOK_URL }}",
                    "ARISTOTLE_API_KEY: ${{ secrets.ARISTOTLE_API_KEY }}",
-                   "path: .git/autoformalize/blame.json", "autoformalize cycle"):
+                   ".git/autoformalize/blame\n", ".git/autoformalize/census\n", "autoformalize cycle"):
         assert needle in text, needle
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().out
 
@@ -150,8 +150,9 @@ def test_the_workflow_timeout_follows_the_config_and_its_cap(make_repo: Callable
     assert "timeout-minutes: 360\n" in workflow(long)
 
 
-def test_the_projects_own_ci_workflow_passes_actionlint() -> None:
-    done = actionlint(Path(__file__).parents[2] / ".github/workflows/ci.yml")
+@pytest.mark.parametrize("name", ["ci.yml", "mutation.yml"])
+def test_the_projects_own_workflows_pass_actionlint(name: str) -> None:
+    done = actionlint(Path(__file__).parents[2] / ".github/workflows" / name)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -72,3 +72,42 @@ def test_a_patch_git_cannot_read_or_apply_is_an_error(tmp_path: Path) -> None:
              b"@@ -1 +1 @@\n-theorem other : True := trivial\n+theorem a : True := by trivial\n")
     with pytest.raises(GitError, match="patch does not apply"):
         patchcheck.refusals(work, "HEAD", stale)
+
+
+def test_build_outputs_are_refused_whatever_the_ignore_rules_say(tmp_path: Path) -> None:
+    # A project whose ignore rules forgot `.lake`: Lake's outputs and an older Lake's `lakefile.olean` are still
+    # never taken from a patch (every Lean run here trusts them, no gate reads them).
+    work = _repo(tmp_path / "repo")
+    write(work.root, {".gitignore": "*.log\n"})
+    git(work.root, "commit", "-qam", "no .lake rule")
+    write(work.root, {".lake/build/lib/Book/A.trace": "{}\n", ".lake/packages/mathlib/Mathlib.lean": "-- forged\n",
+                      "lakefile.olean": "planted\n", "Book/A.ilean": "planted\n"})
+
+    assert patchcheck.refusals(work, "HEAD", _patch(work, [])) == [
+        ".lake/build/lib/Book/A.trace (under .lake: Lake's build outputs and dependencies)",
+        ".lake/packages/mathlib/Mathlib.lean (under .lake: Lake's build outputs and dependencies)",
+        "Book/A.ilean (a Lean build output)", "lakefile.olean (a Lean build output)"]
+
+
+def test_a_patch_that_would_not_apply_is_still_refused_by_name(tmp_path: Path) -> None:
+    work = _repo(tmp_path / "repo")
+    write(work.root, {".lake/build/lib/Book/A.olean": "planted\n"})
+    patch = _patch(work, []) + (b"diff --git a/Book/A.lean b/Book/A.lean\n--- a/Book/A.lean\n+++ b/Book/A.lean\n"
+                                b"@@ -1 +1 @@\n-theorem other : True := trivial\n+theorem a : True := by trivial\n")
+
+    assert patchcheck.refusals(work, "HEAD", patch) == [
+        ".lake/build/lib/Book/A.olean (under .lake: Lake's build outputs and dependencies)"]
+
+
+def test_the_old_name_of_a_rename_counts_too(tmp_path: Path) -> None:
+    # `git apply --numstat` names a rename by its new name; the index has the old one, which must pass as well.
+    work = _repo(tmp_path / "repo")
+    write(work.root, {".lake/kept.lean": "theorem k : True := trivial\n"})
+    git(work.root, "add", "--force", ".lake/kept.lean")
+    git(work.root, "commit", "-qm", "a file under .lake, tracked")
+
+    patch = _patch(work, [["mv", ".lake/kept.lean", "Book/Kept.lean"]])
+
+    assert work.patch_paths(patch) == ["Book/Kept.lean"]
+    assert patchcheck.refusals(work, "HEAD", patch) == [
+        ".lake/kept.lean (under .lake: Lake's build outputs and dependencies)"]

@@ -156,6 +156,46 @@ def unify(pattern: list[str], goal: list[str], params: list[str]) -> dict[str, s
     return got if all(p in got for p in params) else None
 
 
+def substituted(names: list[str], given: list[str], text: str) -> list[str]:
+    values = dict(zip(names, given, strict=False))
+    return [values.get(w, w) for w in text.split()]
+
+
+# Propositions whose head is one of these inductive types (or `Iff`, a structure) are definitionally equal only
+# when their heads are: an inductive type applied is already in weak head normal form, so `isDefEq` compares heads.
+HEADS = ("↔", "∨", "∧", "=")
+
+
+def head_of(words: list[str]) -> str | None:
+    """The inductive type a proposition's words apply at the top (`True`, `∃`, `↔`, `∨`, `∧`, `=`), or None when the
+    stand-in cannot tell (a `→`, a `∀`, a definition that may unfold)."""
+    while len(words) > 1 and words[0] == "(" and matching_word(words, 0) == len(words) - 1:
+        words = words[1:-1]
+    if words in (["True"], ["False"]):
+        return words[0]
+    if not words or words[0] in ("∀", "fun", "λ"):
+        return None
+    if words[0] == "∃":
+        return "∃"
+    depth, found = 0, set()
+    for w in words:
+        depth += (w in ("(", "[", "{", "⟨")) - (w in (")", "]", "}", "⟩"))
+        if depth == 0 and w in (*HEADS, "→"):
+            found.add(w)
+    if "→" in found:
+        return None
+    return next((h for h in HEADS if h in found), None)
+
+
+def matching_word(words: list[str], i: int) -> int:
+    depth = 0
+    for j in range(i, len(words)):
+        depth += (words[j] == "(") - (words[j] == ")")
+        if depth == 0:
+            return j
+    return len(words)
+
+
 def arguments(toks: list[Tok]) -> list[list[Tok]]:
     """An application's arguments: a bracketed group, or one token."""
     out, i = [], 0
@@ -685,7 +725,9 @@ class File:
         """A proof that is one application of a theorem, `t a b` or `by exact t a b`, checked against `t`'s explicit
         binders as `Lean.Elab.App` does against the expected type: too few arguments leave a `→` the declaration's
         type does not have (`type mismatch`, `Lean.Elab.throwTypeMismatchError`), too many apply a proposition
-        (`function expected`). An error leaves the declaration backed by `sorryAx`, as Lean's recovery does."""
+        (`function expected`); as many, a conclusion whose head (`True`, `∧`, `=`, …: `head_of`) is not the expected
+        type's is a `type mismatch` too, as `isDefEq` fails on two different inductive types. An error leaves the
+        declaration backed by `sorryAx`, as Lean's recovery does."""
         words = [t.text for t in body]
         at = 2 if words[:2] == ["by", "exact"] else 0 if words[:1] != ["by"] else None
         if at is None or len(words) <= at or not is_name(words[at]):
@@ -711,6 +753,10 @@ class File:
             shown = " ".join([head.text, *given])
             self.error(head, f"type mismatch{INDENT}{shown}\nhas type{INDENT}{' → '.join([*rest, result])} : Prop"
                              f"\nbut is expected to have type{INDENT}{decl.plain_type} : Prop")
+        elif (has := head_of(result := substituted(names, given, t.plain_type))) is not None \
+                and (wanted := head_of(decl.plain_type.split())) is not None and has != wanted:
+            self.error(head, f"type mismatch{INDENT}{' '.join([head.text, *given])}\nhas type{INDENT}"
+                             f"{' '.join(result)} : Prop\nbut is expected to have type{INDENT}{decl.plain_type} : Prop")
         else:
             return
         decl.axioms.add("sorryAx")
