@@ -42,6 +42,7 @@ BUILD = "the build check (Lean's messages quote the project's code)"
 BLAME = "the orchestrator, from git blame (Workers chose the names; the subjects come from their reports)"
 LOCK = "the orchestrator's statement lock (the names were chosen by Workers)"
 PROVER = "the orchestrator's ledger of the external prover's jobs (the names were chosen by Workers)"
+DIFFICULTY = "the orchestrator's difficulty model, fitted on the loop's attempts (the names were chosen by Workers)"
 TALLY = "the orchestrator's tally of the Worker sessions' tool calls"
 MEASURED = "the orchestrator's measurements (the names in them were chosen by Workers)"
 JUDGED = "the judge, against the book (the names are the Worker's; a reason may quote its Lean)"
@@ -196,7 +197,10 @@ def attempts_quote(attempts: str | None) -> tuple[Quote, ...]:
 def planner(*, plan: str | None, plan_name: str, census: Census, history: list[HistoryRecord],
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
             pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
-            prover: str = "", persistent: list[str] | None = None, commits: str = "", overlap: str = "") -> Context:
+            prover: str = "", persistent: list[str] | None = None, commits: str = "", overlap: str = "",
+            difficulty: str = "", difficulty_head: str = "") -> Context:
+    """`difficulty_head` says in the orchestrator's words what `difficulty`, the candidate targets by the
+    difficulty model (`orchestrator.outlook.brief`), shows; the candidates are data."""
     target = section(plan, "Current Target")
     recent, history_note = history_quote(history, HISTORY_LINES)
     sections = [
@@ -207,6 +211,9 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
                 2_000),
         quoted("Build", BUILD, build, "the branch's build", 4_000),
         sorries("Sorries by declaration", census, 8_000),
+        *([Section("Difficulty", difficulty_head, 3_000, quotes=(
+            Quote(DIFFICULTY, difficulty, "the candidate targets: difficulty, attempts, chance of closing"),))]
+          if difficulty.strip() else []),
         quoted("Persistent sorries: lines long unchanged, oldest first (take one on, or say why not)", BLAME,
                "\n".join(f"- {p}" for p in (persistent or [])[:PERSISTENT_SHOWN]),
                "the sorry lines long unchanged, with the commit that last changed each",

@@ -103,6 +103,9 @@ class WorkerConfig(AgentConfig):
     error."""
     lean_lsp_output_chars: int = Field(default=20_000, ge=1_000)
     """Characters of one call's result the Worker reads; the rest is cut."""
+    hard_model: str | None = None
+    """A model for the cycles aiming at a target harder than `[difficulty] hard_above` (`autoformalize forecast`
+    shows each target's difficulty), on the same backend; unset: the Worker's model works every target."""
 
     @model_validator(mode="after")
     def _lean_server_name(self) -> Self:

@@ -183,17 +183,17 @@ def one_cycle(repo: Path, target: str, server: AnthropicStandin, profile: cProfi
     deps = real_deps(config, repo)  # the real wiring (metering, budgets), with the model and compiler timed
     real_model, real_compiler = deps.model, deps.compiler
 
-    def model(role: str, ledger: Ledger) -> Model:
+    def timed(role: str, ledger: Ledger) -> Model:
         return timer_model.model(real_model(role, ledger))
 
-    def session(workspace: Workspace, rules: str, limits: WorkLimits, ledger: Ledger, stop: threading.Event
-                ) -> Session:
-        return WorkerSession(model("worker", ledger), workspace, rules, limits, stop=stop)
+    def session(workspace: Workspace, rules: str, limits: WorkLimits, ledger: Ledger, stop: threading.Event,
+                model: str | None = None) -> Session:
+        return WorkerSession(timed("worker", ledger), workspace, rules, limits, stop=stop)
 
     def compiler(root: Path) -> Compiler:
         return timer_compiler.compiler(real_compiler(root))
 
-    deps.model, deps.compiler, deps.session = model, compiler, session
+    deps.model, deps.compiler, deps.session = timed, compiler, session
     start = time.perf_counter()
     if profile is not None:
         profile.enable()

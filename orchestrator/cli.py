@@ -129,6 +129,16 @@ def status(as_json: bool, repo: Path | None) -> int:
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_repo_option
+def forecast(as_json: bool, repo: Path | None) -> int:
+    """Each open target's difficulty, and the cycles and dollars left to close them all (P50, P90)."""
+    from orchestrator.commands import forecast as command
+
+    return command.run(repo, as_json)
+
+
+@cli.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON document instead of the Markdown report.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,

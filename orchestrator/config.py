@@ -17,6 +17,7 @@ from agents.config import AgentsConfig, BudgetConfig, Endpoint, judge_for
 from agents.prices import Price
 from agents.provers.config import ProverConfig
 from audit.config import AuditConfig
+from difficulty.config import DifficultyConfig
 from gates.config import BuildConfig, GatesConfig, SandboxConfig
 from orchestrator.notify import NotifyConfig
 from state.errors import UsageError
@@ -172,6 +173,7 @@ class Config(BaseModel):
     housekeeping: HousekeepingConfig = Field(default_factory=HousekeepingConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     parallel: ParallelConfig = Field(default_factory=ParallelConfig)
+    difficulty: DifficultyConfig = Field(default_factory=DifficultyConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:
@@ -285,7 +287,7 @@ def render_config(config: Config) -> str:
                 out.append(_table(f"agents.{role}", agent, AgentsConfig.model_fields[role].description,
                                   ENDPOINT_KEYS if role == "judge" else frozenset()))
         elif isinstance(model, BaseModel):
-            out.append(_table(section, model, model.__doc__ if section in ("budget", "prover") else None))
+            out.append(_table(section, model, model.__doc__ if section in ("budget", "prover", "difficulty") else None))
     out.append(_PRICES_EXAMPLE)
     return "\n".join(out)
 

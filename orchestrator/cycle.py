@@ -59,6 +59,7 @@ from orchestrator.engine import runs_here
 from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
+from orchestrator.outlook import brief, hard_targets
 from state import files
 from state.atomic import write_atomic
 from state.errors import InfraError, UsageError
@@ -113,6 +114,7 @@ def start(c: Cycle, beat: Beat) -> None:
     open_desk(c)
     beat.phase("harvest", PROVER_CALLS * PROVER_CALL_S * max(1, len(c.desk.open_jobs()) if c.desk else 0))
     harvest(c)
+    send_hard(c)
 
 
 class Phase(Protocol):
@@ -325,6 +327,17 @@ def harvest(c: Cycle) -> None:
     c.desk.harvest(c.census)
 
 
+def send_hard(c: Cycle) -> None:
+    """The open targets that keep failing, to the external prover (`[difficulty] prover_after`, `prover_below_p`):
+    the Planner then sees them among its jobs."""
+    if c.desk is None or c.desk.off or c.config.difficulty.prover_after is None or c.work is None:
+        return
+    names = hard_targets(cs.estimate_of(c), c.desk.jobs, c.config)
+    if names:
+        log.info("difficulty.to_prover", targets=names)
+        c.desk.send(names, DirTree(c.work.root), c.census, "hard target")
+
+
 def _journal(c: Cycle, **update: object) -> None:
     """What a cycle that never lands must still leave (its spend, its prover jobs), journaled at once."""
     assert c.entry is not None
@@ -346,6 +359,7 @@ def plan(c: Cycle) -> None:
             c.plan = planner.fix_build_strategy(c.build.failing, c.build.errors)
         else:
             c.pivot = cs.pivot(c.history.records, c.config.loop.stuck_cap)
+            hard = brief(cs.estimate_of(c), c.config)  # the targets' difficulty, for the Planner to aim by
             context = briefs.planner(
                 plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
@@ -356,7 +370,7 @@ def plan(c: Cycle) -> None:
                                                                    c.config.housekeeping.sorry_age_days)],
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [],
                 commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
-                overlap=mathlib.told(c.history.records, c.census))
+                overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1])
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
@@ -382,9 +396,11 @@ def work(c: Cycle) -> None:
                           cfg.project.state_dir, cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates,
                           secrets=c.deps.secrets)
     w = cfg.agents.worker
-    limits = Limits(w.max_turns, w.timeout_s, w.token_budget, window=window_of(w.model, w.context_tokens),
+    model = cs.worker_model(c)  # the hard model for a target the difficulty model finds hard
+    limits = Limits(w.max_turns, w.timeout_s, w.token_budget, window=window_of(model, w.context_tokens),
                     result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
-    c.session = c.deps.session(workspace, cs.rules(c.repo), limits, c.ledger, c.options.stop)
+    c.session = c.deps.session(workspace, cs.rules(c.repo), limits, c.ledger, c.options.stop,
+                               model=None if model == w.model else model)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     # What the session's compiles write there is undone before any gate runs.
     buildoutputs.take(c.work.root, cfg.project.lake_dir)

@@ -17,19 +17,21 @@ from agents.provers.desk import Desk
 from agents.worker import Session
 from audit.book import Book
 from audit.loop import Judged
+from difficulty.estimate import Estimate
 from gates.base import GateResult
 from gates.census import Census, same, state
 from gates.chosen import shown
 from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
 from gates.sorry import restructuring, traded
-from orchestrator import ownership
+from orchestrator import outlook, ownership
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
 from orchestrator.deps import Deps
 from orchestrator.facts import Facts, faithful_at, measure
 from orchestrator.git import Git
 from orchestrator.journal import Entry, Journal
+from orchestrator.targets import aimed
 from state import files
 from state.history import GateVerdict, History, HistoryRecord, LibraryProof, Outcome, WorkerContext
 from state.paths import StatePaths
@@ -111,6 +113,8 @@ class Cycle:
     restated: dict[str, str] = field(default_factory=dict)  # paired statements the change altered → how
     planner_failed: str | None = None  # why the Planner's answer was not used
     item: RoundItem | None = None  # set when the cycle is one item of a parallel round
+    worker_model: str = ""  # the model the Worker's session was opened with
+    estimate: Estimate | None = None  # the difficulty model on the base, fitted once (`estimate_of`)
     round: list[Cycle] = field(default_factory=list, repr=False)  # on a round's last item: all its items, in order
     measured: tuple[tuple[Census, Census | None], tuple[tuple[object, ...], tuple[object, ...] | None],
                     tuple[object, ...], Facts] | None = field(default=None, repr=False)  # what `facts` measured last
@@ -130,6 +134,7 @@ class Cycle:
 
 def record(c: Cycle) -> HistoryRecord:
     e = c.evaluation
+    done = facts(c)
     costs = c.ledger.costs()
     total = None if None in costs.values() else round(sum(v or 0.0 for v in costs.values()), 6)
     accepted = c.outcome is Outcome.ACCEPTED and c.after is not None
@@ -149,12 +154,36 @@ def record(c: Cycle) -> HistoryRecord:
         worker_context=WorkerContext(turns=c.session.turns, **asdict(c.session.context)) if c.session else None,
         tool_calls=dict(sorted(c.session.tools.calls.items())) if c.session else {},
         faithfulness=[j.verdict for j in c.judged], mathlib_overlap=c.overlaps, prover_jobs=prover_jobs(c),
-        progress=facts(c).progress,
+        progress=done.progress,
         issues_opened=ownership.opened(c.changed, c.config.project.state_dir)
         if c.outcome in (Outcome.ACCEPTED, Outcome.NO_CHANGE) else [],
         planner_failed=c.planner_failed, restated=sorted(c.restated),
         round=c.item.round if c.item else None, item=c.item.name if c.item else None,
-        worked_by=c.item.engine if c.item else None)
+        worked_by=c.item.engine if c.item else None, targets=targets(c), closed=done.closed, opened=done.opened,
+        decomposed=done.decomposed, parts=done.parts, worker_model=worker_model(c) if c.session else None)
+
+
+def targets(c: Cycle) -> list[str]:
+    """The declarations holding a hole at the base that the cycle's strategy (its item's, in a round) aimed at: with
+    what the facts say it closed, the attempt the difficulty model learns from (`difficulty.attempts`)."""
+    return aimed(c.plan.text, c.plan.scope, c.census) if c.plan else []
+
+
+def worker_model(c: Cycle) -> str:
+    """The model the cycle's Worker is opened with, decided once: `[agents.worker] hard_model` when a target the
+    cycle aims at is harder than `[difficulty] hard_above`, else the Worker's model. A function of the base (the
+    history and the tree) and the plan alone, so a round item's job elsewhere decides it as its coordinator does."""
+    if not c.worker_model:
+        worker = c.config.agents.worker
+        c.worker_model = estimate_of(c).worker_model(targets(c)) if worker.hard_model else worker.model
+    return c.worker_model
+
+
+def estimate_of(c: Cycle) -> Estimate:
+    """The difficulty model fitted on the history and the tree at the base (`orchestrator.outlook`)."""
+    if c.estimate is None:
+        c.estimate = outlook.estimate_for(c.config, c.history.records, c.census)
+    return c.estimate
 
 
 def prover_jobs(c: Cycle) -> dict[str, list[str]]:

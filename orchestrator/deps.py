@@ -41,10 +41,11 @@ class CIStatus(Protocol):
 
 
 class SessionFactory(Protocol):
-    """Opens the Worker's session in its workspace, charging the cycle's ledger."""
+    """Opens the Worker's session in its workspace, charging the cycle's ledger; `model`, when given, instead of
+    the configured one (`[agents.worker] hard_model`)."""
 
     def __call__(self, workspace: Workspace, rules: str, limits: Limits, ledger: Ledger,
-                 stop: threading.Event) -> Session: ...
+                 stop: threading.Event, model: str | None = None) -> Session: ...
 
 
 @dataclass

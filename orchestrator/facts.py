@@ -22,7 +22,7 @@ The escalation to the Consultant and the stall alerts count cycles without progr
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from audit.judge import Score
@@ -89,6 +89,7 @@ class Facts:
     shrank: list[str] = field(default_factory=list)  # files over the size cap with fewer code lines now
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
+    parts: dict[str, list[str]] = field(default_factory=dict)  # each of those → the new declarations it uses
 
     def gains(self) -> list[str]:
         return [text for text in self._gains().values() if text]
@@ -143,6 +144,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         return Facts(False, holes(before), holes(before))
     scored = [j for j in judged if j.verdict.score is not None]
     done, opened = closed(before, after)
+    parts = split_off(before, after) if restructuring(report) else {}
     return Facts(
         True, holes(before), holes(after), closed=done, opened=opened,
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
@@ -151,7 +153,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
                 and after.files[p].code_lines < f.code_lines],
         grew=[g.path for g in grown(before, after, cap)],
-        decomposed=decomposed(before, after) if restructuring(report) else [])
+        decomposed=list(parts), parts=parts)
 
 
 def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
@@ -205,27 +207,37 @@ def split_off(before: Census, after: Census) -> dict[str, list[str]]:
     old_keys = before.by_key.keys()
     new_holding = {d.name for path, d in after.decls() if d.name and after.holds(path, d) and d.key not in old_keys}
     now = after.located
+    short = tails(new_holding)
     out: dict[str, list[str]] = {}
     for path, old in before.decls():
         found = now.get(old.key)
         if found is not None and before.holds(path, old) and (
-                parts := sorted(uses(found[1], new_holding, after.lean.get(found[0])))):
+                parts := sorted(uses(found[1], new_holding, after.lean.get(found[0]), short))):
             out[_named(old)] = parts
     return out
 
 
-def uses(decl: Decl, names: set[str], module: Module | None = None) -> set[str]:
+def tails(names: Iterable[str]) -> dict[str, set[str]]:
+    """`names` by their last component: the index `uses` reads a proof's text with."""
+    out: dict[str, set[str]] = {}
+    for n in names:
+        out.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
+    return out
+
+
+def uses(decl: Decl, names: set[str], module: Module | None = None, short: dict[str, set[str]] | None = None
+         ) -> set[str]:
     """Which of `names` (full names) the value of `decl` uses: where Lean listed its file (`module`), the
     constants its value uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text:
-    a name its proof writes, a short name standing for every one of `names` it ends."""
+    a name its proof writes, a short name standing for every one of `names` it ends. `short` is `tails(names)`,
+    passed by a caller asking of many declarations so that it is built once."""
     lean = lean_names(module).get(normal(decl.name)) if module is not None and decl.name else None
     if module is not None and lean is not None:
         mine = [c for n, c in module.consts.items() if module.owner(n) == lean]
         used = {user_name(u, module.homes.get(u, "")) for c in mine for u in c.value_uses}
         return {n for n in names if normal(n) in used}
-    short: dict[str, set[str]] = {}
-    for n in names:
-        short.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
+    if short is None:
+        short = tails(names)
     found: set[str] = set()
     for token in _NAMES.findall(decl.body_code):
         token = token.removeprefix("_root_.")

@@ -14,6 +14,7 @@ from agents.prices import session_cost
 from agents.provers.base import Off
 from agents.tools import SPECS
 from agents.worker import prompt
+from difficulty.forecast import line
 from gates.census import census
 from gates.sandbox import describe
 from gates.scope import InvalidStrategy, matches
@@ -25,6 +26,8 @@ from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
+from orchestrator.outlook import brief as difficulty_brief
+from orchestrator.outlook import estimate_for, forecast_for
 from orchestrator.wiring import prover_for
 from state import files
 from state.history import read_history
@@ -84,6 +87,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
         f"harvest: would poll {sum(j.open for j in jobs)} open {prover.name} job(s); {waiting} returned, not yet "
         "tried")
     old = persistent(git, head, result, datetime.now(UTC), hk.sorry_age_days, keep=False)
+    est = estimate_for(config, history.records, result)
+    hard = difficulty_brief(est, config)
     rules = cs.rules(repo)
     strategy = files.read_strategy(paths)
     if skip_planner:
@@ -100,7 +105,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             last_result=cs.last_task_result(paths), issues=ownership.issues(git, head, paths),
             advice=cs.last_advice(paths),
             pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
-            persistent=[a.describe() for a in old])
+            persistent=[a.describe() for a in old], difficulty_head=hard[0], difficulty=hard[1])
         text = context.render()
         system = planner_prompt(rules, roots, config.project.plan)
         planner = config.agents.planner
@@ -148,6 +153,9 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
         calls["consultant"] = (calls.get("planner", (0, 1, 1))[0], 0,
                                consultant.max_turns if consultant.serves_tools else 1)
     say(_cost(config, calls))
+    ahead = forecast_for(config, history.records, result, est)
+    say(f"forecast: {line(ahead)}")
+    out.extend(f"forecast: warning: {w}" for w in ahead.warnings)  # the median cost left beside the budget
     say("land: one commit with the state files (and the Lean changes if every gate passes)"
         + (f", pushed to {remote}" if git.has_remote(remote) and config.git.push else ""))
     return out

@@ -47,6 +47,10 @@ def endpoints(config: Config, roles: Iterable[str]) -> list[str]:
     unpriced = sorted({f"{e.model} (the {role})" for role in roles
                        for e in [getattr(config.agents, role), *getattr(config.agents, role).fallbacks]
                        if e.backend != "claude-code" and e.model not in config.prices and e.model not in table})
+    hard = config.agents.worker.hard_model  # it serves the Worker's role when a target is hard
+    if "worker" in roles and hard and config.agents.worker.backend != "claude-code" and hard not in config.prices \
+            and hard not in table:
+        unpriced.append(f"{hard} (the worker's hard_model)")
     if unpriced:
         found.append(f"a [budget] is set but these models have no known price: {', '.join(unpriced)}; add "
                      "[prices.\"<model>\"] for each (zeros for a free local model), so their spend counts")

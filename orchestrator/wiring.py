@@ -48,9 +48,11 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
     def compiler(root: Path) -> Compiler:
         return LakeCompiler(root, config.build, sandbox)
 
-    def session(workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, stop: threading.Event
-                ) -> Session:
-        worker = config.agents.worker
+    def session(workspace: Workspace, rules: str, limits: Limits, ledger: Ledger, stop: threading.Event,
+                model: str | None = None) -> Session:
+        worker = config.agents.worker if model is None else config.agents.worker.model_copy(update={"model": model})
+        chosen = config if model is None else config.model_copy(update={"agents": config.agents.model_copy(
+            update={"worker": worker})})
         lean = worker.lean_tools == "lean-lsp-mcp"
         if worker.backend == "claude-code":
             from agents.backends.claude_code import ClaudeCodeSession
@@ -66,7 +68,8 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
                                      cli_path=worker.cli_path, lean_tools=worker.lean_lsp_tools if lean else None)
         if worker.backend == "openai" and worker.context_tokens is None:
             limits = dataclasses.replace(limits, window=served_window(worker) or limits.window)
-        talker = model("worker", ledger)  # before the server starts: nothing after it may fail and leave it running
+        # Before the server starts: nothing after it may fail and leave it running.
+        talker = model_for(chosen, "worker", ledger, **backend_options)
         if lean:
             workspace.lsp = lean_server(worker, workspace.root, sandbox)
         return WorkerSession(talker, workspace, rules, limits, stop=stop)

@@ -143,6 +143,14 @@ class HistoryRecord(BaseModel):
     item: str | None = None  # that item's name in the round's strategy
     worked_by: str | None = None  # the engine that worked that item ([parallel] engine); None outside a round or
     # when it was never worked (dropped). Not `engine`: the reference loop's records use that key for the backend.
+    # What the cycle aimed at and did, by declaration (orchestrator/targets.py, orchestrator/facts.py): the attempts
+    # the difficulty model is fitted on. `targets` is None in records written before it was kept.
+    targets: list[str] | None = None  # the declarations holding a hole at the base that the strategy aimed at
+    closed: list[str] = Field(default_factory=list)  # declarations whose holes the landed change closed
+    opened: list[str] = Field(default_factory=list)  # declarations holding a hole that held none at the base
+    decomposed: list[str] = Field(default_factory=list)  # declarations whose hole a declared split divided
+    parts: dict[str, list[str]] = Field(default_factory=dict)  # each decomposed declaration → the parts it uses
+    worker_model: str | None = None  # the model the Worker's session was opened with ([agents.worker] hard_model)
 
     @field_validator("started_at", "finished_at")
     @classmethod

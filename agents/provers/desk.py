@@ -292,19 +292,23 @@ class Desk:
 
     def request(self, text: str, tree: Tree, census: Census) -> None:
         """Submit the declarations named on `PROVER: <declaration>` lines of a strategy or a Worker's report."""
-        names = []
-        for name in directives.names(text, "PROVER"):
+        self.send(directives.names(text, "PROVER"), tree, census, "PROVER:")
+
+    def send(self, names: list[str], tree: Tree, census: Census, why: str) -> None:
+        """Submit `names` in jobs of at most `max_targets_per_job`; a note, headed `why`, says what was not and why."""
+        found = []
+        for name in names:
             try:
                 target(name, census)
-                names.append(name)
+                found.append(name)
             except Declined as e:  # one bad name does not sink the others
-                self.notes.append(f"PROVER: {name} not submitted: {e}")
+                self.notes.append(f"{why} {name} not submitted: {e}")
         step = self.config.max_targets_per_job
-        for group in (names[i:i + step] for i in range(0, len(names), step)):
+        for group in (found[i:i + step] for i in range(0, len(found), step)):
             try:
                 self.submit(group, tree, census)
             except Declined as e:
-                self.notes.append(f"PROVER: {', '.join(group)} not submitted: {e}")
+                self.notes.append(f"{why} {', '.join(group)} not submitted: {e}")
 
     # -- files and briefs ----------------------------------------------------
 

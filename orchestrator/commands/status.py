@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from agents.provers.config import ProverConfig
+from difficulty.forecast import line
 from gates.census import census
 from gates.sandbox import describe, probe
 from gates.size import large
@@ -22,6 +23,7 @@ from orchestrator.blame import persistent
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import mark
+from orchestrator.outlook import forecast_for
 from orchestrator.repo import find_repo
 from state.files import open_issues, read_cycle
 from state.heartbeat import read_heartbeat
@@ -82,6 +84,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     if excluded:
         problems.append(ignores.refusal(excluded))
     problem = probe(config.sandbox)  # `sandboxed` only when the sandbox runs here, not when it merely should
+    outlook = forecast_for(config, history.records, result)
     if not (repo / config.project.plan).is_file():
         problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
                         "template)")
@@ -115,6 +118,8 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "sandbox": {"mode": config.sandbox.mode, "sandboxed": config.sandbox.mode == "bwrap" and problem is None,
                     "problem": problem, "detail": describe(config.sandbox)},
         "ignored_state": excluded,
+        "forecast": {"line": line(outlook), "open_targets": len(outlook.targets),
+                     "remaining": outlook.remaining.model_dump(), "warnings": outlook.warnings},
         "problems": problems,
     }
 
@@ -199,6 +204,8 @@ def render(s: dict[str, Any]) -> str:
         lines.append("  budget     " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} ${v:.2f}"
                                                for k, v in limits.items()))
     lines.append(f"  sandbox    {s['sandbox']['detail']}")
+    lines.append(f"  forecast   {s['forecast']['line']}")  # `autoformalize forecast` says it all
+    lines += [f"  warning    {w}" for w in s["forecast"]["warnings"]]
     prover = s["prover"]
     if prover["off"]:
         lines.append(f"  prover     off: {prover['off']}")

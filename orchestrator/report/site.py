@@ -22,13 +22,16 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from difficulty.forecast import Forecast
 from gates.census import census
 from gates.size import large
 from gates.tree import DirTree
 from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import load_config
 from orchestrator.git import Git, GitError
+from orchestrator.outlook import forecast_for
 from orchestrator.report import svg
+from orchestrator.report.difficulty import panel
 from state.atomic import write_all
 from state.errors import UsageError
 from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
@@ -209,6 +212,7 @@ class Report:
     plan_file: str = "plan.md"
     unfilled: int = 0  # plan targets still the template's placeholders
     audit_dir: str = ".prover-state/audit"
+    forecast: Forecast | None = None  # the open targets' difficulty and what is left (`autoformalize forecast`)
 
 
 @dataclass
@@ -274,7 +278,8 @@ def gather(repo: Path, now: datetime) -> Report:
     axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
                   _unless_linked(lambda: _issues(repo, paths, problems), [], problems), problems, jobs, old, big, holes,
-                  axioms, rounds(history.records), config.project.plan, unfilled, paths.relative(paths.audit))
+                  axioms, rounds(history.records), config.project.plan, unfilled, paths.relative(paths.audit),
+                  forecast_for(config, history.records, tree))
 
 
 T = TypeVar("T")
@@ -520,6 +525,9 @@ def render(report: Report) -> str:
         charts=_charts(report.cycles) if report.cycles else
         '<p class="note" id="no-cycles">No cycle yet: the plots of the sorries, the scores and the spend start with '
         "the first cycle.</p>",
+        difficulty=panel(report.forecast, [(float(r.cycle), float(n)) for r in sorted(report.cycles,
+                                                                                      key=lambda r: r.cycle)
+                                           if (n := r.sorries_after) is not None]),
         coverage=_coverage(report.plan, report.coverage),
         outcomes=_outcomes(report.overview.outcomes),
         cycles=_cycles(report.cycles),

@@ -27,7 +27,9 @@ from gates.chosen import lines
 from gates.tree import MemTree
 from orchestrator import cyclestate
 from orchestrator.blame import SorryAge
+from orchestrator.config import Config
 from orchestrator.facts import Facts
+from orchestrator.outlook import brief, estimate_for
 from state.history import Faithfulness, HistoryRecord, Outcome, ToolStat
 
 MARK = "ᚠ"  # begins every string a Worker controls here; the orchestrator's own words never hold it
@@ -80,11 +82,13 @@ def test_no_worker_byte_reaches_a_prompt_outside_a_fence(decls: list[str], paths
     persistent = [SorryAge(decls[0], paths[0], 3, 40.0, "0" * 40, subject).describe()]
     facts = Facts(True, 2, 1, closed=decls, faithful=[entity_id], grew=paths).render()
     c = SimpleNamespace(judged=[judged])
+    head, rows = brief(estimate_for(Config(), history, tree), Config())  # the Difficulty section: the holes by name
 
     contexts: list[Context] = [
         briefs.planner(plan="# Plan\n", plan_name="plan.md", census=tree, history=history, attempts=attempts,
                        last_result=report, issues=issues, advice=None, pivot=stuck, build=message, locked=decls,
-                       persistent=persistent, prover=f"- job 1: {decls[0]} ({paths[0]})", commits=subject),
+                       persistent=persistent, prover=f"- job 1: {decls[0]} ({paths[0]})", commits=subject,
+                       difficulty_head=head, difficulty=rows),
         briefs.worker(strategy="# Strategy\n\n## Scope\n- Book/A.lean\n", census=tree, scope_files=list(tree.files),
                       issues=issues, prover=f"- job 1: {decls[0]}"),
         briefs.evaluator(diff=diff, report=report, gates=message, outcome="rejected", history=history,

@@ -47,6 +47,7 @@ def test_the_score_is_capped_by_the_facts_whatever_the_evaluator_says() -> None:
         ":= step n\n", ":= (step2 n) ▸ step n\n")
     split = measure(before, census(tree(lemma), ["Book"]), [], declared, 6000, settled=())
     assert split.progress and split.cap(2) == 2 and split.decomposed == ["Book.hard"]
+    assert split.parts == {"Book.hard": ["Book.step", "Book.step2"]}  # the record's `parts`: what inherits from it
     assert not measure(before, census(tree(lemma), ["Book"]), [], "> " + declared, 6000, settled=()).progress
     closed = measure(before, census(tree(A.replace("sorry", "simp")), ["Book"]), [], "", 6000, settled=())
     assert closed.gains() == ["sorries closed in Book.hard (sorries and admits 1 → 0)"] and closed.cap(1) == 1

@@ -389,9 +389,9 @@ def test_each_rounds_items_and_cost(site: Site) -> None:
 def test_the_charts_hold_every_cycle(site: Site) -> None:
     svgs = [ET.fromstring(part[:part.index("</svg>") + 6]) for part in ("<svg" + s for s in
                                                                          site.html.split("<svg")[1:])]
-    assert [s.get("id") for s in svgs] == ["chart-sorries", "chart-score", "chart-spend"]
+    assert [s.get("id") for s in svgs] == ["chart-sorries", "chart-score", "chart-spend", "chart-burndown"]
     lines = {s.get("id"): [(p.get("data-count"), p.get("points", "").count(",")) for p in s.iter(f"{SVG}polyline")]
-             for s in svgs}
+             for s in svgs[:3]}  # the difficulty panel's burn-down: tests/orchestrator/test_report_difficulty.py
     # Past 200 cycles each score is noise: only their moving mean is drawn.
     assert lines == {"chart-sorries": [(str(CYCLES), CYCLES)], "chart-score": [(str(CYCLES), CYCLES)],
                      "chart-spend": [(str(CYCLES), CYCLES)]}
@@ -570,10 +570,10 @@ def test_the_page_in_headless_chromium(site: Site, chromium: Browser, tmp_path: 
         return {id: svg.id, width: box.width, height: box.height, label: svg.getAttribute('aria-labelledby'),
                 points: [...svg.querySelectorAll('polyline')].map(p => p.points.numberOfItems)};
     })""")
-    assert [c["id"] for c in charts] == ["chart-sorries", "chart-score", "chart-spend"]
+    assert [c["id"] for c in charts] == ["chart-sorries", "chart-score", "chart-spend", "chart-burndown"]
     for c in charts:
         assert c["width"] > 300 and c["height"] > 100, c
-    assert [c["points"] for c in charts] == [[CYCLES], [CYCLES], [CYCLES]]
+    assert [c["points"] for c in charts] == [[CYCLES], [CYCLES], [CYCLES], [CYCLES, 41, 41, 41]]  # and the band
     assert page.evaluate("document.scripts.length") == 0
     assert EVIL in page.inner_text("#cycles")  # shown as text, not run
     rounds = page.evaluate("""() => [...document.querySelectorAll('#round-table tbody')].map(b => ({

@@ -1,0 +1,146 @@
+"""How hard each open target is: the difficulty model fitted on the run's history and the tree as it is.
+
+`estimate` gathers the attempts (`attempts`), places every target the history or the tree names in its groups
+(`priors`), and fits the configured method (`irt`, or the paper's formulas, `paper`). What it returns answers,
+for each open target (a declaration holding a hole now): its difficulty in [0, 1], its attempts so far, which
+model would work it next (the Worker's, or `[agents.worker] hard_model` above `[difficulty] hard_above`) and that
+model's chance of closing it at the next attempt; and it draws those chances for the forecast's simulated runs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from difficulty import paper
+from difficulty.attempts import Attempts, gather
+from difficulty.config import DifficultyConfig
+from difficulty.irt import Cell, Fit, Problem, fit, sigmoid
+from difficulty.priors import Known, describe
+from gates.census import Census
+from state.history import HistoryRecord
+
+EXACT_UP_TO = 150  # cells and targets up to which the forecast samples the exact posterior (Gibbs)
+BURN_IN = 20  # sweeps the chain makes from the mode before its first draw
+
+
+@dataclass(frozen=True)
+class Target:
+    declaration: str
+    file: str
+    chapter: str
+    difficulty: float
+    attempts: int  # its own, inherited ones aside
+    p_next: float  # the chance that the next attempt, by `model`, closes it
+    model: str
+    holes: int
+    after: tuple[str, ...] = ()  # the open targets its proof uses
+    hard: bool = False  # `model` is the hard model
+
+
+@dataclass
+class Estimate:
+    method: str
+    model: str  # the Worker's model
+    hard_model: str | None
+    targets: list[Target]  # the open targets, hardest first
+    attempts: Attempts
+    known: dict[str, Known] = field(default_factory=dict)
+    _fit: Fit | None = None
+    _index: dict[str, int] = field(default_factory=dict)  # target → its index in the fit
+    _models: dict[str, int] = field(default_factory=dict)
+    _chain: Iterator[tuple[list[float], list[float]]] | None = None
+
+    def target(self, name: str) -> Target | None:
+        return next((t for t in self.targets if t.declaration == name), None)
+
+    def chances(self, rng: random.Random) -> list[float]:
+        """Each open target's chance of closing at an attempt (in `targets` order), for one simulated run: drawn from
+        the posterior (irt) — by Gibbs sampling while the history is small enough (`EXACT_UP_TO`), where the
+        posterior is least Gaussian, else from its Laplace approximation —, or as estimated (paper, which has
+        none)."""
+        if self._fit is None:
+            return [t.p_next for t in self.targets]
+        index = [self._index[t.declaration] for t in self.targets]
+        if len(self._fit.problem.cells) + len(self._fit.b) <= EXACT_UP_TO:
+            if self._chain is None:
+                self._chain = self._fit.chain(rng)
+                for _ in range(BURN_IN):
+                    next(self._chain)
+            theta, b = next(self._chain)
+        else:
+            theta, drawn = self._fit.draw(rng, index)
+            b = [drawn.get(i, 0.0) for i in range(len(self._fit.b))]
+        return [sigmoid(self._fit.a[i] * (theta[self._models[t.model]] - b[i]))
+                for t, i in zip(self.targets, index, strict=True)]
+
+    def difficulty(self, name: str) -> float | None:
+        """The difficulty of any target the model knows, open or not."""
+        if self._fit is not None and name in self._index:
+            return self._fit.difficulty(self._index[name])
+        found = self.target(name)
+        return found.difficulty if found is not None else None
+
+    def worker_model(self, aimed: Iterable[str]) -> str:
+        """The model a cycle aiming at `aimed` is worked by: the hard model when one of them is hard."""
+        return next((t.model for name in aimed if (t := self.target(name)) is not None and t.hard), self.model)
+
+
+def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[str], settings: DifficultyConfig,
+             model: str, hard_model: str | None = None) -> Estimate:
+    """The configured method fitted on `records` and the tree `census` holds; `model` is the Worker's."""
+    attempts = gather(records)
+    cells = attempts.cells()
+    holding = {h.name: h.count for h in census.holed()}
+    names = sorted(set(cells) | set(holding))
+    known = describe(census, roots, names)
+    if settings.method == "paper":
+        return _paper(attempts, cells, holding, known, settings, model, hard_model)
+    models = sorted({*attempts.models, model, *([hard_model] if hard_model else [])})
+    groups = sorted({g for k in known.values() for g, _ in k.groups})
+    m_index, g_index = {m: i for i, m in enumerate(models)}, {g: i for i, g in enumerate(groups)}
+    t_index = {n: i for i, n in enumerate(names)}
+    problem = Problem(names, models, groups,
+                      [Cell(t_index[t], m_index[m], n, k) for t, by in cells.items() for m, (n, k) in by.items()],
+                      [[(g_index[g], w) for g, w in known[n].groups] if n in known else [] for n in names])
+    result = fit(problem)
+    targets = []
+    for name in sorted(holding):
+        i = t_index[name]
+        hard = hard_model is not None and result.difficulty(i) > settings.hard_above
+        serving = hard_model if hard and hard_model else model
+        targets.append(_target(name, known, holding, attempts, result.difficulty(i), result.p(i, m_index[serving]),
+                               serving, hard))
+    targets.sort(key=lambda t: (-t.difficulty, t.declaration))
+    return Estimate("irt", model, hard_model, targets, attempts, known, result, t_index, m_index)
+
+
+def _target(name: str, known: dict[str, Known], holding: dict[str, int], attempts: Attempts, difficulty: float,
+            p: float, model: str, hard: bool) -> Target:
+    k = known.get(name)
+    return Target(name, k.file if k else "", k.chapter if k else "", difficulty, len(attempts.own.get(name, [])), p,
+                  model, holding[name], k.uses if k else (), hard)
+
+
+def _paper(attempts: Attempts, cells: dict[str, dict[str, list[float]]], holding: dict[str, int],
+           known: dict[str, Known], settings: DifficultyConfig, model: str, hard_model: str | None) -> Estimate:
+    bank, _ = paper.items(cells)
+    theta: dict[str, float] = {}
+    ordered = sorted((t.cycle, target, t.model, t.closed) for target, tries in attempts.own.items() for t in tries)
+    for _, target, m, closed in ordered:  # each model's ability, its attempts replayed in record order
+        theta[m] = paper.update(theta.get(m, paper.THETA_0), bank[target], closed)
+    unknown = paper.Item(0.5, 1.0)  # a target nobody attempted: the middle of the scale
+    targets = []
+    for name in sorted(holding):
+        item = bank.get(name, unknown)
+        hard = hard_model is not None and item.difficulty > settings.hard_above
+        serving = hard_model if hard and hard_model else model
+        p = sigmoid(item.discrimination * (theta.get(serving, paper.THETA_0) - item.difficulty))
+        targets.append(_target(name, known, holding, attempts, item.difficulty, p, serving, hard))
+    targets.sort(key=lambda t: (-t.difficulty, t.declaration))
+    return Estimate("paper", model, hard_model, targets, attempts, known)
+
+
+def open_names(census: Census) -> Collection[str]:
+    return {h.name for h in census.holed()}

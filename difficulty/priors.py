@@ -1,0 +1,116 @@
+"""What the tree says of each target before any attempt: its chapter and the shape of its statement.
+
+A target's prior difficulty is anchored to the groups it belongs to (`irt`): its chapter, and, together weighing
+as much as the chapter, a bin of each of three simple features — the statement's length, how many of the
+project's definitions it names, and how many of the project's declarations name it (its successors: a lemma much
+used is often a small one). These are read from the text (a view, like every prior: what Lean says decides
+holes, never difficulty), and kept coarse: bins doubling in width, so a group gathers enough targets to say
+something. A target the tree no longer holds (closed and then renamed or removed) has no group but its own prior.
+
+The open targets' dependencies come from here too: the open targets each one's proof uses (`orchestrator.facts
+.uses`: Lean's listing where it listed the file, else the text), so the forecast closes a target only after what
+it rests on.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from gates.census import Census
+from gates.index import Decl
+from gates.lexer import ID_FIRST, ID_REST
+from orchestrator.facts import tails, uses
+
+_NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
+DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
+SIZES = (100, 200, 400, 800)  # characters of the statement: bins below each bound, and one above the last
+COUNTS = (1, 2, 4)  # definitions named or successors: 0, 1, 2–3, 4 and more
+FEATURE_WEIGHT = 1 / 3  # each feature's group beside the chapter's: together they weigh as much as it does
+
+
+@dataclass(frozen=True)
+class Known:
+    """A target as the tree holds it."""
+
+    file: str
+    chapter: str
+    groups: tuple[tuple[str, float], ...]  # each group, with its weight in the prior
+    holes: int  # sorries and admits it holds (0: closed)
+    uses: tuple[str, ...] = ()  # the open targets its proof uses
+
+
+def chapter(path: str, roots: Iterable[str]) -> str:
+    """The folder holding the file; a file directly in a Lean root (or at the top) is a chapter of its own."""
+    folder = posixpath.dirname(path)
+    tops = {r.strip("/") for r in roots}
+    return path.removesuffix(".lean") if not folder or folder in tops else folder
+
+
+def _bin(value: int, bounds: tuple[int, ...]) -> str:
+    for low, high in zip((0, *bounds), bounds, strict=False):
+        if value < high:
+            return f"{low}–{high - 1}" if high - 1 > low else str(low)
+    return f"{bounds[-1]}+"
+
+
+def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> dict[str, Known]:
+    """What the tree says of each of `names` it holds; the open ones (holding a hole) with the open targets they
+    use."""
+    roots = list(roots)
+    holding: dict[str, tuple[str, int]] = {h.name: (h.path, h.count) for h in census.holed()}
+    decls: dict[str, tuple[str, Decl]] = {}
+    for path, each in census.decls():
+        if each.name is not None:
+            decls.setdefault(each.name, (path, each))
+    wanted = [n for n in names if n in decls or n in holding]
+    named = _successors(census, set(wanted))
+    defining = tails({n for n, (_, each) in decls.items() if each.kind in DEFINING})
+    open_ = {n for n in wanted if n in holding}
+    short = tails(open_)
+    out: dict[str, Known] = {}
+    for name in wanted:
+        d: Decl | None = decls[name][1] if name in decls else None
+        path = decls[name][0] if name in decls else holding[name][0]
+        where = chapter(path, roots)
+        groups = [(f"chapter {where}", 1.0)]
+        after: tuple[str, ...] = ()
+        if d is not None:
+            statement = d.statement_text
+            reached = {full for t in _NAMES.findall(statement) for full in defining.get(_last(t), ())
+                       if _is(full, t)} - {name}
+            groups += [(f"statement {_bin(len(statement), SIZES)} characters", FEATURE_WEIGHT),
+                       (f"{_bin(len(reached), COUNTS)} definitions named", FEATURE_WEIGHT),
+                       (f"{_bin(named.get(name, 0), COUNTS)} successors", FEATURE_WEIGHT)]
+            if name in open_:
+                after = tuple(sorted(uses(d, open_, census.lean.get(path), short) - {name}))
+        out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1], after)
+    return out
+
+
+def _last(token: str) -> str:
+    return token.rstrip(".").removeprefix("_root_.").rsplit(".", 1)[-1]
+
+
+def _is(full: str, token: str) -> bool:
+    token = token.rstrip(".").removeprefix("_root_.")
+    return full == token or full.endswith("." + token)
+
+
+def _successors(census: Census, names: set[str]) -> dict[str, int]:
+    """How many declarations of the tree name each of `names` in their text (statement or proof), itself aside."""
+    by_tail = tails(names)
+    out: dict[str, int] = {}
+    for _, d in census.decls():
+        if d.source is None:
+            continue
+        found: set[str] = set()
+        for token in _NAMES.findall(d.source.code, d.start, d.end):
+            for full in by_tail.get(_last(token), ()):
+                if full != d.name and _is(full, token):
+                    found.add(full)
+        for full in found:
+            out[full] = out.get(full, 0) + 1
+    return out

@@ -1,0 +1,147 @@
+"""Whole cycles with scripted Workers: the records say what each cycle aimed at and did, and the loop uses the
+difficulty it learns from them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.cli import main
+from state.prover_jobs import ProverJob, read_jobs
+from tests.conftest import git, write
+from tests.orchestrator.harness import (
+    A,
+    Project,
+    config_text,
+    configure,
+    evaluation,
+    make_project,
+    strategy,
+    user_text,
+)
+from tests.standin.anthropic_server import AnthropicStandin
+from tests.standin.aristotle_server import AristotleStandin
+
+PROVED = A.replace("  sorry", "  simp")
+KEY = "arist-test-key-never-print"
+CLOSE = [("edit_file", {"path": "Book/A.lean", "old_string": "  sorry", "new_string": "  simp"})]
+
+
+def jobs(project: Project) -> list[ProverJob]:
+    return read_jobs(project.repo / ".prover-state/prover_jobs.json").jobs
+
+
+def fail(project: Project, plan: str) -> None:
+    """A cycle whose Worker gives up."""
+    project.agents.plan(plan)
+    project.agents.work([("finish", {"report": "no luck"})])
+    project.agents.evaluate(evaluation(0, "nothing closed", stuck_on="Book.hard"))
+
+
+def test_the_records_name_what_each_cycle_aimed_at_and_closed(project: Project) -> None:
+    fail(project, strategy("Book/A.lean", "Book/B.lean", target="Close `Book.hard`."))
+    first, _ = project.cycle()
+    project.agents.plan(strategy("Book/A.lean", target="Close `hard`."))
+    project.agents.work(CLOSE, [("finish", {"report": "closed it"})])
+    project.agents.evaluate(evaluation(1))
+    second, _ = project.cycle()
+
+    assert (first.targets, first.closed, first.opened) == (["Book.hard"], [], [])
+    assert (second.outcome, second.targets, second.closed) == ("accepted", ["Book.hard"], ["Book.hard"])
+    assert first.worker_model == second.worker_model == "claude-opus-4-6"
+    assert [(r.targets, r.closed) for r in project.history()] == [(["Book.hard"], []), (["Book.hard"], ["Book.hard"])]
+
+
+@pytest.fixture
+def aristotle(monkeypatch: pytest.MonkeyPatch) -> Iterator[AristotleStandin]:
+    with AristotleStandin(api_key=KEY) as standin:
+        monkeypatch.setenv("ARISTOTLE_API_KEY", KEY)
+        yield standin
+
+
+def test_a_target_failed_five_times_goes_to_the_prover(tmp_path: Path, server: AnthropicStandin,
+                                                       aristotle: AristotleStandin) -> None:
+    """`[difficulty] prover_after = 5` (the default): four failed attempts on `Book.hard` send nothing; after the
+    fifth, the next cycle submits it to the stand-in Aristotle before its Planner runs, and the Planner sees the
+    job and the target's difficulty."""
+    project = make_project(tmp_path, server, config=config_text(prover={"base_url": aristotle.base_url}))
+    aim = strategy("Book/A.lean", target="Close `Book.hard`.")
+    for _ in range(5):
+        fail(project, aim)
+        record, _ = project.cycle()
+        assert record.targets == ["Book.hard"] and not record.prover_jobs
+    assert not aristotle.jobs
+    fail(project, aim)
+    record, _ = project.cycle()
+
+    (job,) = aristotle.jobs.values()
+    assert record.prover_jobs == {"submitted": [job.id]}
+    assert [(t.declaration, t.file) for t in jobs(project)[0].targets] == [("Book.hard", "Book/A.lean")]
+    planner = user_text(project.agents.requests["planner"][-1])
+    assert f"job {job.id}, submitted in cycle 6" in planner
+    assert "## Difficulty" in planner and "- Book.hard (Book/A.lean): difficulty 0.68, 5 attempts" in planner
+    fail(project, aim)  # an open job holds it: not sent again
+    assert project.cycle()[0].prover_jobs == {}
+
+
+def test_a_hard_target_is_worked_by_the_hard_model(project: Project) -> None:
+    """`[agents.worker] hard_model` serves the cycles aiming at a target whose difficulty passed `hard_above`: two
+    failed attempts by the Worker's model lift `Book.hard` over 0.6, and the third cycle's Worker asks for the hard
+    model, its record saying so; a cycle aiming at `Book.other` keeps the Worker's model."""
+    configure(project, agents={"worker": {"model": "claude-sonnet-4-6", "hard_model": "claude-opus-4-6"}},
+              difficulty={"hard_above": 0.6, "prover_after": 99})
+    aim = strategy("Book/A.lean", target="Close `Book.hard`.")
+    for _ in range(2):
+        fail(project, aim)
+        assert project.cycle()[0].worker_model == "claude-sonnet-4-6"
+    fail(project, aim)
+    record, _ = project.cycle()
+    assert record.worker_model == "claude-opus-4-6"
+    assert project.agents.requests["worker"][-1].body["model"] == "claude-opus-4-6"
+    fail(project, strategy("Book/B.lean", target="Close `Book.other`."))
+    record, _ = project.cycle()
+    assert record.worker_model == "claude-sonnet-4-6"
+    assert project.agents.requests["worker"][-1].body["model"] == "claude-sonnet-4-6"
+
+
+def test_forecast_status_and_the_dry_run_speak_of_what_is_left(project: Project,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """After two cycles: `forecast --json` holds every open target and the cycles and dollars left; `status` says
+    it in a line; with a total budget nearly spent, `forecast` and `cycle --dry-run` warn that the median cost
+    left exceeds what the budget has left."""
+    for _ in range(2):
+        fail(project, strategy("Book/A.lean", target="Close `Book.hard`."))
+        project.cycle()
+    capsys.readouterr()
+    assert main(["forecast", "--json", "--repo", str(project.repo)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(t["declaration"], t["attempts"]) for t in doc["targets"]] == [("Book.hard", 2), ("Book.other", 0)]
+    assert all(0 < t["difficulty"] < 1 and 0 < t["p_next"] < 1 for t in doc["targets"])
+    cycles, usd = doc["remaining"]["cycles"], doc["remaining"]["usd"]
+    assert 0 < cycles["p50"] <= cycles["p90"] and 0 < usd["p50"] <= usd["p90"] and doc["warnings"] == []
+    assert main(["status", "--repo", str(project.repo)]) == 0
+    assert f"  forecast   2 open targets: {cycles['p50']:g}–{cycles['p90']:g} cycles" in capsys.readouterr().out
+
+    spent = sum(r.spent_usd for r in project.history())
+    budget = {"budget": {"total_usd": round(spent + 0.01, 4)}}
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0}, **budget)})
+    git(project.repo, "commit", "-qam", "budget")
+    assert main(["forecast", "--repo", str(project.repo)]) == 0
+    warning = "exceeds what [budget] total_usd has left, $0.01"
+    assert warning in capsys.readouterr().out
+    assert main(["cycle", "--dry-run", "--repo", str(project.repo)]) == 0
+    shown = capsys.readouterr().out
+    assert "forecast: 2 open targets" in shown and "forecast: warning: the median cost left" in shown
+    assert warning in shown
+
+
+def test_a_budget_with_an_unpriced_hard_model_is_refused_before_anything_runs(
+        project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hard model spends the Worker's budget: its price must be known as the Worker's is."""
+    configure(project, agents={"worker": {"hard_model": "local-big"}}, budget={"total_usd": 10.0})
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert "no known price: local-big (the worker's hard_model)" in capsys.readouterr().err
+    assert project.server.requests == []

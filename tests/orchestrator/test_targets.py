@@ -1,0 +1,37 @@
+"""What a strategy aims at: the holes in its Scope that its text names, else all of them."""
+
+from __future__ import annotations
+
+from gates.census import census
+from gates.tree import MemTree
+from orchestrator.targets import aimed
+from tests.orchestrator.harness import A, B, strategy
+
+TREE = census(MemTree({"Book/A.lean": A.encode(), "Book/B.lean": B.encode()}), ["Book"])
+
+
+def test_a_strategy_aims_at_the_holes_of_its_scope_that_it_names() -> None:
+    assert aimed(strategy("Book/A.lean", "Book/B.lean", target="Close `other`."), ["Book/A.lean", "Book/B.lean"],
+                 TREE) == ["Book.other"]
+    assert aimed("Close Book.hard, then see.\n\n## Scope\n- Book/*.lean\n", ["Book/*.lean"], TREE) == ["Book.hard"]
+
+
+def test_a_name_outside_the_scope_is_no_target() -> None:
+    assert aimed(strategy("Book/A.lean", target="Close `Book.other` and `hard`."), ["Book/A.lean"], TREE) == \
+        ["Book.hard"]
+
+
+def test_a_strategy_naming_none_aims_at_every_hole_of_its_scope() -> None:
+    text = strategy("Book/A.lean", "Book/B.lean", target="Make progress; it is hard work.")  # `hard` in prose
+    assert aimed(text, ["Book/A.lean", "Book/B.lean"], TREE) == ["Book.hard", "Book.other"]
+
+
+def test_a_name_only_a_prover_line_gives_is_the_provers_target() -> None:
+    text = strategy("Book/A.lean", "Book/B.lean", target="Close `Book.other`.") + "\nPROVER: Book.hard\n"
+    assert aimed(text, ["Book/A.lean", "Book/B.lean"], TREE) == ["Book.other"]
+
+
+def test_a_scope_without_holes_aims_at_nothing() -> None:
+    tree = census(MemTree({"Book/A.lean": A.replace("  sorry", "  simp").encode(), "Book/B.lean": B.encode()}),
+                  ["Book"])
+    assert aimed(strategy("Book/A.lean", target="State `Book.next`."), ["Book/A.lean"], tree) == []
