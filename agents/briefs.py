@@ -46,6 +46,7 @@ DIFFICULTY = "the orchestrator's difficulty model, fitted on the loop's attempts
 TALLY = "the orchestrator's tally of the Worker sessions' tool calls"
 MEASURED = "the orchestrator's measurements (the names in them were chosen by Workers)"
 JUDGED = "the judge, against the book (the names are the Worker's; a reason may quote its Lean)"
+USES = "the project's Lean files, as the orchestrator reads who uses whom (the names were chosen by Workers)"
 OVERLAP = "the orchestrator's `exact?` check of the theorems cycles closed (the names were chosen by Workers)"
 LIBRARY = ("Theorems the library already proves (`exact?` closes each with the library theorem named; use that theorem "
            "where the project's is used, or make the project's an `alias` of it)")
@@ -264,7 +265,7 @@ def tool_use(history: list[HistoryRecord], cycles: int = TOOL_CYCLES) -> str:
 
 
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
-           prover: str = "", gates: GatesConfig | None = None, overlap: str = "") -> Context:
+           prover: str = "", gates: GatesConfig | None = None, overlap: str = "", uses: str = "") -> Context:
     return Context([
         Section("strategy.md", strategy, 16_000),
         sorries("Sorries in the Scope", census, 6_000, scope_files),
@@ -274,6 +275,9 @@ def worker(*, strategy: str, census: Census, scope_files: list[str], issues: lis
         quoted("External prover (tools submit_to_prover, prover_result, apply_prover_result)", PROVER, prover,
                "its jobs", 3_000),
         *([quoted(LIBRARY, OVERLAP, overlap, "each theorem and what closes it", 2_500)] if overlap.strip() else []),
+        *([quoted("How the project uses these statements", USES, uses, "each target's users and the line where "
+                  "each uses it: a weaker statement breaks them, and the gates compile them as they were", 4_000)]
+          if uses.strip() else []),
     ])
 
 

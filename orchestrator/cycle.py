@@ -36,7 +36,7 @@ from audit.book import Book
 from audit.judge import Score
 from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, settles, update_lock
 from audit.rests import Support
-from gates import regate, successors
+from gates import directives, regate, successors
 from gates.base import GateInput, GateResult
 from gates.census import census
 from gates.chosen import shown
@@ -60,6 +60,7 @@ from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from orchestrator.outlook import brief, hard_targets
+from orchestrator.targets import uses
 from state import files
 from state.atomic import write_atomic
 from state.errors import InfraError, UsageError
@@ -406,7 +407,8 @@ def work(c: Cycle) -> None:
     buildoutputs.take(c.work.root, cfg.project.lake_dir)
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
-                          gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census))
+                          gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census),
+                          uses=uses(c.census, [*cs.targets(c), *directives.restatements(c.plan.text)]))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):

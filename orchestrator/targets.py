@@ -7,12 +7,16 @@ anywhere, or by its last component inside backticks (a bare word such as `hard` 
 only a `PROVER:` line gives is the external prover's target, not the Worker's. A strategy that names none of the
 holes in its Scope aims at all of them; one whose Scope holds none aims at nothing (it states new theorems, or
 mends the build). The records' `targets` come from here: they are the attempts the difficulty model is fitted on.
+
+`uses` tells the Worker how the project uses its targets (and the statements its strategy restates): each user and
+the line where it names one, so that it sees what a weaker statement would break before the successors gate does.
 """
 
 from __future__ import annotations
 
 import re
 
+from audit.successors import Users
 from gates import directives
 from gates.census import Census
 from gates.chosen import lines
@@ -42,3 +46,33 @@ def _named(name: str, coded: set[str], anywhere: set[str]) -> bool:
     parts = name.split(".")
     tails = {".".join(parts[i:]) for i in range(len(parts))}
     return bool(tails & (coded | anywhere))
+
+
+def uses(census: Census, names: list[str], *, most: int = 12) -> str:
+    """How the project uses `names`: each declaration whose file sees one and whose text names it (as the audit's
+    successor tests find users, `audit.successors.Users`), with the line where it does; at most `most` users of
+    each. The users are what a weaker statement would break: the Worker reads them before touching one."""
+    where: dict[str, list[str]] = {}
+    for path, d in census.decls():
+        if d.name in names:
+            where.setdefault(d.name, []).append(path)
+    users = Users(census)
+    out: list[str] = []
+    for name in names:
+        if len(where.get(name, [])) != 1:
+            continue  # declared twice, or not at all: which one a user means cannot be told
+        found = users.of(where[name][0], name)
+        if not found:
+            continue
+        out.append(f"{name} ({where[name][0]}), used by {len(found)} declaration(s):")
+        last = re.escape(name.rsplit(".", 1)[-1])
+        token = re.compile(rf"(?<![{ID_REST}]){last}(?![{ID_REST}])")
+        for path, d in found[:most]:
+            text = census.files[path].text
+            first = text.count("\n", 0, d.start) + 1
+            lines = text[d.start:d.end].split("\n")
+            at = next((i for i, line in enumerate(lines) if token.search(line)), 0)
+            out.append(f"  {d.name} ({path}:{first + at}): {lines[at].strip()[:200]}")
+        if len(found) > most:
+            out.append(f"  … and {len(found) - most} more")
+    return "\n".join(out)

@@ -89,6 +89,11 @@ def test_the_same_change_to_an_unlocked_statement_lands_and_names_the_broken_use
     verdict = next(g for g in record.gates if g.name == "successors")
     assert verdict.passed and "broken successors (evidence, not locked)" in verdict.detail
     assert "Book.three_mul_one (Book/Uses.lean)" in verdict.detail
+    worker = json.dumps(next(r.body for r in server.requests if "## strategy.md" in json.dumps(r.body)),
+                        ensure_ascii=False)
+    assert "How the project uses these statements" in worker
+    assert "Book.qux (Book/Uses.lean), used by 1 declaration(s):\\n  Book.three_mul_one (Book/Uses.lean:9): theorem " \
+           "three_mul_one : 3 * 1 = 3 := qux 3" in worker
     judged = [t for r in server.requests if "LEAN 4 STATEMENT" in (t := json.dumps(r.body, ensure_ascii=False))]
     assert len(judged) == 1 and "-- Book.qux was used by Book.three_mul_one: type mismatch" in judged[0]
 
