@@ -1,37 +1,49 @@
 """The successors gate: a statement is tested by the declarations that use it.
 
-When a change alters what a declaration D means (its statement's terms, as `gates.environment.Env.meaning` digests
-them from Lean's listings of both sides, which the kernel gate took), the project's declarations that used D at the
-base are compiled again **as they were at the base** against the changed tree: in each of their files, the users'
-current text is replaced by their text at the base (a user the change deleted is put back at the end of its file,
-in its namespace), and the file is checked as a generated module, in the sandbox, with the build's limits. A user
-Lean reports an error inside is a broken successor: it relied on something D no longer gives (a hypothesis added, a
-parameter restricted, a conclusion weakened). A statement weakened and its users patched to fit is exactly what
-this catches and the meaning check alone lets through under a declared `RESTATE:`.
+When a change alters what constants of the project mean (`_altered`, from Lean's listings of both sides, which the
+kernel gate took: a constant gone, one whose own terms differ, and every constant whose meaning reaches one of
+those, so a statement renamed, moved, or reaching a definition changed in another file counts as the statement
+itself), the project's declarations that used one at the base are compiled again **as they were at the base**
+against the changed tree, in the sandbox, with the build's limits. A file holding users that declares no altered
+constant is checked as it was at the base, whole, so nothing the Worker wrote into it (a patched user, a
+`variable`, an `open`, a `#guard_msgs`) is compiled with them; the statement's own file is checked as changed, with
+the users' base text in place of theirs (a user the change deleted put back at its end, before any `#exit`, in its
+namespace). A user Lean reports an error inside is a broken successor: it relied on something the statement no
+longer gives (a hypothesis added, a parameter restricted, a conclusion weakened, the name gone). A statement
+weakened and its users patched to fit is exactly what this catches and the meaning check alone lets through under a
+declared `RESTATE:`.
 
 With `[gates] successors = "locked"` (the default), breaking a successor of a statement locked as faithful
 (statement_lock.json) rejects the change; other broken successors pass as evidence, named in the verdict (and so
 in the record and the task result). `"strict"` rejects any broken successor; `"off"` compiles nothing. A change
 that leaves every meaning as it was compiles nothing extra. The compiles share `RUNS` times the build's time
-limit; a file left when it is spent is named as not checked.
+limit, over at most `MAX_FILES` files.
 
-Which users broke is read from Lean's errors and the lines of the spliced file each user's text occupies (the gate
-wrote that file, so the lines are its own); an error outside every user (a later declaration of the file that used
-a restored user) is no verdict on D. A check that does not answer (a timeout, no run) fails closed for a locked D.
+Which users broke is read from Lean's errors and the lines each user's text occupies in the file the gate wrote.
+What cannot be decided is "not checked", which rejects for a locked statement: a file past the caps, a compile
+that timed out, an error outside every user, a constant using the statement that no declaration of the text
+answers for (an anonymous instance), a base module Lean did not list, or no listing at all when a locked statement
+is restated. Left open: a user in the statement's own file is compiled in that file's changed context, and a user
+whose name the change captures (a new `Book.Ch2.qux` that `qux` in `namespace Book.Ch2` now means) compiles against
+the capture.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
 import structlog
 
 from gates.base import GateInput, GateResult
+from gates.directives import restatements
 from gates.env import Module, normal
-from gates.environment import Env, Unanswered, lean_names
+from gates.environment import Env, lean_names
+from gates.imports import ImportGraph
 from gates.index import Decl
 from gates.probe import modules_of
+from gates.tree import is_lean_source
 
 log = structlog.get_logger()
 NAME = "successors"
@@ -47,7 +59,7 @@ class User:
     path: str  # its file at the base
     text: str  # its text at the base
     namespace: str  # the namespace its text declares it in
-    uses: tuple[str, ...]  # the altered declarations it uses, as their texts write them
+    uses: tuple[str, ...]  # the altered constants it uses, as Lean names them
 
 
 @dataclass(frozen=True)
@@ -61,92 +73,111 @@ def check(inp: GateInput) -> GateResult:
     mode = inp.gates.successors
     if mode == "off":
         return GateResult(NAME, True, "off ([gates] successors)")
-    if not inp.lean_changes() or not inp.before.lean or not inp.after.lean:
-        return GateResult(NAME, True, "no statement Lean listed on both sides changed")
+    reads_any = inp.gates.allow_build_time_code and bool(inp.changes)  # `include_str` reads any file
+    if not inp.lean_changes() and not reads_any:
+        return GateResult(NAME, True, "no Lean file changed")
     if inp.recheck is not None and not inp.recheck.kernel:
         return GateResult(NAME, True, inp.recheck.why)
     assert inp.compiler is not None
-    altered = _altered(inp)
+    restated = sorted(n for n in restatements(inp.strategy) if n in inp.locked)
+    if not inp.before.lean or not inp.after.lean:
+        if restated:
+            return GateResult(NAME, False, f"the users of {', '.join(restated)} (locked, restated) cannot be found: "
+                                           "Lean listed no module of one side, so they were not compiled")
+        return GateResult(NAME, True, "Lean listed no module of one side: no meanings to compare")
+    altered, unlisted = _altered(inp)
+    locked = {x for n in inp.locked for x in (n, inp.before.lean_name(n)) if x} & set(altered)
+    if unlisted and (locked or restated):
+        return GateResult(NAME, False, f"locked statements mean something else, and Lean listed no base module of "
+                                       f"{', '.join(unlisted[:5])}, which can hold their users: not checked")
     if not altered:
         return GateResult(NAME, True, "no declaration the project uses means something else")
-    users = _users(inp, altered)
-    if not users:
-        return GateResult(NAME, True, f"{len(altered)} declaration(s) mean something else; none had users at the base")
-    broken, unchecked = _compile(inp, users)
-    locked = {n for n in altered.values() if n in inp.locked}
+    users, unmapped = _users(inp, altered)
+    broken, unchecked = _compile(inp, users, altered)
+    unchecked += unmapped
     reject: list[str] = []
     evidence: list[str] = []
     for user, why in broken:
         hit = sorted(set(user.uses) & locked)
         line = f"{user.name} ({user.path}), as it was at the base, no longer elaborates against the changed " \
-               f"{', '.join(user.uses)}: {why}"
+               f"{', '.join(user.uses[:5])}: {why}"
         (reject if mode == "strict" or hit else evidence).append(line)
         for d in user.uses:
             inp.broken_successors.setdefault(d, []).append(f"{user.name}: {why}")
-    for path, why in unchecked:
-        if any(u.path == path and set(u.uses) & locked for u in users):
-            reject.append(f"the users of a locked statement in {path} could not be checked: {why}")
+    for where, uses, why in unchecked:
+        if set(uses) & locked:
+            reject.append(f"users of a locked statement in {where} could not be checked: {why}")
         else:
-            evidence.append(f"users in {path} not checked: {why}")
+            evidence.append(f"users in {where} not checked: {why}")
     if reject:
         what = ("a statement locked as faithful no longer gives what its users relied on; restore it, or restate it "
                 "so that its users still hold" if mode == "locked" else "[gates] successors is \"strict\"")
         return GateResult(NAME, False, "\n".join([f"broken successors ({what}):", *reject, *evidence]))
-    n = len(users)
-    head = f"{n} user(s) of {len(altered)} altered declaration(s) compiled as at the base"
+    head = f"{len(users)} user(s) of {len(altered)} altered constant(s) compiled as at the base"
     if evidence:
         return GateResult(NAME, True, "\n".join([f"{head}; broken successors (evidence, not locked):", *evidence]))
     return GateResult(NAME, True, f"{head}: none broke")
 
 
-def broken(result: GateResult) -> list[str]:
-    """The broken successors a passing verdict names as evidence (one per line)."""
-    if result.name != NAME:
-        return []
-    lines = result.detail.splitlines()
-    return [line for line in lines[1:] if "no longer elaborates" in line]
-
-
 # -- what changed, who used it ---------------------------------------------------------------------------------
 
 
-def _altered(inp: GateInput) -> dict[str, str]:
-    """Lean's name → the text's name of each declaration the changed files declare, present on both sides, whose
-    meaning differs (or cannot be compared: then it counts as altered, so its users are checked)."""
+def _altered(inp: GateInput) -> tuple[dict[str, str], list[str]]:
+    """Every project constant of the base whose meaning the change alters, with how, and the base files that can
+    hold one but Lean did not list. A constant of a file the change can alter is *changed* when it is gone, or its
+    own terms (type, a definition's value, its shape) differ; a constant is *altered* when it is changed or what
+    its meaning reaches (its type's constants, a definition's value's, an inductive's constructors: as
+    `gates.environment.Env.meaning` follows them) holds a changed one. So a statement renamed, moved to another
+    file, or reaching a definition changed elsewhere, and the constructors and projections of a changed structure,
+    are altered as the statement itself is."""
     before = Env(inp.before.lean.values(), modules_of(inp.before, inp.lean_roots).values())
     after = Env(inp.after.lean.values(), modules_of(inp.after, inp.lean_roots).values())
+    changed = {c.path for c in inp.lean_changes()}
+    if inp.gates.allow_build_time_code and any(not is_lean_source(c.path, inp.lean_roots) for c in inp.changes):
+        affected = set(inp.before.files)
+    else:
+        affected = ImportGraph(inp.before).dependents(changed) & set(inp.before.files)
     out: dict[str, str] = {}
-    for path in sorted({c.path for c in inp.lean_changes()}):
-        now, was = inp.after.lean.get(path), inp.before.lean.get(path)
-        if now is None or was is None or path not in inp.after.files:
-            continue
-        names = lean_names(now)
-        for d in inp.after.files[path].decls:
-            lean = names.get(normal(d.name)) if d.name else None
-            if lean is None or lean not in before.consts:
-                continue
-            own = d.kind in ("def", "abbrev", "instance", "structure", "class", "inductive")
-            try:
-                same = before.meaning(lean, own_value=own) == after.meaning(lean, own_value=own)
-            except Unanswered:
-                same = False
-            if not same:
-                out[lean] = d.name or lean
-    return out
+    unlisted = sorted(p for p in affected if p not in inp.before.lean)
+    for path in sorted(affected - set(unlisted)):
+        for name, c in inp.before.lean[path].consts.items():
+            now = after.consts.get(name)
+            if now is None:
+                out[name] = "gone"
+            elif now.digest != c.digest or now.extra != c.extra:
+                out[name] = "changed"
+    reverse: dict[str, list[str]] = {}
+    for name, c in before.consts.items():
+        if before.ours(name):
+            for u in {*c.type_uses, *c.extra, *(c.value_uses if c.kind != "thm" else ())}:
+                reverse.setdefault(u, []).append(name)
+    queue = list(out)
+    while queue:
+        for name in reverse.get(queue.pop(), ()):
+            if name not in out:
+                out[name] = "what it states reaches a changed constant"
+                queue.append(name)
+    return out, unlisted
 
 
-def _users(inp: GateInput, altered: dict[str, str]) -> list[User]:
-    """The declarations of the base whose own terms (or those Lean generated for them) use an altered one."""
+def _users(inp: GateInput, altered: dict[str, str]) -> tuple[list[User], list[tuple[str, list[str], str]]]:
+    """The declarations of the base whose own terms (or those Lean generated for them) use an altered constant;
+    and, as not checked, the constants using one that no declaration of the text answers for."""
     found: dict[tuple[str, str], set[str]] = {}
-    for path, module in inp.before.lean.items():
+    unmapped: list[tuple[str, list[str], str]] = []
+    for path, module in sorted(inp.before.lean.items()):
         if path not in inp.before.files:
             continue
         texts = _by_lean(inp.before.files[path].decls, module)
         for c in module.consts.values():
             owner = module.owner(c.name)
-            hits = [altered[u] for u in c.uses if u in altered and u != owner]
-            if hits and owner in texts:
+            hits = sorted(u for u in c.uses if u in altered and u != owner and module.owner(u) != owner)
+            if not hits:
+                continue
+            if owner in texts:
                 found.setdefault((path, owner), set()).update(hits)
+            elif owner == c.name:
+                unmapped.append((f"{path} ({owner})", hits, "Lean's constant has no declaration its text names"))
     out = []
     for (path, owner), uses in sorted(found.items()):
         index = inp.before.files[path]
@@ -156,7 +187,7 @@ def _users(inp: GateInput, altered: dict[str, str]) -> list[User]:
         written = head[-1] if head else d.name
         namespace = d.name[:-len(written) - 1] if d.name.endswith("." + written) else ""
         out.append(User(d.name, path, index.text[d.start:d.end], namespace, tuple(sorted(uses))))
-    return out
+    return out, unmapped
 
 
 def _by_lean(decls: list[Decl], module: Module) -> dict[str, Decl]:
@@ -167,43 +198,67 @@ def _by_lean(decls: list[Decl], module: Module) -> dict[str, Decl]:
 # -- compiling the users as they were ----------------------------------------------------------------------------
 
 
-def _compile(inp: GateInput, users: list[User]) -> tuple[list[tuple[User, str]], list[tuple[str, str]]]:
+def _compile(inp: GateInput, users: list[User], altered: dict[str, str]
+             ) -> tuple[list[tuple[User, str]], list[tuple[str, list[str], str]]]:
+    """Each file holding users, checked once. A file that declares no altered constant, before or after the change,
+    is checked as it was at the base, whole: the Worker's edits to it (a patched user, a new `variable`, an `open`,
+    a `#guard_msgs`) are not in it. A file that declares one (the statement's own) is checked as changed, with the
+    users' base text in place of theirs. An error on a user's lines breaks it; an error elsewhere, or none where
+    Lean failed, leaves the file not checked."""
     assert inp.compiler is not None
     by_file: dict[str, list[User]] = {}
     for u in users:
         by_file.setdefault(u.path, []).append(u)
     broken: list[tuple[User, str]] = []
-    unchecked: list[tuple[str, str]] = []
+    unchecked: list[tuple[str, list[str], str]] = []
     deadline = time.monotonic() + RUNS * inp.build.timeout_s
     for k, (path, group) in enumerate(sorted(by_file.items())):
+        uses = sorted({d for u in group for d in u.uses})
         left = deadline - time.monotonic()
         if k >= MAX_FILES:
-            unchecked.append((path, f"more than {MAX_FILES} files hold users; the rest were not compiled"))
+            unchecked.append((path, uses, f"more than {MAX_FILES} files hold users; the rest were not compiled"))
             continue
         if left <= 0:
-            unchecked.append((path, f"the gate's time ({RUNS} × [build] timeout_s) was spent on other files"))
-            continue
-        if path not in inp.after.files:
-            unchecked.append((path, "the change removed the file"))
+            unchecked.append((path, uses, f"the gate's time ({RUNS} × [build] timeout_s) was spent on other files"))
             continue
         if any(not u.text.strip() for u in group):
-            unchecked.append((path, "a user's text at the base could not be read"))
+            unchecked.append((path, uses, "a user's text at the base could not be read"))
             continue
-        text, regions = splice(inp.after.files[path].text, inp.after.files[path].decls, group)
+        now, was = inp.after.lean.get(path), inp.before.lean.get(path)
+        holds = [m for m in (now, was) if m is not None and any(n in altered for n in m.consts)]
+        if path in inp.after.files and holds:
+            text, regions = splice(inp.after.files[path].text, inp.after.files[path].decls, group)
+        else:
+            text, regions = as_it_was(inp.before.files[path].text, inp.before.files[path].decls, group)
         result = inp.compiler.probe(text, left)
         if result.exit_code is None:
-            unchecked.append((path, f"`{result.command}` timed out"))
+            unchecked.append((path, uses, f"`{result.command}` timed out"))
             continue
         errors = result.errors
-        if result.exit_code != 0 and not errors:
-            unchecked.append((path, f"`{result.command}` exited with {result.exit_code} and reported no error"))
-            continue
+        hit = {r.user.name for r in regions for e in errors if r.first <= e.line <= r.last}
+        elsewhere = [e for e in errors if not any(r.first <= e.line <= r.last for r in regions)]
         for r in regions:
             mine = [e for e in errors if r.first <= e.line <= r.last]
             if mine:
                 broken.append((r.user, mine[0].message.splitlines()[0][:300]))
+        if elsewhere or (result.exit_code != 0 and not hit):
+            why = (f"Lean reported an error outside the users (line {elsewhere[0].line}: "
+                   f"{elsewhere[0].message.splitlines()[0][:200]})" if elsewhere
+                   else f"`{result.command}` exited with {result.exit_code} and reported no error on a user")
+            unchecked.append((path, uses, why))
         log.info("successors.compiled", path=path, users=len(group), errors=len(errors))
     return broken, unchecked
+
+
+def as_it_was(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[Region]]:
+    """The file's base text, whole; the lines each user occupies in it."""
+    at = {d.name: d for d in decls if d.name}
+    regions = []
+    for u in users:
+        d = at[u.name]
+        first = text.count("\n", 0, d.start) + 1
+        regions.append(Region(u, first, first + text.count("\n", d.start, d.end)))
+    return text, regions
 
 
 def splice(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[Region]]:
@@ -220,7 +275,10 @@ def splice(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[R
         out.append(u.text)
         regions.append(Region(u, first, first + u.text.count("\n")))
         at = d.end
-    out.append(text[at:])
+    rest = text[at:]
+    stop = re.search(r"^#exit\b", rest, re.M)  # Lean reads nothing after it: what is put back goes before
+    tail = rest[stop.start():] if stop else ""
+    out.append(rest[:stop.start()] if stop else rest)
     for u in users:
         if u.name in current:
             continue
@@ -232,4 +290,5 @@ def splice(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[R
         regions.append(Region(u, first, first + body.count("\n")))
         if u.namespace:
             out.append(f"\nend {u.namespace}\n")
+    out.append(("\n" + tail) if tail else "")
     return "".join(out), regions

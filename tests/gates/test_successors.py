@@ -106,7 +106,7 @@ def test_a_user_that_cannot_be_checked_fails_closed_for_a_locked_statement(proje
     results, _ = project.gates(CHANGE, gates(), locked={"Book.qux": "x"},
                                strategy="RESTATE: Book.qux — positive n\n")
     assert not results["successors"].passed
-    assert "the users of a locked statement in Book/Qux.lean could not be checked: `lake env lean probe` timed " \
+    assert "users of a locked statement in Book/Qux.lean could not be checked: `lake env lean probe` timed " \
            "out" in results["successors"].detail
 
 
@@ -135,5 +135,60 @@ def test_files_left_when_the_gates_time_is_spent_are_not_checked_and_fail_closed
     results, _ = project.gates(CHANGE, gates(), locked={"Book.qux": "x"},
                                strategy="RESTATE: Book.qux — positive n\n")
     assert not results["successors"].passed
-    assert "the users of a locked statement in Book/Qux.lean could not be checked: the gate's time (0 × [build] " \
+    assert "users of a locked statement in Book/Qux.lean could not be checked: the gate's time (0 × [build] " \
            "timeout_s) was spent on other files" in results["successors"].detail
+
+
+RESTATE = "RESTATE: Book.qux — positive n\n"
+
+
+@pytest.mark.parametrize("how", ["renamed", "moved"])
+def test_a_locked_statement_renamed_or_moved_and_weakened_still_has_its_users_compiled(project: Project,
+                                                                                       how: str) -> None:
+    if how == "renamed":
+        change = {"Book/Qux.lean": PATCHED.replace("qux", "qux'"),
+                  "Book/User.lean": USER_PATCHED.replace("qux", "qux'")}
+    else:  # to a new file the old one imports
+        moved = ("import Mathlib.Tactic\n\nnamespace Book\n\ntheorem qux (n : ℕ) (h : 0 < n) : n * 1 = n := by\n"
+                 "  simp\n\nend Book\n")
+        rest = PATCHED.replace("theorem qux (n : ℕ) (h : 0 < n) : n * 1 = n := by\n  simp\n\n", "")
+        change = {"Book/Moved.lean": moved, "Book/Qux.lean": rest.replace("import Mathlib.Tactic", "import Book.Moved"),
+                  "Book/User.lean": USER_PATCHED}
+    results, _ = project.gates(change, gates(), locked={"Book.qux": "x"}, strategy=RESTATE)
+    assert results["kernel"].passed, results["kernel"].detail
+    verdict = results["successors"]
+    assert not verdict.passed, verdict.detail
+    assert "five_mul_one (Book/User.lean), as it was at the base, no longer elaborates" in verdict.detail
+
+
+def test_a_definition_changed_under_a_statement_has_the_statements_users_compiled(tmp_path: Path) -> None:
+    defs = "namespace Book\n\ndef bound (n : ℕ) : ℕ := n\n\nend Book\n"
+    qux = ("import Book.Defs\n\nnamespace Book\n\ntheorem qux (n : ℕ) : bound n * 1 = bound n := by\n  simp\n\n"
+           "theorem three_mul_one : bound 3 * 1 = bound 3 := qux 3\n\nend Book\n")
+    write(tmp_path / "book", {**BASE, "Book/Defs.lean": defs, "Book/Qux.lean": qux,
+                              "Book.lean": "import Book.A\nimport Book.Qux\n"})
+    project = Project(tmp_path / "book", standin())
+    # Only `bound` is written anew; `qux`, whose statement reaches it, means something else, so its user is compiled.
+    results, _ = project.gates({"Book/Defs.lean": defs.replace(":= n\n", ":= n + 0\n")}, gates("strict"))
+    assert results["successors"].passed
+    assert results["successors"].detail == ("2 user(s) of 3 altered constant(s) compiled as at the base: none "
+                                             "broke")
+
+
+def test_a_guard_or_a_variable_the_change_writes_into_a_users_file_is_not_compiled_with_it(project: Project) -> None:
+    guarded = USER_PATCHED.replace("theorem five_mul_one", "#guard_msgs (drop error) in\ntheorem five_mul_one")
+    results, _ = project.gates({"Book/Qux.lean": PATCHED, "Book/User.lean": guarded},
+                               GatesConfig(successors="locked", allow_guard_msgs=True, **{
+                                   k: v for k, v in KERNEL_ALONE.items() if k != "allow_guard_msgs"}),
+                               locked={"Book.qux": "x"}, strategy=RESTATE)
+    verdict = results["successors"]
+    assert not verdict.passed
+    assert "five_mul_one (Book/User.lean), as it was at the base, no longer elaborates" in verdict.detail
+
+
+def test_a_deleted_user_is_put_back_before_an_exit() -> None:
+    users = [User("Book.gone", "Book/Q.lean", "theorem gone : True := qux 1", "Book", ("Book.qux",))]
+    text, regions = splice("theorem qux : True := trivial\n\n#exit\n\ntheorem late : True := trivial\n", [], users)
+    assert text.index("theorem gone") < text.index("#exit")
+    lines = text.split("\n")
+    assert lines[regions[0].first - 1] == "theorem gone : True := qux 1"

@@ -669,7 +669,7 @@ class File:
         if asked := next((t for t in body if t.text == "exact?"), None):
             self.exact(decl, asked, binders, bound)
         elif kind in ("theorem", "lemma", "def", "abbrev", "instance"):
-            self.application(decl, body, ctx)
+            self.application(decl, body, ctx, bound)
         if decl.uses_sorry:
             self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
         if name is None:
@@ -721,7 +721,7 @@ class File:
         decl.body = found
         self.info(tok, try_this(f"exact {found}", toolchain_minor(self.project.root)))
 
-    def application(self, decl: Decl, body: list[Tok], ctx: Context) -> None:
+    def application(self, decl: Decl, body: list[Tok], ctx: Context, bound: set[str]) -> None:
         """A proof that is one application of a theorem, `t a b` or `by exact t a b`, checked against `t`'s explicit
         binders as `Lean.Elab.App` does against the expected type: too few arguments leave a `→` the declaration's
         type does not have (`type mismatch`, `Lean.Elab.throwTypeMismatchError`), too many apply a proposition
@@ -737,6 +737,13 @@ class File:
         if any(len(g) == 1 and not (g[0].kind in ("id", "num") or g[0].text == "_") for g in args):
             return  # an operator, a `fun`, a `<|`: more than one application, beyond this check
         target = self.resolve(head.text, ctx)
+        if target is None and args and "." not in head.text and head.text not in bound \
+                and head.text not in {n.rsplit(".", 1)[-1] for n, _, _ in LIBRARY}:
+            # A plain name applied that nothing declares: the project's, as the tests write them (a library
+            # lemma is written qualified), so Lean's `unknown identifier` (`Lean.Elab.Term.elabIdent`).
+            self.error(head, f"unknown identifier '{head.text}'")
+            decl.axioms.add("sorryAx")
+            return
         if target is None or self.env.decls[target].kind not in ("theorem", "lemma"):
             return
         t = self.env.decls[target]
