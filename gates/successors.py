@@ -23,7 +23,8 @@ Which users broke is read from Lean's errors and the lines each user's text occu
 What cannot be decided is "not checked", which rejects for a locked statement: a file past the caps, a compile
 that timed out, an error outside every user, a constant using the statement that no declaration of the text
 answers for (an anonymous instance), a base module Lean did not list, or no listing at all when a locked statement
-is restated. Left open: a user in the statement's own file is compiled in that file's changed context, and a user
+is restated. Left open: a user in the statement's own file is compiled in that file's changed context (its
+`variable`s and `open`s; the `… in` commands written before the user are left out), and a user
 whose name the change captures (a new `Book.Ch2.qux` that `qux` in `namespace Book.Ch2` now means) compiles against
 the capture.
 """
@@ -261,16 +262,29 @@ def as_it_was(text: str, decls: list[Decl], users: list[User]) -> tuple[str, lis
     return text, regions
 
 
+_PREFIX = re.compile(r"^(?:#guard_msgs|set_option|open|attribute|include|omit)\b[^\n]*\bin[ \t]*\n[ \t\n]*\Z", re.M)
+
+
+def _prefixed(text: str, start: int, floor: int) -> int:
+    """Where the declaration at `start` begins once the `… in` commands written before it (`#guard_msgs (drop
+    error) in`, `set_option … in`, `open … in`) are left out: the change wrote them, and they would apply to the
+    user's base text put in its place."""
+    while (m := _PREFIX.search(text, floor, start)) is not None and m.end() == start:
+        start = m.start()
+    return start
+
+
 def splice(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[Region]]:
-    """`text` with each user's declaration replaced by its text at the base, and each user it no longer declares
-    appended in its namespace; the lines each user's base text occupies in the result."""
+    """`text` with each user's declaration (and the `… in` commands before it) replaced by its text at the base, and
+    each user it no longer declares appended in its namespace; the lines each user's base text occupies in the
+    result."""
     current = {d.name: d for d in decls if d.name}
     placed = sorted(((current[u.name], u) for u in users if u.name in current), key=lambda p: p[0].start)
     out: list[str] = []
     regions: list[Region] = []
     at = 0
     for d, u in placed:
-        out.append(text[at:d.start])
+        out.append(text[at:_prefixed(text, d.start, at)])
         first = "".join(out).count("\n") + 1
         out.append(u.text)
         regions.append(Region(u, first, first + u.text.count("\n")))

@@ -192,3 +192,14 @@ def test_a_deleted_user_is_put_back_before_an_exit() -> None:
     assert text.index("theorem gone") < text.index("#exit")
     lines = text.split("\n")
     assert lines[regions[0].first - 1] == "theorem gone : True := qux 1"
+
+
+def test_a_guard_written_before_a_user_in_the_statements_own_file_is_left_out(project: Project) -> None:
+    guarded = PATCHED.replace("theorem three_mul_one", "#guard_msgs (drop error) in\nset_option maxHeartbeats 400 in\n"
+                                                       "theorem three_mul_one")
+    results, _ = project.gates({"Book/Qux.lean": guarded, "Book/User.lean": USER_PATCHED},
+                               GatesConfig(successors="locked", **KERNEL_ALONE), locked={"Book.qux": "x"},
+                               strategy=RESTATE)
+    verdict = results["successors"]
+    assert not verdict.passed
+    assert "Book.three_mul_one (Book/Qux.lean), as it was at the base, no longer elaborates" in verdict.detail
