@@ -169,7 +169,7 @@ def vocabulary(t: Target) -> tuple[set[str], set[str]]:
     assert t.decl.source is not None
     setting = [c.removeprefix("variable") for c in t.decl.source.contexts[:t.decl.context] if c.startswith("variable")]
     statement = t.decl.statement_text
-    binders, _, _ = _split(statement)
+    binders, _, _ = split(statement)
     locals_ = binder_names(" ".join([*setting, binders])) | bound(statement)
     written = {canonical(m.group()) for text in (*setting, statement) for m in IDENT.finditer(text)}
     return locals_, written - locals_
@@ -199,7 +199,7 @@ def tried(found: Sequence[Target], asked: Asked, seen: Mapping[str, Constants]) 
             for t in found if t.name in asked.answers]
 
 
-def _split(signature: str) -> tuple[str, str, str]:
+def split(signature: str) -> tuple[str, str, str]:
     """The binders before the statement's top-level `:`, the `:`, and the type."""
     depth = 0
     for i, c in enumerate(signature):

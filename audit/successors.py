@@ -48,6 +48,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from audit.ask import Target
+from audit.overlap import split
 from audit.reuse import TOKEN, namespaces, opens_before, resolve
 from gates.census import Census
 from gates.diagnostics import CheckResult
@@ -211,19 +212,6 @@ def mutants(decl: Decl) -> list[Mutant]:
         new_goal, what = weaker
         out.append(Mutant(Kind.CONCLUSION, what, f"{attributed} {binders} : {new_goal} := sorry"))
     return out
-
-
-def split(signature: str) -> tuple[str, str, str]:
-    """The binders before the statement's top-level `:`, the `:`, and the type."""
-    depth = 0
-    for i, c in enumerate(signature):
-        if c in "([{⦃⟨":
-            depth += 1
-        elif c in ")]}⦄⟩":
-            depth -= 1
-        elif c == ":" and not depth and not signature.startswith(":=", i):
-            return signature[:i], ":", signature[i + 1:]
-    return "", "", signature
 
 
 def groups(binders: str) -> list[str]:

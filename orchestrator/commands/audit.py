@@ -23,7 +23,7 @@ from gates.probe import module_of
 from gates.sandbox import Sandbox
 from gates.tree import DirTree
 from orchestrator import workcopy
-from orchestrator.config import CONFIG_FILE, Config, load_config
+from orchestrator.config import CONFIG_FILE, Config, ProjectConfig, load_config
 from orchestrator.engine import Bounded
 from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import answers_of, cache_of, mark
@@ -98,17 +98,8 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
 def _mathlib(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int,
              budget_s: float | None) -> overlap.Measured:
     """`exact?` on every proved theorem (or a sample of them), within `[parallel] max_builds` Lean runs at once."""
-    population = overlap.targets(found, Support(found, roots))
-    chosen = overlap.sample(population, sample, seed)
-    project = config.project.model_copy(update={"lean_roots": roots})
-    try:
-        git: Git | None = Git(root)
-        sandbox = sandbox_for(config, root)
-    except GitError:  # any Lean project, not only a repository
-        git, sandbox = None, Sandbox(config.sandbox, hidden=(root,), packages=root / project.lake_dir / ".lake" /
-                                     "packages", lake_dir=project.lake_dir)
+    population, chosen, _, git, sandbox, keyed = _setting(root, config, roots, found, sample, seed)
     compiler = LakeCompiler(root, config.build, sandbox)
-    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), roots, config.gates, project.state_dir)
     listings = cache_of(git) if git is not None else None
     got = gather(compiler, found, roots, [t.path for t in chosen], keyed, listings, known=found.lean)
     for key, module in got.fresh.values():
@@ -135,16 +126,7 @@ def _mathlib(root: Path, config: Config, roots: list[str], found: Census, sample
 def _successors(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int,
                 budget_s: float | None) -> successors.Measured:
     """Each proved theorem's users compiled against its mutants, in a copy of the project, one Lean run at a time."""
-    population = overlap.targets(found, Support(found, roots))
-    chosen = overlap.sample(population, sample, seed)
-    project = config.project.model_copy(update={"lean_roots": roots})
-    try:
-        git: Git | None = Git(root)
-        sandbox = sandbox_for(config, root)
-    except GitError:  # any Lean project, not only a repository
-        git, sandbox = None, Sandbox(config.sandbox, hidden=(root,), packages=root / project.lake_dir / ".lake" /
-                                     "packages", lake_dir=project.lake_dir)
-    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), roots, config.gates, project.state_dir)
+    population, chosen, project, git, sandbox, keyed = _setting(root, config, roots, found, sample, seed)
     # Kept beside Lean's listings in the git directory (never committed); outside a repository, the user's cache.
     folder = (workcopy.git_dir(git) / "autoformalize" / "successors") if git is not None else \
         workcopy.cache_dir() / "successors"
@@ -158,6 +140,23 @@ def _successors(root: Path, config: Config, roots: list[str], found: Census, sam
         return successors.measure(chosen, successors.Users(found), trial, successors.Cache(folder),
                                   successors.Keys(found, keyed), population=len(population),
                                   sampled=sample is not None, seed=seed, budget_s=budget_s, progress=bar.update)
+
+
+def _setting(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int
+             ) -> tuple[list[ask.Target], list[ask.Target], ProjectConfig, Git | None, Sandbox, str]:
+    """What both Lean-run dimensions start from: the proved theorems and the sample of them, the project's settings
+    with the audited roots, its repository (None for a bare Lean project), the sandbox and the listings' key."""
+    population = overlap.targets(found, Support(found, roots))
+    chosen = overlap.sample(population, sample, seed)
+    project = config.project.model_copy(update={"lean_roots": roots})
+    try:
+        git: Git | None = Git(root)
+        sandbox = sandbox_for(config, root)
+    except GitError:  # any Lean project, not only a repository
+        git, sandbox = None, Sandbox(config.sandbox, hidden=(root,), packages=root / project.lake_dir / ".lake" /
+                                     "packages", lake_dir=project.lake_dir)
+    keyed = chain(toolchain(root / project.lake_dir), DirTree(root), roots, config.gates, project.state_dir)
+    return population, chosen, project, git, sandbox, keyed
 
 
 def _root(path: Path | None, repo: Path | None) -> Path:
