@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 import structlog
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from audit import exact
 from audit.exact import Answer, Kind
@@ -33,7 +33,7 @@ from gates.env import header, printed
 from gates.header import read_header
 from gates.index import Decl
 from gates.listing import closure_keys
-from state.atomic import write_atomic
+from state.atomic import read_kept, write_atomic
 
 log = structlog.get_logger()
 FORMAT = 1  # of the cached answers and of the probe: answers of another format are asked again
@@ -76,18 +76,8 @@ class Cache:
     folder: Path
 
     def get(self, key: str, limit_s: float) -> Answer | None:
-        file = self.folder / f"{key}.json"
-        try:
-            raw = file.read_bytes()
-        except OSError:
-            return None
-        try:
-            entry = Entry.model_validate_json(raw)
-        except ValidationError:
-            log.warning("mathlib.cache_unreadable", file=str(file))
-            file.unlink(missing_ok=True)
-            return None
-        if entry.format != FORMAT or entry.answer.kind is Kind.ERROR:
+        entry = read_kept(self.folder / f"{key}.json", Entry)
+        if entry is None or entry.format != FORMAT or entry.answer.kind is Kind.ERROR:
             return None
         if entry.answer.kind is Kind.TIMEOUT and entry.limit_s < limit_s:
             return None  # it might finish within the longer limit asked for now

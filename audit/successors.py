@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import structlog
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from audit.ask import Target
 from audit.overlap import split
@@ -57,7 +57,7 @@ from gates.index import Decl
 from gates.lexer import ID_REST
 from gates.listing import closure_keys
 from gates.sandbox import link_packages
-from state.atomic import write_atomic
+from state.atomic import read_kept, write_atomic
 
 log = structlog.get_logger()
 FORMAT = 1  # of the cached answers and of the mutants: answers of another format are asked again
@@ -455,16 +455,8 @@ class Cache:
     folder: Path
 
     def get(self, key: str) -> Outcome | None:
-        file = self.folder / f"{key}.json"
-        try:
-            entry = Entry.model_validate_json(file.read_bytes())
-        except OSError:
-            return None
-        except ValidationError:
-            log.warning("successors.cache_unreadable", file=str(file))
-            file.unlink(missing_ok=True)
-            return None
-        return entry.outcome if entry.format == FORMAT else None
+        entry = read_kept(self.folder / f"{key}.json", Entry)
+        return entry.outcome if entry is not None and entry.format == FORMAT else None
 
     def put(self, key: str, outcome: Outcome) -> None:
         if outcome.status in KEPT:

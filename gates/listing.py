@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
-from pydantic import ValidationError
 
 from gates import env, hooks
 from gates.census import Census
@@ -28,7 +27,7 @@ from gates.config import GatesConfig
 from gates.env import Module
 from gates.probe import modules_of
 from gates.tree import Tree, is_lean_source
-from state.atomic import write_atomic
+from state.atomic import read_kept, write_atomic
 
 log = structlog.get_logger()
 KEPT = 20_000  # listings the cache keeps; the oldest go first
@@ -111,18 +110,8 @@ class Cache:
                 _LIVE.popitem(last=False)
 
     def _read(self, key: str) -> Module | None:
-        file = self.folder / f"{key}.json"
-        try:
-            raw = file.read_bytes()
-        except OSError:
-            return None
-        try:
-            module = Module.model_validate_json(raw)
-        except ValidationError:
-            log.warning("listing.unreadable", file=str(file))
-            file.unlink(missing_ok=True)
-            return None
-        return module if module.format == env.FORMAT else None
+        module = read_kept(self.folder / f"{key}.json", Module)
+        return module if module is not None and module.format == env.FORMAT else None
 
     def put(self, key: str, module: Module) -> None:
         write_atomic(self.folder / f"{key}.json", module.model_dump_json())

@@ -7,6 +7,28 @@ import fcntl
 import os
 import tempfile
 from pathlib import Path
+from typing import TypeVar
+
+import structlog
+from pydantic import BaseModel, ValidationError
+
+log = structlog.get_logger()
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_kept(path: Path, model: type[M]) -> M | None:
+    """A cache entry written by `write_atomic`: None when it is missing, and when it cannot be read as `model` (it is
+    then deleted, so that it is made again, never trusted)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError:
+        log.warning("cache.unreadable", file=str(path))
+        path.unlink(missing_ok=True)
+        return None
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -283,6 +283,7 @@ def gather(repo: Path, now: datetime) -> Report:
 
 
 T = TypeVar("T")
+Row = TypeVar("Row", bound=BaseModel)
 
 
 def _unless_linked(read: Callable[[], T], instead: T, problems: list[str]) -> T:
@@ -408,33 +409,22 @@ def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], 
     when = next((str(data[k]) for k in ("generated_at", "finished_at", "created_at", "timestamp") if data.get(k)),
                 None)
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-    return entities, AuditSummary(where, when, summary or "", _overlap(data.get("mathlib_overlap"), where, problems),
-                                  _successors(data.get("successors"), where, problems))
+    overlap = _rows(data.get("mathlib_overlap"), OverlapRow, "mathlib_overlap", where, problems)
+    tested = _rows(data.get("successors"), SuccessorRow, "successors", where, problems)
+    return entities, AuditSummary(where, when, summary or "", overlap, tested)
 
 
-def _overlap(section: object, where: str, problems: list[str]) -> tuple[OverlapRow, ...]:
+def _rows(section: object, model: type[Row], name: str, where: str, problems: list[str]) -> tuple[Row, ...]:
+    """The readable rows of an audit section's `books`; each row that is not is named among the problems."""
     if not isinstance(section, dict):
         return ()
     books = section.get("books")
     rows = []
     for item in books if isinstance(books, list) else []:
         try:
-            rows.append(OverlapRow.model_validate(item))
+            rows.append(model.model_validate(item))
         except ValidationError:
-            problems.append(f"{where}: a row of `mathlib_overlap.books` could not be read; it is left out")
-    return tuple(rows)
-
-
-def _successors(section: object, where: str, problems: list[str]) -> tuple[SuccessorRow, ...]:
-    if not isinstance(section, dict):
-        return ()
-    books = section.get("books")
-    rows = []
-    for item in books if isinstance(books, list) else []:
-        try:
-            rows.append(SuccessorRow.model_validate(item))
-        except ValidationError:
-            problems.append(f"{where}: a row of `successors.books` could not be read; it is left out")
+            problems.append(f"{where}: a row of `{name}.books` could not be read; it is left out")
     return tuple(rows)
 
 
