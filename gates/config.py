@@ -56,8 +56,8 @@ class GatesConfig(BaseModel):
         "lakefile.lean", "lakefile.toml", "lean-toolchain", "lake-manifest.json", ".github/**",
         "autoformalize.toml", "CLAUDE.md", "AGENTS.md", "plan.md", "blueprint/**", "**/lean_status.json",
         "approved_restatements.toml"])
-    """Globs of files no Worker change may touch. The plan, the book's text (`[audit] blueprint` and `mappings`)
-    and `restate_approvals` are protected whatever this list says."""
+    """Globs of files no Worker change may touch. The plan, the book's text (`[audit] blueprint` and `mappings`),
+    `restate_approvals` and `reviews` are protected whatever this list says."""
     allowed_axioms: list[str] = Field(default_factory=lambda: ["propext", "Classical.choice", "Quot.sound"])
     """Axioms a change may declare or rely on; any other new `axiom` is rejected. The project's own axioms at the base
     are allowed too, each only while Lean elaborates its statement as at the base."""
@@ -72,6 +72,9 @@ class GatesConfig(BaseModel):
     """The file, written and committed by a person, that approves restatements: one `[[restate]]` table per
     change, with `declaration` and `from` (the meaning hash of the statement it replaces, as the integrity gate's
     message gives it). An approval is spent once the statement has changed. Always protected."""
+    reviews: str = "reviews.toml"
+    """People's verdicts on the book's statements (`autoformalize review`, or written by hand): approvals lock a
+    statement as a person's, rejections unlock it and count it as different. Always protected."""
     max_new_issues: int = Field(default=3, ge=0)
     """Issues one cycle's Worker may open; it may never change or delete an existing one."""
     max_issue_chars: int = Field(default=8000, ge=1)

@@ -26,7 +26,7 @@ def protected(config: Config) -> list[str]:
     """Every glob no Worker change may touch: `[gates] protected`, the plan, the book's text and the approvals.
     A Lake project in a folder has its own lakefile, toolchain and manifest there: each of those `[gates]
     protected` names is protected in that folder too."""
-    extra = [config.project.plan, config.gates.restate_approvals, *trusted(config.audit)]
+    extra = [config.project.plan, config.gates.restate_approvals, config.gates.reviews, *trusted(config.audit)]
     lake_dir = config.project.lake_dir
     if lake_dir != ".":
         extra += [f"{lake_dir}/{name}" for name in config.gates.protected if name in LAKE_FILES]

@@ -1,0 +1,194 @@
+"""People's verdicts, from the review application to the branch: never lost, never racing the loop.
+
+A verdict first goes to the inbox, a folder in the repository's git directory (no commit, no worktree and no
+agent sees it). It lands through the path the loop's own commits take: on the branch's head (caught up with the
+remote first), in a worktree of its own, one commit per verdict with the person's git identity as author and
+committer, pushed (a push that loses a race fetches and lands again, on the new head), then the checkout
+fast-forwards. It lands only under the run lock: the review application lands it at once when no cycle holds the
+lock, and otherwise a cycle lands it in its sync, before its base is taken, and pushes it with its own commit.
+An inbox file is deleted only once its commit is on the branch (and pushed, where the application pushes).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from orchestrator.config import Config
+from orchestrator.git import Git, GitError
+from state.atomic import write_atomic
+from state.errors import LockHeld, UsageError
+from state.lock import RunLock
+from state.paths import StatePaths
+from state.reviews import ISSUE_PREFIX, Review, Verdict, appended, issue_slug
+
+log = structlog.get_logger()
+PUSH_ATTEMPTS = 3
+TRAILER = "Autoformalize-Review"
+"""The trailer of a verdict's commit: its verdict."""
+
+
+class Pending(BaseModel):
+    """A verdict waiting to land: the entry, the issue a rejection opens, and who commits it."""
+
+    review: Review
+    name: str  # the reviewer's git identity: the commit's author and committer
+    email: str
+    issue: str = ""  # the text of `review-<entity>.md`, for a rejection
+
+
+@dataclass
+class Landed:
+    commits: list[str] = field(default_factory=list)
+    waiting: int = 0  # verdicts still in the inbox
+    pushed: bool | None = None  # None: nothing to push, or pushing is not this path's
+    message: str = ""  # what the person should know, when something did not go through
+
+
+def identity(git: Git) -> tuple[str, str]:
+    """The person's git identity (`user.name`, `user.email`), which their verdicts are committed under."""
+    reader = git.repo.config_reader()
+    name = str(reader.get_value("user", "name", default="")).strip()
+    email = str(reader.get_value("user", "email", default="")).strip()
+    if not name or not email:
+        raise UsageError("your git identity is not set: verdicts are committed in your name; run `git config "
+                         "user.name \"Your Name\"` and `git config user.email you@example.org`")
+    return name, email
+
+
+def inbox(git: Git) -> Path:
+    return git.common_dir() / "autoformalize" / "reviews"
+
+
+def submit(git: Git, pending: Pending) -> Path:
+    """Keep `pending` in the inbox; it lands at the next `land`."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    path = inbox(git) / f"{stamp}-{uuid.uuid4().hex[:8]}.json"
+    write_atomic(path, pending.model_dump_json(indent=1))
+    return path
+
+
+def waiting(git: Git) -> list[tuple[Path, Pending]]:
+    """The inbox, oldest first. A file that is not a verdict is set aside (renamed `.bad`), never applied."""
+    folder = inbox(git)
+    out: list[tuple[Path, Pending]] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            out.append((path, Pending.model_validate_json(path.read_bytes())))
+        except (OSError, ValidationError) as e:
+            log.error("reviews.inbox_unreadable", file=str(path), error=str(e)[:300])
+            path.rename(path.with_suffix(".bad"))
+    return out
+
+
+def land(git: Git, config: Config, paths: StatePaths, *, push: bool) -> Landed:
+    """Commit every waiting verdict on the branch; the caller holds the run lock. With `push`, on the remote's head
+    and pushed there, landing again on the new head when the push loses a race."""
+    pending = waiting(git)
+    if not pending:
+        return Landed()
+    branch, remote = config.git.branch, config.git.remote
+    if git.branch() != branch:
+        return Landed(waiting=len(pending), message=f"the checkout is on {git.branch() or 'a detached HEAD'}, not "
+                                                    f"{branch}: the verdicts wait in the inbox until it is")
+    pushing = push and config.git.push and git.has_remote(remote)
+    work_path = git.common_dir() / "autoformalize" / "review-work"
+    for _ in range(PUSH_ATTEMPTS):
+        base = _base(git, remote, branch) if pushing else git.head()
+        if base is None:
+            return Landed(waiting=len(pending), message=f"{branch} and {remote}/{branch} have diverged; reconcile "
+                                                        "them (`git pull --rebase`): the verdicts wait in the inbox")
+        work = git.worktree(work_path, base)
+        commits = [_commit(work, config, paths, p) for _, p in pending]
+        if not pushing:
+            break
+        result = work.push(remote, commits[-1], branch)
+        if result.pushed:
+            break
+        if not result.rejected:  # unreachable, refused: committed here, a later push carries it
+            log.warning("reviews.push_failed", error=result.message[:300])
+            _finish(git, commits, pending, pushed=False)
+            return Landed(commits, 0, False, f"committed, but {remote} refused the push: {result.message[:200]}")
+        log.info("reviews.push_lost_race", remote=remote)
+    else:
+        return Landed(waiting=len(pending), pushed=False,
+                      message=f"{remote}/{branch} kept moving; the verdicts wait in the inbox for the next try")
+    _finish(git, commits, pending, pushed=pushing)
+    return Landed(commits, 0, True if pushing else None)
+
+
+def deliver(repo: Path, config: Config) -> Landed:
+    """The review application's landing: at once when no cycle holds the run lock, else by the next cycle."""
+    git = Git(repo)
+    paths = config.state(repo)
+    try:
+        with RunLock(paths.lock):
+            return land(git, config, paths, push=True)
+    except LockHeld:
+        return Landed(waiting=len(waiting(git)),
+                      message="a cycle is running: the verdict lands at the start of the next one")
+
+
+def _base(git: Git, remote: str, branch: str) -> str | None:
+    """The commit to land on: the remote's head when the checkout is behind it or at it, the checkout's when it is
+    ahead; None when they diverged."""
+    head = git.head()
+    theirs = git.fetch(remote, branch)
+    if theirs is None or theirs == head or git.is_ancestor(theirs, head):
+        return head
+    return theirs if git.is_ancestor(head, theirs) else None
+
+
+def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
+    """Apply one verdict in `work` and commit it in the person's name."""
+    r = p.review
+    written = [config.gates.reviews]
+    target = work.root / config.gates.reviews
+    text = target.read_text(encoding="utf-8") if target.is_file() else ""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, appended(text, r))
+    state = StatePaths(work.root, paths.state_dir)
+    slug = issue_slug(r.entity, r.declaration)
+    issue = state.issues / f"{slug}.md"
+    rel = state.relative(issue)
+    if r.verdict is Verdict.REJECT:
+        write_atomic(issue, p.issue)
+        written.append(rel)
+    elif r.verdict is Verdict.APPROVE and issue.is_file() and slug.startswith(ISSUE_PREFIX):
+        closed = state.issues / "closed" / issue.name
+        closed.parent.mkdir(parents=True, exist_ok=True)
+        note = f"\n\n---\nClosed by {p.name}'s approval of `{r.declaration}` at {r.at or datetime.now(UTC)}.\n"
+        write_atomic(closed, issue.read_text(encoding="utf-8") + note)
+        issue.unlink()
+        written += [rel, state.relative(closed)]
+    work.run("add", "--", *written)
+    subject = f"review: {r.verdict.value} {r.declaration}" + (f" ({r.entity})" if r.entity else "")
+    body = r.note.strip()
+    message = subject + (f"\n\n{body}" if body else "") + f"\n\n{TRAILER}: {r.verdict.value}"
+    when = (r.at or datetime.now(UTC)).isoformat()
+    work.run("-c", f"user.name={p.name}", "-c", f"user.email={p.email}", "commit", "--quiet", "--no-verify",
+             f"--author={p.name} <{p.email}>", f"--date={when}", "-m", message,
+             env={"GIT_COMMITTER_NAME": p.name, "GIT_COMMITTER_EMAIL": p.email, "GIT_COMMITTER_DATE": when})
+    return work.head()
+
+
+def _finish(git: Git, commits: list[str], pending: list[tuple[Path, Pending]], *, pushed: bool) -> None:
+    """The checkout follows the landed commits; then the inbox lets go of them. When the checkout cannot follow (the
+    person's uncommitted edit of the same file), a commit that was not pushed is on no branch: its verdicts stay in
+    the inbox and land again later."""
+    try:
+        git.merge_ff(commits[-1])
+    except GitError as e:
+        if pushed:
+            for path, _ in pending:
+                path.unlink(missing_ok=True)
+        kept = "they are on the remote; the next cycle's sync brings them" if pushed else "they wait in the inbox"
+        raise UsageError(f"the verdicts were committed, but the checkout cannot fast-forward to them "
+                         f"({str(e)[:200]}); {kept}. Commit or stash your edits of the same files") from None
+    for path, _ in pending:
+        path.unlink(missing_ok=True)
