@@ -156,6 +156,14 @@ class ParallelConfig(BaseModel):
         return self.max_builds or max(1, (os.cpu_count() or 2) // 2)
 
 
+class ReviewConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    port: int = Field(default=8765, ge=1, le=65535)
+    """The port `autoformalize review` listens on at 127.0.0.1 (`--port` overrides it); the dashboard and the audit
+    link each entity to its card there."""
+
+
 class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -174,6 +182,7 @@ class Config(BaseModel):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     parallel: ParallelConfig = Field(default_factory=ParallelConfig)
     difficulty: DifficultyConfig = Field(default_factory=DifficultyConfig)
+    review: ReviewConfig = Field(default_factory=ReviewConfig)
     prices: dict[str, Price] = Field(default_factory=dict)  # per model, overriding agents/prices.toml
 
     def state(self, repo: Path) -> StatePaths:

@@ -25,7 +25,7 @@ from state.atomic import write_atomic
 from state.errors import LockHeld, UsageError
 from state.lock import RunLock
 from state.paths import StatePaths
-from state.reviews import ISSUE_PREFIX, Review, Verdict, appended, issue_slug
+from state.reviews import ISSUE_PREFIX, Review, Reviews, Verdict, appended, issue_slug, parse
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
@@ -48,6 +48,47 @@ class Landed:
     waiting: int = 0  # verdicts still in the inbox
     pushed: bool | None = None  # None: nothing to push, or pushing is not this path's
     message: str = ""  # what the person should know, when something did not go through
+
+
+def recorded(git: Git, rev: str, file: str) -> Reviews:
+    """The verdicts of `file` at commit `rev`, each with its reviewer and time: an entry written by hand, or merged
+    from a pull request, without them has its commit's author and date (`git blame` of its `[[review]]` line)."""
+    try:
+        text = git.run("show", f"{rev}:{file}")
+    except GitError:
+        return Reviews()  # no such file at `rev`: nobody has reviewed anything yet
+    found = parse(text + "\n", file)
+    blind = [e for e in found.entries if not e.review.reviewer or e.review.at is None]
+    if not blind:
+        return found
+    lines = git.run("blame", "--line-porcelain", *[a for e in blind for a in ("-L", f"{e.line},{e.line}")], rev,
+                    "--", file)
+    by_line = _blamed(lines)
+    for i, e in enumerate(found.entries):
+        if e in blind and e.line in by_line:
+            who, when = by_line[e.line]
+            review = e.review.model_copy(update={"reviewer": e.review.reviewer or who, "at": e.review.at or when})
+            found.entries[i] = type(e)(review, e.line)
+    return found
+
+
+def _blamed(porcelain: str) -> dict[int, tuple[str, datetime]]:
+    """`git blame --line-porcelain`: final line number → its commit's author (`Name <email>`) and date."""
+    out: dict[int, tuple[str, datetime]] = {}
+    line, name, mail, when = 0, "", "", datetime.fromtimestamp(0, UTC)
+    for row in porcelain.splitlines():
+        head, _, rest = row.partition(" ")
+        if len(head) in (40, 64) and all(ch in "0123456789abcdef" for ch in head):
+            line = int(rest.split()[1])
+        elif head == "author":
+            name = rest
+        elif head == "author-mail":
+            mail = rest.strip("<>")
+        elif head == "author-time":
+            when = datetime.fromtimestamp(int(rest), UTC)
+        elif row.startswith("\t"):
+            out[line] = (f"{name} <{mail}>", when)
+    return out
 
 
 def identity(git: Git) -> tuple[str, str]:
