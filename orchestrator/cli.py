@@ -180,6 +180,22 @@ def report(out: Path, repo: Path | None) -> int:
     return command.run(repo, out)
 
 
+@cli.command()
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=None, metavar="N",
+              help="Listen on 127.0.0.1:N (default: [review] port; 0: any free port).")
+@click.option("--no-browser", is_flag=True, help="Print the address; do not open a browser.")
+@click.option("--book", default=None, metavar="B", help="Show only the cards of this book (a folder of the project).")
+@click.option("--list", "listing", is_flag=True, help="Print the queue and exit; with --json, as JSON for tools.")
+@click.option("--json", "as_json", is_flag=True, help="With --list: print the queue as JSON.")
+@_repo_option
+def review(port: int | None, no_browser: bool, book: str | None, listing: bool, as_json: bool,
+           repo: Path | None) -> int:
+    """Review the book's statements and definitions in the browser; verdicts go to reviews.toml in your name."""
+    from orchestrator.commands import review as command
+
+    return command.run(repo, port, not no_browser, book, listing, as_json)
+
+
 def _round_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--round", "folder", type=click.Path(file_okay=False, exists=True, path_type=Path),
                         required=True, help="The round's directory, as `round plan` wrote it.")(f)

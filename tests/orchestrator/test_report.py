@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -512,36 +511,8 @@ def test_outside_git_issue_ages_come_from_file_times(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- in a real browser
 
-CHROMIUM_ARGS = ["--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-quic", "--no-first-run"]
 VIEWPORT = {"width": 1280, "height": 900}
 SERIES_RGB = (0x00, 0x72, 0xB2)  # svg.PALETTE[0], the sorry line
-
-
-def unavailable(reason: str) -> NoReturn:
-    """Skip on a developer's machine that cannot run the browser; on CI (`CI` set) that is a failure."""
-    if os.environ.get("CI") is not None:
-        pytest.fail(f"the browser test must run on CI: {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    try:
-        from playwright.sync_api import Error, sync_playwright
-    except ImportError as e:
-        unavailable(f"the playwright package is not installed ({e}); pip install -e '.[test]'")
-    executable = os.environ.get("AUTOFORMALIZE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    if not Path(executable).is_file():
-        unavailable(f"no browser at {executable}: install Debian's chromium (apt-get install -y chromium), or name "
-                    "one in AUTOFORMALIZE_CHROMIUM")
-    with sync_playwright() as p:
-        try:
-            browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        except Error as e:
-            unavailable(f"{executable} did not start: {e.message.splitlines()[0]}")
-        yield browser
-        browser.close()
 
 
 def screenshot_dir(tmp_path: Path) -> Path:
