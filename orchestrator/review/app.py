@@ -57,7 +57,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 HEADERS = [(b"content-security-policy", b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
                                         b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
-           (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer"),
+           (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin"),
            (b"x-frame-options", b"DENY"), (b"cache-control", b"no-store")]
 
 
@@ -246,6 +246,7 @@ def create_app(repo: Path, config: Config, *, port: int, token: str, book: str |
         return RedirectResponse(f"{url.path}?{url.query}#card-{_quote(declaration)}", status_code=303)
 
     routes = [Route("/", index), Route("/card/{declaration}", card),
+              Route("/favicon.ico", _no_icon),
               Route("/card/{declaration}/verdict", verdict, methods=["POST"]),
               Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]
     app = Starlette(routes=routes, max_body_size=MAX_BODY)
@@ -335,3 +336,7 @@ def _back(given: str) -> str:
 
 def _quote(name: str) -> str:
     return quote(name, safe="")
+
+
+async def _no_icon(_: Request) -> Response:
+    return Response(status_code=204)
