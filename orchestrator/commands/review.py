@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
+from orchestrator import verdicts
 from orchestrator.config import load_config
+from orchestrator.git import Git
 from orchestrator.repo import find_repo
 from orchestrator.review import queue
 from orchestrator.review.app import HOST, create_app, listen, server
@@ -29,6 +31,9 @@ def run(repo: Path | None, port: int | None, browser: bool, book: str | None, li
                 click.echo(f"{c.declaration}\t{c.entity or '-'}\t{c.why or c.risk.name.lower()}")
         return 0
     sock = listen(config.review.port if port is None else port)
+    if verdicts.waiting(Git(root)):  # verdicts kept while a cycle ran: they land before new ones are given
+        landed = verdicts.deliver(root, config)
+        click.echo(f"{len(landed.commits)} kept verdict(s) landed" if landed.commits else landed.message, err=True)
     bound = sock.getsockname()[1]
     token = secrets.token_urlsafe(32)
     url = f"http://{HOST}:{bound}/?token={token}"

@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from gates.chosen import ticks
 from orchestrator import verdicts
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError
@@ -250,7 +251,7 @@ def create_app(repo: Path, config: Config, *, port: int, token: str, book: str |
               Route("/card/{declaration}/verdict", verdict, methods=["POST"]),
               Mount("/static", StaticFiles(directory=HERE / "static"), name="static")]
     app = Starlette(routes=routes, max_body_size=MAX_BODY)
-    app.add_middleware(Guard, port=port, token=token)  # type: ignore[arg-type]
+    app.add_middleware(Guard, port=port, token=token)
     return app
 
 
@@ -305,22 +306,15 @@ def issue_text(review: Review, card: Card) -> str:
 
 def _fenced(text: str, language: str) -> str:
     """`text` as a fenced block no line of it can close."""
-    ticks = "`" * max(3, _longest_run(text, "`") + 1)
-    return f"{ticks}{language}\n{text.rstrip()}\n{ticks}" if text.strip() else "(none)"
-
-
-def _longest_run(text: str, char: str) -> int:
-    best = run = 0
-    for ch in text:
-        run = run + 1 if ch == char else 0
-        best = max(best, run)
-    return best
+    fence = ticks(text)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}" if text.strip() else "(none)"
 
 
 def _code(text: str) -> str:
-    ticks = "`" * (_longest_run(text, "`") + 1)
+    """`text` as inline code, whatever backticks it holds."""
+    fence = ticks(text) if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _here(request: Request) -> str:

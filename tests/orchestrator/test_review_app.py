@@ -31,11 +31,11 @@ from state.reviews import Review, Verdict
 from tests.conftest import BASIC, GIT_ENV, git, write
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Locator, Page
+    from playwright.sync_api import Browser, Locator, Page, ViewportSize
 
 ANN = "Ann Reviewer <ann@example.org>"
 EVIL = '<script>document.title="pwned"</script>'
-VIEWPORT = {"width": 1366, "height": 900}  # a laptop's screen
+VIEWPORT: ViewportSize = {"width": 1366, "height": 900}  # a laptop's screen
 BOOK = BASIC.replace("theorem double_pos", "/-- Theorem 1.2. If $n > 0$ then $2n > 0$. -/\ntheorem double_pos")
 
 
@@ -295,7 +295,8 @@ def test_approve_reject_and_comment_in_chromium(repo: Path, tmp_path: Path, chro
         problems: list[str] = []
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
-        assert page.goto(served.url).status == 200
+        opened = page.goto(served.url)
+        assert opened is not None and opened.status == 200
         assert page.url == f"{served.base}/"  # the token went into the cookie
         assert page.title() == "Queue · autoformalize"
         page.screenshot(path=str(shot(tmp_path)), full_page=False)
