@@ -24,9 +24,12 @@ from starlette.testclient import TestClient
 
 from orchestrator.cli import main
 from orchestrator.config import load_config
+from orchestrator.git import Git
 from orchestrator.review import queue
 from orchestrator.review.app import create_app, issue_text, listen, server
 from orchestrator.review.cards import Card
+from orchestrator.verdicts import waiting
+from state.lock import RunLock
 from state.reviews import Review, Verdict
 from tests.conftest import BASIC, GIT_ENV, git, write
 
@@ -168,6 +171,31 @@ def test_a_reject_or_comment_without_a_note_writes_nothing(repo: Path) -> None:
     assert c.post("/card/Book.double_pos/verdict", data={**fields, "verdict": "veto"},
                   headers={"sec-fetch-site": "same-origin"}).status_code == 400
     nothing_written(repo, head)
+
+
+def test_while_a_cycle_runs_the_verdict_waits_and_the_page_says_so(repo: Path) -> None:
+    c = signed_in(repo)
+    fields = form(c, "Book.double_pos")
+    head = git(repo, "rev-parse", "HEAD")
+    config = load_config(repo)
+    same = {"sec-fetch-site": "same-origin", "origin": f"http://localhost:{PORT}"}
+    with RunLock(config.state(repo).lock):
+        r = c.post("/card/Book.double_pos/verdict", data={**fields, "verdict": "approve"},
+                   headers={**same, "host": f"localhost:{PORT}"})
+        assert r.status_code == 303
+        location = r.headers["location"]
+        assert location.startswith("/card/Book.double_pos?done=") and location.endswith("#card-Book.double_pos")
+        shown = c.get(location.split("#")[0])
+        assert re.search(r'class="outcome waiting" role="status">Your verdict is kept and waits: a cycle is running',
+                         shown.text)
+        assert git(repo, "rev-parse", "HEAD") == head and len(waiting(Git(repo))) == 1
+    assert "outcome" not in c.get(location.split("#")[0]).text  # said once
+    fields = form(c, "Book.double_pos")
+    r = c.post("/card/Book.double_pos/verdict", data={**fields, "verdict": "comment", "note": "and this"},
+               headers=same)
+    assert "Comment of Book.double_pos landed as commit" in c.get(r.headers["location"].split("#")[0]).text
+    assert [e["verdict"] for e in committed(repo)] == ["approve", "comment"]  # the kept one first
+    assert waiting(Git(repo)) == []
 
 
 def test_the_rejections_issue_fences_what_people_and_the_sources_wrote() -> None:
