@@ -344,7 +344,17 @@ def test_approve_reject_and_comment_in_chromium(repo: Path, tmp_path: Path, chro
 
         # A comment with the keyboard alone: to the card, c opens the note, Esc leaves it, c sends it.
         page.goto(f"{served.base}/")
+        page.keyboard.press("/")
+        assert page.get_by_label("Book", exact=True).evaluate("n => n === document.activeElement")
+        page.keyboard.press("Escape")
         page.keyboard.press("j")
+        page.keyboard.press("j")
+        page.keyboard.press("k")
+        assert "current" in (card_of(page, "Book.double_pos").get_attribute("class") or "")
+        page.keyboard.press("r")  # a rejection without a note: asked for one, nothing sent
+        assert "Say why in the note" in card_of(page, "Book.double_pos").get_by_role("alert").inner_text()
+        page.keyboard.press("Escape")
+        assert len(committed(repo)) == 2
         page.keyboard.press("c")
         note = card_of(page, "Book.double_pos").get_by_label("Note")
         assert note.evaluate("n => n === document.activeElement")
