@@ -242,15 +242,16 @@ class Names:
         return cls(tails(names), printed)
 
 
-def uses(decl: Decl, names: Names, module: Module | None = None) -> set[str]:
+def uses(decl: Decl, names: Names, module: Module | None = None, written: Iterable[str] | None = None
+         ) -> set[str]:
     """Which of `names` the value of `decl` uses: where Lean listed its file (`module`), the constants its value
     uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text: a name its proof
-    writes, a short name standing for every one of `names` it ends."""
+    writes (`written`, where the caller has read them), a short name standing for every one of `names` it ends."""
     lean = lean_names(module).get(normal(decl.name)) if module is not None and decl.name else None
     if module is not None and lean is not None:
         return {n for u in module.value_users().get(lean, ()) for n in names.printed.get(u, ())}
     found: set[str] = set()
-    for token in _NAMES.findall(decl.body_code):
+    for token in _NAMES.findall(decl.body_code) if written is None else written:
         token = token.removeprefix("_root_.")
         found |= {n for n in names.short.get(token.rsplit(".", 1)[-1], set()) if n == token or n.endswith("." + token)}
     return found
