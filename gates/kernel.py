@@ -17,7 +17,8 @@ the two, the gate rejects:
   depends on and did not at the base (an axiom of the base whose meaning the change altered is no longer the
   base's); native code (`Lean.ofReduceBool`, `Lean.trustCompiler`, the `_native` axioms of newer Lean) with
   its own message;
-- a statement whose hole the change closes, or that is locked (unless the strategy restates it), whose meaning
+- a statement whose hole the change closes, or that is locked (by the judge or a person's approval, never one a
+  person rejected; unless the strategy restates it), whose meaning
   (`gates.environment.Env.meaning`: its type and every project constant it reaches, private and generated ones
   included) differs from the base's, or cannot be computed; with no listing of the base, a locked statement is
   held to the meaning stored in the lock;
