@@ -379,7 +379,8 @@ def plan(c: Cycle) -> None:
                                                                    c.config.housekeeping.sorry_age_days)],
                 locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [],
                 commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
-                overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1])
+                overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1],
+                reviews=c.people)
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
@@ -416,7 +417,8 @@ def work(c: Cycle) -> None:
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
                           gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census),
-                          uses=uses(c.census, [*cs.targets(c), *directives.restatements(c.plan.text)]))
+                          uses=uses(c.census, [*cs.targets(c), *directives.restatements(c.plan.text)]),
+                          reviews=c.people, targets=[*cs.targets(c), *directives.restatements(c.plan.text)])
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
