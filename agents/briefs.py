@@ -206,7 +206,7 @@ def people(held: Mapping[str, Standing], budget: int, only: Collection[str] | No
              "needs no `RESTATE:` line; its issue `review-…` is the person's. A COMMENT is a person's note to weigh.")
     if stale:
         rules += (f" {stale} verdict{'s are' if stale > 1 else ' is'} stale (on a meaning the statement no longer "
-                  "has) and await a person's re-review: not shown, not applied.")
+                  f"has) and await{'' if stale > 1 else 's'} a person's re-review: not shown, not applied.")
     shown_ = verdicts[:REVIEWS_SHOWN]
     quotes = tuple(Quote(f"a person ({r.reviewer})" if r.reviewer else "a person",
                          f"{r.verdict.value.upper()} {shown(r.declaration)}"
