@@ -253,8 +253,9 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
         if not is_closed and declared.get(name):
             notes.append(f"{name}: restated as the strategy declares")
             continue
-        what = ("is locked (judged faithful to the book); restating it needs a line "
-                f"`RESTATE: {name} — <rationale>` in the strategy" if not is_closed
+        by = "approved by a person" if name in inp.approved else "judged faithful to the book"
+        what = (f"is locked ({by}); restating it needs a line `RESTATE: {name} — <rationale>` in the strategy"
+                if not is_closed
                 else "had its sorry closed in the same change; change a statement in one cycle and prove it in another")
         out.append(f"{name}: Lean's terms for its statement (its type, and the project constants it reaches, private "
                    f"and generated ones included) differ from the base's, whatever its text says; it {what}")
