@@ -198,7 +198,8 @@ def test_with_approval_required_a_restatement_needs_a_persons_approval_of_that_v
 
 
 def test_a_statement_a_person_approved_is_locked_and_restated_only_with_a_new_approval() -> None:
-    change: dict[str, str | None] = {"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : 1 = 1 := rfl")}
+    change: dict[str, str | None] = {"Book/A.lean": A.replace("theorem easy : True := trivial",
+                                                              "theorem easy : 1 = 1 := rfl")}
     digest = locked_easy()["Book.easy"]
     person = {"Book.easy": digest}  # approved in the base's reviews.toml; the judge never saw it
     declared = "RESTATE: Book.easy — the book says 1 = 1\n"
@@ -220,7 +221,8 @@ def test_a_statement_a_person_approved_is_locked_and_restated_only_with_a_new_ap
 
 
 def test_a_statement_a_person_rejected_may_be_restated_without_a_declaration() -> None:
-    change: dict[str, str | None] = {"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : 1 = 1 := rfl")}
+    change: dict[str, str | None] = {"Book/A.lean": A.replace("theorem easy : True := trivial",
+                                                              "theorem easy : 1 = 1 := rfl")}
     assert not check(change, locked=locked_easy(), paired={"Book.easy"}).passed
     rejected = check(change, locked=locked_easy(), paired={"Book.easy"}, rejected={"Book.easy"},
                      gates=GatesConfig(restate_requires_approval=True))
