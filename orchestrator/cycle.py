@@ -377,7 +377,8 @@ def plan(c: Cycle) -> None:
                 prover=cs.prover_summary(c),
                 persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
                                                                    c.config.housekeeping.sorry_age_days)],
-                locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [],
+                locked=sorted(n for n in read_lock(c.paths.statement_lock).statements
+                              if n not in reviews.rejected(c.people)) if c.config.audit.judge_in_loop else [],
                 commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
                 overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1],
                 reviews=c.people)
@@ -507,9 +508,13 @@ def judge(c: Cycle) -> None:
                                                           "lands only when judged faithful or stronger"))
             c.outcome = Outcome.REJECTED
         raise
-    if c.restated:
-        lock = read_lock(c.paths.statement_lock).statements
-        c.gates.append(restatements(c.judged, c.restated, {**{n: s.entity for n, s in lock.items()}, **c.pairing}))
+    lock = read_lock(c.paths.statement_lock).statements
+    entity_of = {**{n: s.entity for n, s in lock.items()}, **c.pairing}
+    # A statement only a person's approval locks (a definition the book pairs with nothing) has no text of the
+    # book to be judged against: the person's approval of its restatement, which the integrity gate asked, holds it.
+    book = {n: what for n, what in c.restated.items() if n in entity_of}
+    if book:
+        c.gates.append(restatements(c.judged, book, entity_of))
         if not c.gates[-1].passed:
             c.outcome = Outcome.REJECTED
     for j in c.judged:

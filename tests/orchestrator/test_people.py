@@ -166,3 +166,27 @@ def test_no_worker_may_write_the_reviews_or_a_review_issue(project: Project) -> 
     assert re.search(r"review-book-hard\.md: the issue name 'review-book-hard' is reserved for a person's review",
                      verdicts["scope"])
     assert "reviews.toml" not in git(project.repo, "ls-files")
+
+
+def test_a_statement_the_book_pairs_with_nothing_restated_on_a_persons_approval_alone(project: Project) -> None:
+    configure(project)  # the judge on; `Book.hard` is no statement of the book, so it has nothing to judge
+    digest = meaning(project, "Book.hard")
+    project.commit_files({"reviews.toml": f'[[review]]\ndeclaration = "Book.hard"\nverdict = "approve"\n'
+                                          f'digest = "{digest}"\n'}, "review: approve Book.hard")
+    edit = [("edit_file", {"path": "Book/A.lean", "old_string": "(n : ℕ) : n + 0 = n",
+                           "new_string": "(n : ℕ) : n * 1 = n"})]
+    project.agents.plan(strategy("Book/A.lean", target="RESTATE: Book.hard — as the chapter states it"))
+    project.agents.work(edit, "restated it")
+    project.agents.evaluate(evaluation(0))
+    refused, _ = project.cycle()
+    assert refused.outcome == "rejected" and "only a person may approve a change of it" in next(
+        g for g in refused.gates if g.name == "integrity").detail
+
+    project.commit_files({"approved_restatements.toml": f'[[restate]]\ndeclaration = "Book.hard"\nfrom = "{digest}"\n'},
+                         "approve the restatement")
+    project.agents.plan(strategy("Book/A.lean", target="RESTATE: Book.hard — as the chapter states it"))
+    project.agents.work(edit, "restated it")
+    project.agents.evaluate(evaluation(0))
+    landed, _ = project.cycle()
+    assert landed.outcome == "accepted", landed.gates
+    assert project.agents.calls["judge"] == 0 and landed.restated == ["Book.hard"]
