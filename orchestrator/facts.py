@@ -87,7 +87,8 @@ class Facts:
     closed: list[str] = field(default_factory=list)  # declarations whose sorries the change closed
     opened: list[str] = field(default_factory=list)  # declarations holding a sorry that held none at the base
     faithful: list[str] = field(default_factory=list)  # entities judged faithful or stronger against the book
-    different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book
+    different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book, or rejected
+    rejected: list[str] = field(default_factory=list)  # those of them a person rejected, whatever the judge said
     shrank: list[str] = field(default_factory=list)  # files over the size cap with fewer code lines now
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
@@ -118,9 +119,16 @@ class Facts:
             "not_landed": "the change did not land" if not self.landed else None,
             "rose": f"sorries rose {self.before} → {self.after} without a decomposition"
             if self.after > self.before and not self.decomposed else None,
-            "different": f"judged DIFFERENT from the book: {', '.join(self.different)}" if self.different else None,
+            "different": self._different(),
             "grew": f"files over the size cap grew: {', '.join(self.grew)}" if self.grew else None,
         }
+
+    def _different(self) -> str | None:
+        judged = [e for e in self.different if e not in self.rejected]
+        parts = ([f"judged DIFFERENT from the book: {', '.join(judged)}"] if judged else []) + (
+            [f"rejected by a person (reviews.toml), whatever the judge said: {', '.join(self.rejected)}"]
+            if self.rejected else [])
+        return "; ".join(parts) or None
 
     @property
     def progress(self) -> bool:
@@ -156,6 +164,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
                   and not j.entity.fresh and j.entity.id not in settled],
         different=[*sorted(refused), *(j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT)],
+        rejected=sorted(refused),
         shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
                 and after.files[p].code_lines < f.code_lines],
         grew=[g.path for g in grown(before, after, cap)],

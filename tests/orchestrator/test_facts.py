@@ -115,7 +115,7 @@ def test_a_statement_a_person_rejected_counts_as_different_whatever_the_judge_sa
     facts = measure(base, after, [as_rejected], "", 6000, settled=(), rejected=rejected)
     assert facts.faithful == [] and facts.different == ["thm:2.1"]
     assert not facts.progress and facts.cap(3) == 0  # sorries were closed, yet the score is held down
-    assert "judged DIFFERENT from the book: thm:2.1" in facts.render()
+    assert "- against: rejected by a person (reviews.toml), whatever the judge said: thm:2.1" in facts.render()
     restated = Judged(faithful.entity, "", faithful.verdict, {"Book.hard": "h-new"})  # a meaning it was not
     # rejected at: the rejection is stale, the judge's verdict counts
     again = measure(base, after, [restated], "", 6000, settled=(), rejected=rejected)
