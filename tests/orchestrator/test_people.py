@@ -190,3 +190,26 @@ def test_a_statement_the_book_pairs_with_nothing_restated_on_a_persons_approval_
     landed, _ = project.cycle()
     assert landed.outcome == "accepted", landed.gates
     assert project.agents.calls["judge"] == 0 and landed.restated == ["Book.hard"]
+
+
+def test_a_statement_a_person_rejected_counts_as_different_and_is_never_locked(project: Project) -> None:
+    digest = meaning(project, "Book.hard")
+    project.commit_files({"reviews.toml": f'[[review]]\ndeclaration = "Book.hard"\nentity = "thm:3.1"\n'
+                                          f'verdict = "reject"\nnote = "n + 0 is not the book\'s claim"\n'
+                                          f'digest = "{digest}"\n'}, "review: reject Book.hard")
+    heading = [("edit_file", {"path": "Book/A.lean", "old_string": "theorem hard",
+                              "new_string": "/-- Theorem 3.1 For every $n$, $n + 0 = n$. -/\ntheorem hard"})]
+    project.agents.plan(strategy("Book/A.lean", target="Pair Theorem 3.1."))
+    project.agents.work(heading, "paired Theorem 3.1")
+    project.agents.judge(True, True, 3)  # the judge is fooled, or kinder than the person
+    project.agents.evaluate(evaluation(2, "Theorem 3.1 formalized faithfully"))
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted" and [f.score for f in record.faithfulness] == [3]
+    # The Evaluator's 2, capped by the facts. (A doc comment the change first wrote is no trusted text either, so
+    # this cap holds without the rejection too: `test_facts` shows the rejection's own cap on the book's text.)
+    assert record.progress_score == 0 and not record.made_progress
+    facts = user_text(project.agents.requests["evaluator"][0])
+    assert "rejected by a person (reviews.toml), whatever the judge said: thm:3.1" in facts
+    assert "judged faithful or stronger: thm:3.1" not in facts
+    assert not (project.repo / ".prover-state/statement_lock.json").exists()  # the judge locks no rejected meaning
