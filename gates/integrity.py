@@ -170,7 +170,7 @@ def _restated(inp: GateInput) -> list[str]:
     out: list[str] = [problem] if problem else []
     for name, what in moved.items():
         person = name in inp.approved
-        kind = ("was approved by a person (" + inp.gates.reviews + ") and is locked" if person
+        kind = (f"was approved by a person ({inp.gates.reviews}) and is locked" if person
                 else "was judged faithful to the book and is locked" if name in inp.locked
                 else "is paired with a statement of the book")
         why = declared.get(name)

@@ -415,11 +415,11 @@ def work(c: Cycle) -> None:
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     # What the session's compiles write there is undone before any gate runs.
     buildoutputs.take(c.work.root, cfg.project.lake_dir)
+    aimed = [*cs.targets(c), *directives.restatements(c.plan.text)]
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
                           gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census),
-                          uses=uses(c.census, [*cs.targets(c), *directives.restatements(c.plan.text)]),
-                          reviews=c.people, targets=[*cs.targets(c), *directives.restatements(c.plan.text)])
+                          uses=uses(c.census, aimed), reviews=c.people, targets=aimed)
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
