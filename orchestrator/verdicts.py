@@ -19,13 +19,15 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from gates.census import Census
+from gates.meaning import meanings
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError
 from state.atomic import write_atomic
 from state.errors import LockHeld, UsageError
 from state.lock import RunLock
 from state.paths import StatePaths
-from state.reviews import ISSUE_PREFIX, Review, Reviews, Verdict, appended, issue_slug, parse
+from state.reviews import ISSUE_PREFIX, Review, Reviews, Standing, Verdict, appended, issue_slug, parse, standing
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
@@ -70,6 +72,19 @@ def recorded(git: Git, rev: str, file: str) -> Reviews:
             review = e.review.model_copy(update={"reviewer": e.review.reviewer or who, "at": e.review.at or when})
             found.entries[i] = type(e)(review, e.line)
     return found
+
+
+def held(git: Git, rev: str, file: str, census: Census) -> dict[str, Standing]:
+    """What people's verdicts in `file` at commit `rev` hold, given what `census` (`rev`'s) means: the loop reads
+    them from the base, never from a change."""
+    found = recorded(git, rev, file)
+    for problem in found.problems:
+        log.warning("reviews.unreadable", problem=problem[:300])
+    if not found.entries:
+        return {}
+    names = {r.declaration for r in found.reviews}
+    where = {path for path, d in census.decls() if d.name in names}
+    return standing(found.reviews, meanings(census, only=where))
 
 
 def _blamed(porcelain: str) -> dict[int, tuple[str, datetime]]:
