@@ -42,8 +42,10 @@ def section(rows: Sequence[Mapping[str, Any]], reviews: Sequence[Review], digest
     by_id = {r.get("id"): r for r in rows}
     by_name: dict[str, Mapping[str, Any]] = {}
     for r in rows:
-        for name in r.get("lean") or []:
-            by_name.setdefault(name, r)
+        names = r.get("lean")
+        for name in names if isinstance(names, list) else []:
+            if isinstance(name, str):
+                by_name.setdefault(name, r)
     last_entity = {r.declaration: r.entity for r in reviews if r.entity}
     declarations = []
     for name, s in held.items():
@@ -61,15 +63,15 @@ def section(rows: Sequence[Mapping[str, Any]], reviews: Sequence[Review], digest
 
 def _declaration(name: str, s: Standing, row: Mapping[str, Any] | None, file: str | None, port: int
                  ) -> dict[str, Any]:
-    if row is not None:
-        book, chapter, by = row.get("book") or None, row.get("chapter") or NO_CHAPTER, "entity"
+    if row is not None:  # the JSON is a file of the repository: a field of another type is taken as missing
+        book, chapter, by = _text(row.get("book")) or None, _text(row.get("chapter")) or NO_CHAPTER, "entity"
     elif file is not None:  # a definition a statement reaches: its file's folder
         book, chapter, by = None, file.rsplit("/", 1)[0] if "/" in file else ".", "file"
     else:  # gone from the project
         book, chapter, by = None, NO_CHAPTER, "file"
     d = s.decision
     judged = {p: _label((row or {}).get(p)) for p in PROTOCOLS}
-    return {"declaration": name, "entity": (row or {}).get("id") or "", "book": book, "chapter": chapter, "by": by,
+    return {"declaration": name, "entity": _text((row or {}).get("id")), "book": book, "chapter": chapter, "by": by,
             "decision": ("approved" if s.approved else "rejected") if d is not None else None,
             "reviewer": d.reviewer if d is not None else "", "at": d.at.isoformat() if d and d.at else None,
             "note": d.note if d is not None else "", "comments": len(s.comments),
@@ -77,6 +79,10 @@ def _declaration(name: str, s: Standing, row: Mapping[str, Any] | None, file: st
             # Verdicts on a meaning it no longer has, and no decision holding: to review again.
             "stale": d is None and bool(s.stale), "stale_verdicts": len(s.stale),
             **judged, "card": card_url(port, name)}
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else ""
 
 
 def _label(verdict: object) -> str:
