@@ -75,6 +75,7 @@ def _declaration(name: str, s: Standing, row: Mapping[str, Any] | None, file: st
             "decision": ("approved" if s.approved else "rejected") if d is not None else None,
             "reviewer": d.reviewer if d is not None else "", "at": d.at.isoformat() if d and d.at else None,
             "note": d.note if d is not None else "", "comments": len(s.comments),
+            "comment_notes": [c.note for c in s.comments if c.note],
             "reviewed": d is not None or bool(s.comments),
             # Verdicts on a meaning it no longer has, and no decision holding: to review again.
             "stale": d is None and bool(s.stale), "stale_verdicts": len(s.stale),
@@ -157,12 +158,17 @@ def markdown(s: Mapping[str, Any]) -> list[str]:
         for d in shown:
             person = d["decision"] or ("stale" if d["stale"] else "commented")
             out.append(f"| [{_cell(_code(d['declaration']))}]({d['card']}) | {_cell(d['entity'])} | {person} | "
-                       f"{_cell(d['reviewer'])} | {d['direct']} | {d['round_trip']} | {_cell(d['note'])} |")
+                       f"{_cell(d['reviewer'])} | {d['direct']} | {d['round_trip']} | {_cell(_notes(d))} |")
         if len(s["declarations"]) > SHOWN:
             out.append(f"\n… and {len(s['declarations']) - SHOWN} more (see the JSON)")
     if s["problems"]:
         out += ["", *[f"- {p}" for p in s["problems"]]]
     return out
+
+
+def _notes(d: Mapping[str, Any]) -> str:
+    """The decision's note, then the comments' that hold."""
+    return " / ".join(n for n in [d["note"], *d["comment_notes"]] if n)
 
 
 def _code(text: str) -> str:

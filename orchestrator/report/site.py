@@ -928,12 +928,17 @@ def _people_reviews(rows: Sequence[dict[str, Any]]) -> str:
         f'<tr data-declaration="{_e(d["declaration"])}"><th scope="row"><a href="{_e(d["card"])}"><code>'
         f'{_e(d["declaration"])}</code></a></th><td>{_e(d["entity"] or "—")}</td>'
         f'<td>{_e(d["decision"] or ("stale" if d["stale"] else "commented"))}</td><td>{_e(d["reviewer"] or "—")}</td>'
-        f'<td>{_e(d["direct"])}</td><td>{_e(d["round_trip"])}</td><td><small>{_e(d["note"])}</small></td></tr>'
+        f'<td>{_e(d["direct"])}</td><td>{_e(d["round_trip"])}</td><td>{_remarks(d)}</td></tr>'
         for d in rows)
     return ('<div class="scroll"><table id="people-reviews"><thead><tr><th scope="col">Declaration</th>'
             '<th scope="col">Entity</th><th scope="col">Person</th><th scope="col">Reviewer</th>'
             '<th scope="col">Direct judge</th><th scope="col">Round trip</th><th scope="col">Note</th></tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
+
+
+def _remarks(d: dict[str, Any]) -> str:
+    """The decision's note, then each comment's that holds, one paragraph each."""
+    return "".join(f"<p><small>{_e(n)}</small></p>" for n in [d["note"], *d["comment_notes"]] if n) or "—"
 
 
 def _awaiting(audit: AuditSummary | None, s: dict[str, Any]) -> list[tuple[str, str, str, str]]:
