@@ -144,7 +144,8 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
             row["cards"] = {name: people.card_url(reviewed.port, name) for name in row["lean"]}
         ran = [p for p in people.PROTOCOLS if faithfulness.get(p) is not None]
         files = {name: path for path, d in census.decls() if (name := d.name)}
-        doc["reviews"] = people.section(doc["entities"], reviewed.reviews, meanings(census), rubric=options.rubric.name,
+        digests = meanings(census) if reviewed.reviews else {}
+        doc["reviews"] = people.section(doc["entities"], reviewed.reviews, digests, rubric=options.rubric.name,
                                         protocols=ran, port=reviewed.port, files=files, source=reviewed.source,
                                         problems=reviewed.problems)
     doc["summary"] = summary(doc)

@@ -305,7 +305,8 @@ def _people(repo: Path, config: Config, tree: Census, audit: AuditSummary | None
     except Linked as e:
         found = Reviews(problems=[str(e)])
     files = {name: path for path, d in tree.decls() if (name := d.name)}
-    return people.section(audit.rows if audit else (), found.reviews, meanings(tree),
+    digests = meanings(tree) if found.reviews else {}  # hashing every declaration: only when there is a verdict
+    return people.section(audit.rows if audit else (), found.reviews, digests,
                           rubric=audit.rubric if audit else "", protocols=audit.protocols if audit else (),
                           port=config.review.port, files=files, source=file, problems=found.problems)
 
