@@ -19,6 +19,7 @@ JUDGED = ("faithful", "stronger", "different", "not judged")
 DECIDED = ("approved", "rejected")
 COUNTS = ("reviewed", "approved", "rejected", "commented", "stale")
 PROTOCOLS = ("direct", "round_trip")
+PROTOCOL_LABELS = {"direct": "direct", "round_trip": "round trip"}
 NO_CHAPTER = "(no chapter)"
 SHOWN = 500  # declarations listed in the Markdown; the JSON has them all
 
@@ -39,7 +40,7 @@ def section(rows: Sequence[Mapping[str, Any]], reviews: Sequence[Review], digest
     now (`gates.meaning.meanings`) and, for a declaration no entity names, its file (`files`), whose folder places it.
     `protocols`: those the audit ran, each a table."""
     held = standing(list(reviews), dict(digests))
-    by_id = {r.get("id"): r for r in rows}
+    by_id = {key: r for r in rows if isinstance(key := r.get("id"), str)}
     by_name: dict[str, Mapping[str, Any]] = {}
     for r in rows:
         names = r.get("lean")
@@ -49,7 +50,7 @@ def section(rows: Sequence[Mapping[str, Any]], reviews: Sequence[Review], digest
     last_entity = {r.declaration: r.entity for r in reviews if r.entity}
     declarations = []
     for name, s in held.items():
-        row = by_name.get(name) or by_id.get(last_entity.get(name))
+        row = by_name.get(name) or by_id.get(last_entity.get(name, ""))
         declarations.append(_declaration(name, s, row, (files or {}).get(name), port))
     tables = [_table(protocol, rubric, declarations) for protocol in protocols]
     return {"source": source, "cards": cards(port),
@@ -125,9 +126,6 @@ def summary_line(s: Mapping[str, Any]) -> str:
     rates = [f"{PROTOCOL_LABELS[t['protocol']]} {t['rate']:.1%} of {t['compared']}" for t in s["tables"]
              if t["compared"]]
     return line + (f"; the judges agree with them: {', '.join(rates)}" if rates else "")
-
-
-PROTOCOL_LABELS = {"direct": "direct", "round_trip": "round trip"}
 
 
 def markdown(s: Mapping[str, Any]) -> list[str]:
