@@ -84,7 +84,7 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
     present = after.named  # a name that left a touched file may stay elsewhere
     out = {name: "is new" if name not in known else "changed" for name in new.keys() | (old.keys() & present)
            if sorted(new.get(name, [])) != sorted(old.get(name, []))}
-    defining = {d.name: d for _, d in after.decls() if d.name and d.kind in DEFINING}
+    defining = definitions(after)
     through = _through({n for n in out if n in known and n in defining}, defining)
     for name, chain in through.items():
         if len(chain) > 1 and name not in out:
@@ -93,7 +93,7 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
         refers = _resolver(list(through))
         for _, d in after.decls():
             if d.name and d.name not in out and d.kind in THEOREM_KINDS:
-                used = sorted({n for token in _NAMES.findall(d.statement_text) for n in refers(token)})
+                used = sorted(named(d.statement_text, refers))
                 if used:
                     out[d.name] = (f"states something else: it uses {', '.join(_path(through[n]) for n in used)}, "
                                    "which changed")
@@ -117,19 +117,56 @@ def _resolver(names: list[str]) -> Callable[[str], list[str]]:
     return refers
 
 
+def definitions(census: Census) -> dict[str, Decl]:
+    """The project's definitions (what a statement can name and so mean through), by full name."""
+    return {d.name: d for _, d in census.decls() if d.name and d.kind in DEFINING}
+
+
+def named(text: str, refers: Callable[[str], list[str]]) -> set[str]:
+    """The names `refers` knows that `text` writes, each short name standing for every one it may mean."""
+    return {n for token in _NAMES.findall(text) for n in refers(token)}
+
+
+def definition_uses(defining: dict[str, Decl]) -> dict[str, set[str]]:
+    """Each definition → the other definitions its whole text (signature and body) names."""
+    refers = _resolver(list(defining))
+    return {name: named(d.statement_text + "\n" + d.body_code, refers) - {name} for name, d in defining.items()}
+
+
+def reached(census: Census, names: Iterable[str], defining: dict[str, Decl] | None = None) -> dict[str, list[str]]:
+    """Each of `names` → the project's definitions its meaning reaches, in name order: those a theorem's statement
+    (a definition's whole text) names, and those these name, to any depth — the walk `changed_meanings` follows
+    backwards. `defining`: `definitions(census)`, passed by a caller that has it."""
+    defining = definitions(census) if defining is None else defining
+    uses = definition_uses(defining)
+    refers = _resolver(list(defining))
+    decls = {d.name: d for _, d in census.decls() if d.name}
+    out: dict[str, list[str]] = {}
+    for name in names:
+        d = decls.get(name)
+        if d is None:
+            continue
+        start = uses[name] if name in uses else named(d.statement_text, refers) - {name}
+        seen, queue = set(start), deque(sorted(start))
+        while queue:
+            for used in sorted(uses.get(queue.popleft(), ())):
+                if used not in seen:
+                    seen.add(used)
+                    queue.append(used)
+        out[name] = sorted(seen - {name})
+    return out
+
+
 def _through(changed: set[str], defining: dict[str, Decl]) -> dict[str, list[str]]:
     """Definitions whose meaning changed, directly or through a definition they name, followed to any depth:
     name → the chain of definitions from it to one whose text changed. Each enters once, so a cycle of
     definitions ends the walk."""
     if not changed:
         return {}
-    refers = _resolver(list(defining))
     users: dict[str, set[str]] = {}
-    for name, d in defining.items():
-        for token in _NAMES.findall(d.statement_text + "\n" + d.body_code):
-            for used in refers(token):
-                if used != name:
-                    users.setdefault(used, set()).add(name)
+    for name, used in definition_uses(defining).items():
+        for u in used:
+            users.setdefault(u, set()).add(name)
     chains = {name: [name] for name in changed}
     queue = deque(sorted(changed))
     while queue:
