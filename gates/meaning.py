@@ -164,8 +164,8 @@ def _through(changed: set[str], defining: dict[str, Decl]) -> dict[str, list[str
     if not changed:
         return {}
     users: dict[str, set[str]] = {}
-    for name, used in definition_uses(defining).items():
-        for u in used:
+    for name, names in definition_uses(defining).items():
+        for u in names:
             users.setdefault(u, set()).add(name)
     chains = {name: [name] for name in changed}
     queue = deque(sorted(changed))

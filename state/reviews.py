@@ -29,7 +29,8 @@ TABLE = "review"
 ISSUE_PREFIX = "review-"
 """A rejection opens the issue `review-<entity>` in the reviewer's name; no agent may open, change or close it."""
 
-_HEADER = re.compile(r"^\s*\[\[\s*review\s*\]\]", re.MULTILINE)
+# A table's own line (`\s*` would match from a blank line before it, and blame the wrong commit for it).
+_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*review[ \t]*\]\]", re.MULTILINE)
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
