@@ -18,7 +18,7 @@ from gates.census import census
 from gates.meaning import meanings
 from gates.tree import DirTree
 from orchestrator.config import load_config
-from orchestrator.review.cards import Risk
+from orchestrator.review.cards import Card, Risk
 from orchestrator.review.queue import Queue, build, select, states, to_json
 from state.errors import UsageError
 from state.history import Faithfulness, GateVerdict, HistoryRecord, Outcome
@@ -105,7 +105,7 @@ def queue(repo: Path, rev: str = "HEAD") -> Queue:
     return build(repo, load_config(repo), rev=rev)
 
 
-def card(q: Queue, name: str):  # type: ignore[no-untyped-def]
+def card(q: Queue, name: str) -> Card:
     return next(c for c in q.cards if c.declaration == name)
 
 
@@ -280,7 +280,8 @@ def test_the_audits_judges_and_successor_tests_reach_the_cards(tmp_path: Path) -
         ("the audit's direct judge", "faithful", "same", "default", True)]
     assert plain.successors == ("tested: 1 of 1 mutants break a user (1 users: Book.zero_even) (the audit's "
                                 "successor test)")
-    assert plain.risk is Risk.JUDGED and plain.why == "judged faithful by the audit's direct judge, and its users test it"
+    assert plain.risk is Risk.JUDGED
+    assert plain.why == "judged faithful by the audit's direct judge, and its users test it"
     two = card(q, "Book.two_even")
     assert two.risk is Risk.UNTESTED and two.successors is not None and two.successors.startswith("untested: 0 of 1")
     assert two.why.endswith("but the successor test found it untested")
