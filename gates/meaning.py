@@ -139,21 +139,61 @@ def reached(census: Census, names: Iterable[str], defining: dict[str, Decl] | No
     backwards. `defining`: `definitions(census)`, passed by a caller that has it."""
     defining = definitions(census) if defining is None else defining
     uses = definition_uses(defining)
+    closures = _closures(uses)
     refers = _resolver(list(defining))
     decls = {d.name: d for _, d in census.decls() if d.name}
     out: dict[str, list[str]] = {}
+    walked: dict[frozenset[str], list[str]] = {}  # statements naming the same definitions reach the same ones
     for name in names:
         d = decls.get(name)
         if d is None:
             continue
-        start = uses[name] if name in uses else named(d.statement_text, refers) - {name}
-        seen, queue = set(start), deque(sorted(start))
-        while queue:
-            for used in sorted(uses.get(queue.popleft(), ())):
-                if used not in seen:
-                    seen.add(used)
-                    queue.append(used)
-        out[name] = sorted(seen - {name})
+        start = frozenset(uses[name] if name in uses else named(d.statement_text, refers) - {name})
+        if start not in walked:
+            walked[start] = sorted(start.union(*(closures[u] for u in start)))
+        out[name] = [n for n in walked[start] if n != name] if name in defining else walked[start]
+    return out
+
+
+def _closures(uses: dict[str, set[str]]) -> dict[str, frozenset[str]]:
+    """Each definition → every definition it reaches through `uses`, to any depth (itself only when a cycle of
+    definitions leads back to it). Tarjan's strongly connected components: each closed once all it reaches is."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: dict[str, frozenset[str]] = {}
+    for root in uses:
+        if root in order:
+            continue
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        work = [(root, iter(uses[root]))]
+        while work:
+            node, pending = work[-1]
+            for used in pending:
+                if used not in order:
+                    order[used] = low[used] = len(order)
+                    stack.append(used)
+                    work.append((used, iter(uses[used])))
+                    break
+                if used not in out:  # on the stack: in the component being walked
+                    low[node] = min(low[node], order[used])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    members = [stack.pop()]
+                    while members[-1] != node:
+                        members.append(stack.pop())
+                    found: set[str] = set()
+                    for m in members:
+                        for used in uses[m]:
+                            found.add(used)
+                            found |= out.get(used, frozenset())
+                    closed = frozenset(found)
+                    for m in members:
+                        out[m] = closed
     return out
 
 

@@ -42,9 +42,11 @@ by name, with `risk` as its lower-case name (`different`, `stronger`, `untested`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,7 @@ from audit.entities import Entity
 from audit.rests import Support
 from gates.census import Census, census
 from gates.index import THEOREM_KINDS, Decl
+from gates.lexer import ID_FIRST, ID_REST
 from gates.meaning import definitions, meanings, reached
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError, GitTree
@@ -77,6 +80,7 @@ LABELS = {3: "faithful", 2: "stronger", 1: "different"}
 NOT_JUDGED = "not judged"
 AUDIT = "latest.json"
 TESTED = frozenset({"tested", "weakly tested"})
+_NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 PROTOCOLS = {"direct": "the audit's direct judge", "round_trip": "the audit's round-trip judge"}
 
 
@@ -132,11 +136,12 @@ def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
         path, d = decls[name]
         cards.append(_card(name, path, d, "statement", digests, support, cycles, held, audited, lock,
                            entity=e, reaches=reach.get(name, [])))
-    reaching: dict[str, list[str]] = {}
+    reaching: dict[str, list[str]] = {}  # definition → the statements reaching it
     for name, defs in reach.items():
         for used in defs:
-            reaching.setdefault(used, []).append(name)
-    alone = sorted(n for n in reaching if n not in paired and n in decls)
+            if used not in paired:
+                reaching.setdefault(used, []).append(name)
+    alone = sorted(n for n in reaching if n in decls)
     reach_alone = reached(found, alone, defining)
     for name in alone:
         users = reaching[name]
@@ -312,28 +317,25 @@ class _Cycles:
         return later[0] if later else 0
 
     def successors(self, name: str) -> str | None:
-        """What the latest successors gate that named `name` said of it."""
-        short = name.rsplit(".", 1)[-1]
-        for cycle in sorted(self.gate, reverse=True):
-            lines = [line.strip() for line in self.gate[cycle].splitlines()
-                     if _names(line, name) or (short != name and _names(line, short))]
-            if lines:
-                return f"broken successors (cycle {cycle}'s successors gate): " + "; ".join(lines)
-        return None
+        """What the latest successors gate that named `name` (by its full name, or its last component written
+        alone) said of it."""
+        found = self.mentions.get(name) or self.mentions.get(name.rsplit(".", 1)[-1])
+        if not found:
+            return None
+        cycle = max(found)
+        return f"broken successors (cycle {cycle}'s successors gate): " + "; ".join(found[cycle])
 
-
-def _names(text: str, name: str) -> bool:
-    """Whether `text` writes `name` as a whole name (not inside a longer one)."""
-    start = 0
-    while (i := text.find(name, start)) >= 0:
-        before = text[i - 1] if i else " "
-        end = i + len(name)
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before in "._'") and not (after.isalnum() or after in "_'" or
-                                                              (after == "." and text[end + 1:end + 2].isalnum())):
-            return True
-        start = i + 1
-    return False
+    @cached_property
+    def mentions(self) -> dict[str, dict[int, list[str]]]:
+        """Each name a successors gate's line writes → the cycles → those lines."""
+        out: dict[str, dict[int, list[str]]] = {}
+        for cycle, detail in self.gate.items():
+            for line in detail.splitlines():
+                for token in set(_NAMES.findall(line)):
+                    lines = out.setdefault(token.rstrip(".").removeprefix("_root_."), {}).setdefault(cycle, [])
+                    if line.strip() not in lines:
+                        lines.append(line.strip())
+        return out
 
 
 @dataclass
