@@ -7,7 +7,8 @@ import pytest
 
 from gates import integrity
 from gates.census import census
-from gates.meaning import changed_meanings, meanings, touched
+from gates.meaning import changed_meanings, meanings, reached, touched
+from gates.tree import MemTree
 from tests.gates.helpers import gate_input
 
 DEFS = ("namespace Book\n/-- Definition 1.1 A number is good when it exceeds 2. -/\n"
@@ -97,3 +98,20 @@ def test_a_statement_naming_a_definition_that_names_a_changed_one_changed_too() 
     assert changed["Book.t"].startswith("states something else: it uses Book.Nice")
     assert "Book.Base" in changed["Book.t"] and changed["Book.Nice"].startswith("means something else")
     assert {"Book.Loop", "Book.Loop2"} <= changed.keys()  # a cycle of definitions ends the walk
+
+
+REACH = ("namespace Book\ndef base (n : Nat) : Nat := n\ndef even (n : Nat) : Prop := ∃ k, n = base k + base k\n"
+         "def ping (n : Nat) : Nat := if n = 0 then 0 else pong (n - 1)\n"
+         "def pong (n : Nat) : Nat := if n = 0 then 1 else ping (n - 1)\n"
+         "theorem even_four : even 4 := ⟨2, rfl⟩\ntheorem ping_zero : ping 0 = 0 := by simp [ping, base]\n"
+         "theorem bare : True := trivial\nend Book\n")
+
+
+def test_a_statement_reaches_the_definitions_it_names_through_definitions_to_any_depth() -> None:
+    found = census(MemTree({"Book/A.lean": REACH.encode()}))
+    reach = reached(found, ["Book.even_four", "Book.ping_zero", "Book.bare", "Book.even", "Book.ping", "Book.gone"])
+    assert reach == {"Book.even_four": ["Book.base", "Book.even"],
+                     "Book.ping_zero": ["Book.ping", "Book.pong"],  # the proof's `base` is not the statement's
+                     "Book.bare": [],
+                     "Book.even": ["Book.base"],
+                     "Book.ping": ["Book.pong"]}  # a cycle of definitions ends the walk; a name not declared has none
