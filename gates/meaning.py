@@ -19,7 +19,7 @@ import bisect
 import hashlib
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from gates.census import Census
 from gates.index import MACRO_KINDS, THEOREM_KINDS, Decl, FileIndex
@@ -122,23 +122,39 @@ def definitions(census: Census) -> dict[str, Decl]:
     return {d.name: d for _, d in census.decls() if d.name and d.kind in DEFINING}
 
 
-def named(text: str, refers: Callable[[str], list[str]]) -> set[str]:
-    """The names `refers` knows that `text` writes, each short name standing for every one it may mean."""
-    return {n for token in _NAMES.findall(text) for n in refers(token)}
+def named(text: str, refers: Callable[[str], list[str]], *, near: str = "",
+          known: Collection[str] | None = None) -> set[str]:
+    """The names `refers` knows that `text` writes, each short name standing for every one it may mean. With `known`
+    (the names `refers` knows), a name the namespaces of the declaration `near` resolve among them stands for that
+    one alone, innermost first, as Lean resolves it."""
+    pool = known if known is not None else ()
+    spaces = near.split(".")[:-1] if pool else []
+    out: set[str] = set()
+    for token in _NAMES.findall(text):
+        inner = None if token.startswith("_root_.") else next(
+            (n for k in range(len(spaces), 0, -1) if (n := ".".join([*spaces[:k], token])) in pool), None)
+        out.update([inner] if inner is not None else refers(token))
+    return out
 
 
-def definition_uses(defining: dict[str, Decl]) -> dict[str, set[str]]:
-    """Each definition → the other definitions its whole text (signature and body) names."""
+def definition_uses(defining: dict[str, Decl], *, nearest: bool = False) -> dict[str, set[str]]:
+    """Each definition → the other definitions its whole text (signature and body) names; with `nearest`, a name its
+    namespaces resolve stands for that declaration alone (`named`)."""
     refers = _resolver(list(defining))
-    return {name: named(d.statement_text + "\n" + d.body_code, refers) - {name} for name, d in defining.items()}
+    known = defining if nearest else None
+    return {name: named(d.statement_text + "\n" + d.body_code, refers, near=name, known=known) - {name}
+            for name, d in defining.items()}
 
 
 def reached(census: Census, names: Iterable[str], defining: dict[str, Decl] | None = None) -> dict[str, list[str]]:
     """Each of `names` → the project's definitions its meaning reaches, in name order: those a theorem's statement
     (a definition's whole text) names, and those these name, to any depth — the walk `changed_meanings` follows
-    backwards. `defining`: `definitions(census)`, passed by a caller that has it."""
+    backwards, but a name that the declaration's namespaces resolve (`Chapter5.shift` for `shift` written in
+    `Chapter5.t`) stands for that one alone, as Lean resolves it, not for every definition it may end (the meaning
+    check takes every one: it must not miss a change; a reader must not be sent to read every chapter's `shift`).
+    `defining`: `definitions(census)`, passed by a caller that has it."""
     defining = definitions(census) if defining is None else defining
-    uses = definition_uses(defining)
+    uses = definition_uses(defining, nearest=True)
     closures = _closures(uses)
     refers = _resolver(list(defining))
     decls = {d.name: d for _, d in census.decls() if d.name}
@@ -148,7 +164,8 @@ def reached(census: Census, names: Iterable[str], defining: dict[str, Decl] | No
         d = decls.get(name)
         if d is None:
             continue
-        start = frozenset(uses[name] if name in uses else named(d.statement_text, refers) - {name})
+        start = frozenset(uses[name] if name in uses else
+                          named(d.statement_text, refers, near=name, known=defining) - {name})
         if start not in walked:
             walked[start] = sorted(start.union(*(closures[u] for u in start)))
         out[name] = [n for n in walked[start] if n != name] if name in defining else walked[start]

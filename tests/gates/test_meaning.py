@@ -115,3 +115,17 @@ def test_a_statement_reaches_the_definitions_it_names_through_definitions_to_any
                      "Book.bare": [],
                      "Book.even": ["Book.base"],
                      "Book.ping": ["Book.pong"]}  # a cycle of definitions ends the walk; a name not declared has none
+
+
+SHELVES = ("namespace One\ndef shift (n : Nat) : Nat := n + 1\ntheorem up (n : Nat) : n < shift n := by simp [shift]\n"
+           "end One\n\nnamespace Two\ndef shift (n : Nat) : Nat := n + 2\nend Two\n\n"
+           "namespace Three\nopen One\ntheorem up (n : Nat) : n < shift n := by simp [shift]\nend Three\n")
+
+
+def test_what_a_statement_reaches_is_the_definition_its_namespace_resolves_else_every_one_it_may_mean() -> None:
+    found = census(MemTree({"Book/A.lean": SHELVES.encode()}))
+    assert reached(found, ["One.up", "Three.up"]) == {"One.up": ["One.shift"],
+                                                      "Three.up": ["One.shift", "Two.shift"]}  # `open` not followed
+    # The meaning check still takes every definition a name may mean: a change to either `shift` changes `One.up`.
+    changed = census(MemTree({"Book/A.lean": SHELVES.replace("n + 2", "n + 3").encode()}))
+    assert "One.up" in changed_meanings(found, changed)
