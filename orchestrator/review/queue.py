@@ -43,10 +43,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -136,20 +138,23 @@ def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
         path, d = decls[name]
         cards.append(_card(name, path, d, "statement", digests, support, cycles, held, audited, lock,
                            entity=e, reaches=reach.get(name, [])))
-    reaching: dict[str, list[str]] = {}  # definition → the statements reaching it
+    relied = Counter(n for n in chain.from_iterable(reach.values()) if n not in paired)  # definition → statements
+    first: dict[str, list[str]] = {}  # definition → the first three statements reaching it
+    open_ = set(relied)
     for name, defs in reach.items():
-        for used in defs:
-            if used not in paired:
-                reaching.setdefault(used, []).append(name)
-    alone = sorted(n for n in reaching if n in decls)
+        for used in open_.intersection(defs) if open_ else ():
+            first.setdefault(used, []).append(name)
+            if len(first[used]) == 3:
+                open_.discard(used)
+    alone = sorted(n for n in relied if n in decls)
     reach_alone = reached(found, alone, defining)
     for name in alone:
-        users = reaching[name]
+        users = first[name]
         path, d = decls[name]
         book, chapter = places.get(path) or next((places[p] for u in users if (p := decls[u][0]) in places), ("", ""))
         cards.append(_card(name, path, d, "definition", digests, support, cycles, held, audited, lock,
                            reaches=reach_alone.get(name, []), book=book, chapter=chapter,
-                           users=users))
+                           users=(users, relied[name])))
     cards.sort(key=lambda c: (c.risk, -c.newest, c.book, c.chapter, c.path, c.line, c.declaration))
     counts = {r.name.lower(): sum(c.risk is r for c in cards) for r in Risk}
     return Queue(commit=commit, cards=cards, problems=problems, books=sorted({c.book for c in cards}), counts=counts,
@@ -198,7 +203,7 @@ def to_json(cards: Iterable[Card]) -> str:
 def _card(name: str, path: str, d: Decl, kind: str, digests: dict[str, list[str]], support: Support,
           cycles: _Cycles, held: dict[str, Standing], audited: _Audit, lock: StatementLock, *,
           entity: Entity | None = None, reaches: list[str], book: str = "", chapter: str = "",
-          users: list[str] | None = None) -> Card:
+          users: tuple[list[str], int] | None = None) -> Card:
     theorem = d.kind in THEOREM_KINDS
     rests = support.rests_on(name)
     touched = cycles.touching(name, path)
@@ -220,7 +225,9 @@ def _card(name: str, path: str, d: Decl, kind: str, digests: dict[str, list[str]
     return card
 
 
-def _risk(card: Card, *, theorem: bool, users: list[str] | None) -> tuple[Risk, str]:
+def _risk(card: Card, *, theorem: bool, users: tuple[list[str], int] | None) -> tuple[Risk, str]:
+    """The card's risk and why; `users`: for a definition no entity pairs, the first statements relying on it and
+    how many do."""
     current = [j for j in card.judgements if j.current and j.verdict in LABELS.values()]
     for verdict, risk, what in (("different", Risk.DIFFERENT, "different from"), ("stronger", Risk.STRONGER,
                                                                                  "stronger than")):
@@ -230,7 +237,8 @@ def _risk(card: Card, *, theorem: bool, users: list[str] | None) -> tuple[Risk, 
                                                                       else "")
     if not current:
         if users is not None:
-            shown = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
+            names, count = users
+            shown = ", ".join(names) + (f" and {count - len(names)} more" if count > len(names) else "")
             return Risk.UNJUDGED, f"a definition no judge reads alone, which {shown} rely on"
         return Risk.UNJUDGED, "never judged against the book"
     if theorem and not (card.successors or "").startswith(tuple(TESTED)):
