@@ -194,7 +194,7 @@ def to_json(cards: Iterable[Card]) -> str:
         row = c.model_dump(mode="json")
         row["risk"] = c.risk.name.lower()
         rows.append(row)
-    return json.dumps({"format": FORMAT, "cards": rows}, ensure_ascii=False, indent=1)
+    return json.dumps({"format": FORMAT, "cards": rows}, ensure_ascii=False)
 
 
 # -- the parts -----------------------------------------------------------------------------------------------------
