@@ -25,9 +25,10 @@ What a card is made of, and where each part comes from:
   and not applied.
 
 The order (`Risk`): a current judgement DIFFERENT first, then STRONGER; then a theorem judged but whose users no
-successor test showed to rely on it (no result, or `untested`, `no users`, `unchecked`); then what was never judged
-(a definition no entity pairs is judged by nobody); then the rest. Among equal risks the latest cycle that touched
-it first, then by book, chapter, file and line.
+successor test showed to rely on it (no result, or `untested`, `no users`, `unchecked`; users the loop's gate found
+broken by a change of it count as a test); then what was never judged (a definition no entity pairs is judged by
+nobody); then the rest. Among equal risks the latest cycle that touched it first, then by book, chapter, file and
+line.
 
 `select`'s verdict filter takes the person's states — `approved`, `rejected` (the decision that holds),
 `commented` (a comment holds), `stale` (some verdict is stale), `unreviewed` (neither a decision nor a comment
@@ -61,6 +62,7 @@ from gates.census import Census, census
 from gates.index import THEOREM_KINDS, Decl
 from gates.lexer import ID_FIRST, ID_REST
 from gates.meaning import definitions, meanings, reached
+from gates.successors import BROKE
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError, GitTree
 from orchestrator.kernelcheck import mark
@@ -81,7 +83,10 @@ JUDGES = ("different", "stronger", "faithful", "unjudged")
 LABELS = {3: "faithful", 2: "stronger", 1: "different"}
 NOT_JUDGED = "not judged"
 AUDIT = "latest.json"
-TESTED = frozenset({"tested", "weakly tested"})
+TESTED = ("tested", "weakly tested")
+"""The audit's successor verdicts that show its users rely on a theorem (some mutant of it breaks one)."""
+BROKEN = "broken successors"
+"""How a card's successor result from the loop's gate starts: users that relied on it broke when it changed."""
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 PROTOCOLS = {"direct": "the audit's direct judge", "round_trip": "the audit's round-trip judge"}
 
@@ -241,8 +246,8 @@ def _risk(card: Card, *, theorem: bool, users: tuple[list[str], int] | None) -> 
             shown = ", ".join(names) + (f" and {count - len(names)} more" if count > len(names) else "")
             return Risk.UNJUDGED, f"a definition no judge reads alone, which {shown} rely on"
         return Risk.UNJUDGED, "never judged against the book"
-    if theorem and not (card.successors or "").startswith(tuple(TESTED)):
-        why = f"the successor test found it {card.successors.split(':', 1)[0]}" if card.successors else \
+    if theorem and not (card.successors or "").startswith((*TESTED, BROKEN)):
+        why = f"its successor test says: {card.successors.split(':', 1)[0]}" if card.successors else \
             "no successor test has shown that its users rely on what it says"
         return Risk.UNTESTED, f"judged {current[0].verdict} by {_who(current)}, but {why}"
     return Risk.JUDGED, f"judged {current[0].verdict} by {_who(current)}" + (", and its users test it" if theorem
@@ -325,21 +330,22 @@ class _Cycles:
         return later[0] if later else 0
 
     def successors(self, name: str) -> str | None:
-        """What the latest successors gate that named `name` (by its full name, or its last component written
-        alone) said of it."""
+        """What the latest successors gate that found users broken by a change of `name` (named by its full name, or
+        its last component alone) said of them."""
         found = self.mentions.get(name) or self.mentions.get(name.rsplit(".", 1)[-1])
         if not found:
             return None
         cycle = max(found)
-        return f"broken successors (cycle {cycle}'s successors gate): " + "; ".join(found[cycle])
+        return f"{BROKEN} (cycle {cycle}'s successors gate): " + "; ".join(found[cycle])
 
     @cached_property
     def mentions(self) -> dict[str, dict[int, list[str]]]:
-        """Each name a successors gate's line writes → the cycles → those lines."""
+        """Each constant a successors gate's broken-successor line names as changed → the cycles → those lines."""
         out: dict[str, dict[int, list[str]]] = {}
         for cycle, detail in self.gate.items():
             for line in detail.splitlines():
-                for token in set(_NAMES.findall(line)):
+                _, broke, changed = line.partition(f" {BROKE} ")
+                for token in set(_NAMES.findall(changed.split(": ", 1)[0]) if broke else ()):
                     lines = out.setdefault(token.rstrip(".").removeprefix("_root_."), {}).setdefault(cycle, [])
                     if line.strip() not in lines:
                         lines.append(line.strip())

@@ -16,6 +16,7 @@ from audit import successors as succ
 from audit.run import Models, Options, audit
 from gates.census import census
 from gates.meaning import meanings
+from gates.successors import BROKE
 from gates.tree import DirTree
 from orchestrator.config import load_config
 from orchestrator.review.cards import Card, Risk
@@ -285,7 +286,7 @@ def test_the_audits_judges_and_successor_tests_reach_the_cards(tmp_path: Path) -
     assert plain.why == "judged faithful by the audit's direct judge, and its users test it"
     two = card(q, "Book.two_even")
     assert two.risk is Risk.UNTESTED and two.successors is not None and two.successors.startswith("untested: 0 of 1")
-    assert two.why.endswith("but the successor test found it untested")
+    assert two.why.endswith("but its successor test says: untested")
     zero = card(q, "Book.zero_even")
     assert [(j.by, j.verdict, j.current) for j in zero.judgements] == [
         ("the loop's judge, cycle 4", "faithful", True), ("the audit's direct judge", "different", False)]
@@ -295,20 +296,24 @@ def test_the_audits_judges_and_successor_tests_reach_the_cards(tmp_path: Path) -
     assert q.audit == f"{STATE}/audit/latest.json, generated {(T0 + timedelta(days=2)).isoformat()}"
 
 
-def test_a_broken_successor_named_by_the_loops_gate_is_the_cards_successor_result(tmp_path: Path) -> None:
-    detail = ("1 user(s) of 1 altered constant(s) compiled as at the base; broken successors (evidence, not locked):\n"
-              "Book.zero_even (Book/B.lean), as it was at the base, no longer elaborates against the changed "
-              "Book.IsEven: type mismatch")
-    history = [judged(2, "thm:2.1", "Book.plain", 3, "same"),
+def test_users_the_loops_successors_gate_found_broken_are_the_changed_statements_successor_result(
+        tmp_path: Path) -> None:
+    detail = (f"2 user(s) of 2 altered constant(s) compiled as at the base; broken successors (evidence, not locked):\n"
+              f"Book.zero_even (Book/B.lean), as it was at the base, {BROKE} Book.IsEven: type mismatch\n"
+              f"Book.two_even (Book/B.lean), as it was at the base, {BROKE} double_pos: unknown constant")
+    history = [judged(1, "thm:1.3", "Book.double_pos", 3, "same"), judged(2, "thm:2.2", "Book.zero_even", 3, "same"),
                judged(3, "def:1.1", "Book.IsEven", 3, "same", changed_files=["Book/A.lean"],
                       gates=[GateVerdict(name="successors", passed=True, detail=detail)])]
     q = queue(make(tmp_path, history=history))
-    is_even = card(q, "Book.IsEven")
-    assert is_even.successors == ("broken successors (cycle 3's successors gate): Book.zero_even (Book/B.lean), as it "
-                                  "was at the base, no longer elaborates against the changed Book.IsEven: type "
-                                  "mismatch")
-    assert card(q, "Book.plain").successors is None  # `plain` is named by no gate
-    assert card(q, "Book.quad_even").successors is None  # nor is a name that merely contains another's
+    assert card(q, "Book.IsEven").successors == (
+        f"broken successors (cycle 3's successors gate): Book.zero_even (Book/B.lean), as it was at the base, {BROKE} "
+        "Book.IsEven: type mismatch")
+    double_pos = card(q, "Book.double_pos")  # named by its short name: its users relied on it
+    assert double_pos.successors is not None and double_pos.successors.endswith("double_pos: unknown constant")
+    assert double_pos.risk is Risk.JUDGED
+    zero_even = card(q, "Book.zero_even")  # a user that broke is not a statement its users test
+    assert zero_even.successors is None and zero_even.risk is Risk.UNTESTED
+    assert card(q, "Book.double").successors is None  # `double_pos` does not name `double`
 
 
 def test_the_json_form_has_the_cards_keys_and_the_risks_name(tmp_path: Path) -> None:
