@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import posixpath
 import re
+import sys
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from gates.census import Census
-from gates.index import Decl
+from gates.index import Decl, FileIndex
 from gates.lexer import ID_FIRST, ID_REST
-from orchestrator.facts import tails, uses
+from orchestrator.facts import Names, tails, uses
 
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
@@ -56,20 +57,56 @@ def _bin(value: int, bounds: tuple[int, ...]) -> str:
     return f"{bounds[-1]}+"
 
 
+@dataclass(frozen=True)
+class Words:
+    """The names one declaration writes, each once: what the priors read of its text."""
+
+    size: int  # characters of its statement (`Decl.statement_text`)
+    statement: tuple[str, ...]  # the names its statement writes
+    written: tuple[str, ...]  # the names it writes anywhere (statement and proof)
+
+
+_NONE = Words(0, (), ())
+
+
+def words(index: FileIndex) -> list[Words]:
+    """Each declaration's `Words`, in the file's order: read from its text once, then kept with the file's index,
+    which a process keeps while the file is unchanged (so a cycle reads only the files its base changed)."""
+    kept = index.memo.get("priors.words")
+    if kept is None:
+        kept = index.memo["priors.words"] = [_words(d) for d in index.decls]
+    assert isinstance(kept, list)
+    return kept
+
+
+def _words(d: Decl) -> Words:
+    source = d.source
+    if source is None:
+        return _NONE
+    statement = d.statement_text
+    return Words(len(statement), _distinct(_NAMES.findall(statement)),
+                 _distinct(_NAMES.findall(source.code, d.start, d.end)))
+
+
+def _distinct(tokens: list[str]) -> tuple[str, ...]:
+    return tuple(sys.intern(t) for t in dict.fromkeys(tokens))  # interned: the same name is held once
+
+
 def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> dict[str, Known]:
     """What the tree says of each of `names` it holds; the open ones (holding a hole) with the open targets they
     use."""
     roots = list(roots)
     holding: dict[str, tuple[str, int]] = {h.name: (h.path, h.count) for h in census.holed()}
-    decls: dict[str, tuple[str, Decl]] = {}
-    for path, each in census.decls():
-        if each.name is not None:
-            decls.setdefault(each.name, (path, each))
+    decls: dict[str, tuple[str, Decl, Words]] = {}
+    for path, index in census.files.items():
+        for each, said in zip(index.decls, words(index), strict=True):
+            if each.name is not None:
+                decls.setdefault(each.name, (path, each, said))
     wanted = [n for n in names if n in decls or n in holding]
     named = _successors(census, set(wanted))
-    defining = tails({n for n, (_, each) in decls.items() if each.kind in DEFINING})
+    defining = tails({n for n, (_, each, _) in decls.items() if each.kind in DEFINING})
     open_ = {n for n in wanted if n in holding}
-    short = tails(open_)
+    short = Names.of(open_)
     out: dict[str, Known] = {}
     for name in wanted:
         d: Decl | None = decls[name][1] if name in decls else None
@@ -78,14 +115,13 @@ def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> di
         groups = [(f"chapter {where}", 1.0)]
         after: tuple[str, ...] = ()
         if d is not None:
-            statement = d.statement_text
-            reached = {full for t in _NAMES.findall(statement) for full in defining.get(_last(t), ())
-                       if _is(full, t)} - {name}
-            groups += [(f"statement {_bin(len(statement), SIZES)} characters", FEATURE_WEIGHT),
+            said = decls[name][2]
+            reached = {full for t in said.statement for full in defining.get(_last(t), ()) if _is(full, t)} - {name}
+            groups += [(f"statement {_bin(said.size, SIZES)} characters", FEATURE_WEIGHT),
                        (f"{_bin(len(reached), COUNTS)} definitions named", FEATURE_WEIGHT),
                        (f"{_bin(named.get(name, 0), COUNTS)} successors", FEATURE_WEIGHT)]
             if name in open_:
-                after = tuple(sorted(uses(d, open_, census.lean.get(path), short) - {name}))
+                after = tuple(sorted(uses(d, short, census.lean.get(path)) - {name}))
         out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1], after)
     return out
 
@@ -102,15 +138,17 @@ def _is(full: str, token: str) -> bool:
 def _successors(census: Census, names: set[str]) -> dict[str, int]:
     """How many declarations of the tree name each of `names` in their text (statement or proof), itself aside."""
     by_tail = tails(names)
+    meant: dict[str, tuple[str, ...]] = {}  # a written name → those of `names` it may stand for, asked once
     out: dict[str, int] = {}
-    for _, d in census.decls():
-        if d.source is None:
-            continue
-        found: set[str] = set()
-        for token in _NAMES.findall(d.source.code, d.start, d.end):
-            for full in by_tail.get(_last(token), ()):
-                if full != d.name and _is(full, token):
-                    found.add(full)
-        for full in found:
-            out[full] = out.get(full, 0) + 1
+    for index in census.files.values():
+        for d, said in zip(index.decls, words(index), strict=True):
+            found: set[str] = set()
+            for token in said.written:
+                fulls = meant.get(token)
+                if fulls is None:
+                    fulls = meant[token] = tuple(f for f in by_tail.get(_last(token), ()) if _is(f, token))
+                found.update(fulls)
+            found.discard(d.name or "")
+            for full in found:
+                out[full] = out.get(full, 0) + 1
     return out

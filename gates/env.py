@@ -38,15 +38,19 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from gates.diagnostics import CheckResult
 from gates.lexer import ID_FIRST, ID_REST
+
+T = TypeVar("T")
+_DERIVED: dict[int, dict[str, object]] = {}  # a listing's id → what `Module.derived` made of it, dropped with it
 
 FORMAT = 1  # of the facts this module reads: cached facts of another format are not used
 SORRY = "sorryAx"
@@ -163,6 +167,26 @@ class Module(BaseModel):
     module: str
     consts: dict[str, Const]
     homes: dict[str, str]  # every name its constants use → the module declaring it ("" for none)
+    def derived(self, key: str, make: Callable[[], T]) -> T:
+        """`make()`, made once per listing and `key`: a process parses a listing once and asks of it every cycle.
+        Kept beside the listing, not in it, so that two listings alike stay equal."""
+        memo = _DERIVED.get(id(self))
+        if memo is None:
+            memo = _DERIVED[id(self)] = {}
+            weakref.finalize(self, _DERIVED.pop, id(self), None)
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]  # type: ignore[return-value]
+
+    def value_users(self) -> dict[str, set[str]]:
+        """Each owner (`owner`) → the names, as its file writes them, that the values of its constants use."""
+        def make() -> dict[str, set[str]]:
+            out: dict[str, set[str]] = {}
+            for name, c in self.consts.items():
+                out.setdefault(self.owner(name), set()).update(user_name(u, self.homes.get(u, ""))
+                                                               for u in c.value_uses)
+            return out
+        return self.derived("value_users", make)
 
     def owner(self, name: str) -> str:
         """The constant a constant belongs to: for one Lean generated for another (`T._proof_1`, `T.match_1`,

@@ -98,15 +98,17 @@ class Env:
 def lean_names(module: Module) -> dict[str, str]:
     """A module's constants by the name its text writes (`gates.env.normal`; a private one's prefix for this very
     module dropped). A name two constants could answer to (a public `Book.T` and a private one) is left out: it
-    stands for neither."""
-    out: dict[str, str] = {}
-    twice: set[str] = set()
-    for name in module.consts:
-        key = user_name(name, module.module)
-        if key in out:
-            twice.add(key)
-        out[key] = name
-    return {k: v for k, v in out.items() if k not in twice}
+    stands for neither. Made once per listing."""
+    def make() -> dict[str, str]:
+        out: dict[str, str] = {}
+        twice: set[str] = set()
+        for name in module.consts:
+            key = user_name(name, module.module)
+            if key in out:
+                twice.add(key)
+            out[key] = name
+        return {k: v for k, v in out.items() if k not in twice}
+    return module.derived("lean_names", make)
 
 
 @dataclass

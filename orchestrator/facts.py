@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from audit.judge import Score
 from audit.loop import Judged
 from gates.census import Census
-from gates.env import SORRY, Module, normal, user_name
+from gates.env import SORRY, Module, normal
 from gates.environment import lean_names
 from gates.index import Decl
 from gates.lexer import ID_FIRST, ID_REST
@@ -207,39 +207,50 @@ def split_off(before: Census, after: Census) -> dict[str, list[str]]:
     old_keys = before.by_key.keys()
     new_holding = {d.name for path, d in after.decls() if d.name and after.holds(path, d) and d.key not in old_keys}
     now = after.located
-    short = tails(new_holding)
+    short = Names.of(new_holding)
     out: dict[str, list[str]] = {}
     for path, old in before.decls():
         found = now.get(old.key)
         if found is not None and before.holds(path, old) and (
-                parts := sorted(uses(found[1], new_holding, after.lean.get(found[0]), short))):
+                parts := sorted(uses(found[1], short, after.lean.get(found[0])))):
             out[_named(old)] = parts
     return out
 
 
 def tails(names: Iterable[str]) -> dict[str, set[str]]:
-    """`names` by their last component: the index `uses` reads a proof's text with."""
+    """`names` by their last component."""
     out: dict[str, set[str]] = {}
     for n in names:
         out.setdefault(n.rsplit(".", 1)[-1], set()).add(n)
     return out
 
 
-def uses(decl: Decl, names: set[str], module: Module | None = None, short: dict[str, set[str]] | None = None
-         ) -> set[str]:
-    """Which of `names` (full names) the value of `decl` uses: where Lean listed its file (`module`), the
-    constants its value uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text:
-    a name its proof writes, a short name standing for every one of `names` it ends. `short` is `tails(names)`,
-    passed by a caller asking of many declarations so that it is built once."""
+@dataclass(frozen=True)
+class Names:
+    """Full names as `uses` looks them up: by their last component (in a proof's text) and as Lean prints them (in
+    a listing). Built once by a caller asking of many declarations."""
+
+    short: dict[str, set[str]]
+    printed: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> Names:
+        names = list(names)
+        printed: dict[str, set[str]] = {}
+        for n in names:
+            printed.setdefault(normal(n), set()).add(n)
+        return cls(tails(names), printed)
+
+
+def uses(decl: Decl, names: Names, module: Module | None = None) -> set[str]:
+    """Which of `names` the value of `decl` uses: where Lean listed its file (`module`), the constants its value
+    uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text: a name its proof
+    writes, a short name standing for every one of `names` it ends."""
     lean = lean_names(module).get(normal(decl.name)) if module is not None and decl.name else None
     if module is not None and lean is not None:
-        mine = [c for n, c in module.consts.items() if module.owner(n) == lean]
-        used = {user_name(u, module.homes.get(u, "")) for c in mine for u in c.value_uses}
-        return {n for n in names if normal(n) in used}
-    if short is None:
-        short = tails(names)
+        return {n for u in module.value_users().get(lean, ()) for n in names.printed.get(u, ())}
     found: set[str] = set()
     for token in _NAMES.findall(decl.body_code):
         token = token.removeprefix("_root_.")
-        found |= {n for n in short.get(token.rsplit(".", 1)[-1], set()) if n == token or n.endswith("." + token)}
+        found |= {n for n in names.short.get(token.rsplit(".", 1)[-1], set()) if n == token or n.endswith("." + token)}
     return found

@@ -18,7 +18,7 @@ _COMMITTED = {"cycle": "cycle", "strategy.md": "strategy.md", "history.jsonl": "
               "pairing.json": "pairing.json", "prover_jobs.json": "prover_jobs.json",
               **{f"issues/{name}.md": "issues/*.md" for name in (
                   "some-issue", "consultant_advice_cycle_001", "unfaithful-book-basic-double-pos", "stall-cycle-001",
-                  "autoformalize-build")},
+                  "autoformalize-build", "review-thm-1.1")},
               **{f"issues/closed/{name}.md": "issues/closed/*.md" for name in ("some-issue", "some-issue-cycle-001")},
               "task_results/cycle_001.md": "task_results/*.md",
               **{f"prover_results/job-1/{name}": "prover_results/**" for name in ("X.lean", "Book/Chapter/X.lean")},

@@ -29,7 +29,6 @@ TABLE = "review"
 ISSUE_PREFIX = "review-"
 """A rejection opens the issue `review-<entity>` in the reviewer's name; no agent may open, change or close it."""
 
-# A table's own line (`\s*` would match from a blank line before it, and blame the wrong commit for it).
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*review[ \t]*\]\]", re.MULTILINE)
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
@@ -87,6 +86,8 @@ def parse(text: str, path: str = FILE) -> Reviews:
     if not isinstance(rows, list):
         return Reviews(problems=[f"{path}: `{TABLE}` must be an array of tables (`[[{TABLE}]]`)"])
     lines = [text.count("\n", 0, m.start()) + 1 for m in _HEADER.finditer(text)]
+    if len(lines) != len(rows):  # a header inside a multi-line string, or an inline array: lines cannot be told
+        lines = []
     out = Reviews()
     for i, row in enumerate(rows):
         line = lines[i] if i < len(lines) else 0

@@ -228,6 +228,38 @@ def test_disjoint_items_land_without_compiling_the_second_again(project: Project
     assert "  sorry" not in project.show("HEAD", "Book/D.lean") and len(_log(project, base)) == 2
 
 
+def test_while_an_item_is_gated_again_the_heartbeat_allows_for_all_those_gates(project: Project,
+                                                                              monkeypatch: pytest.MonkeyPatch
+                                                                              ) -> None:
+    """The watchdog reads the phase's deadline: re-gating an item may run the build and the listings (twice each,
+    a probe retried), the replay, the base's listing and the successors' compiles, each up to the build timeout. A
+    shorter allowance gets a healthy merge killed as hung."""
+    _parallel(project)
+    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
+    workers = Workers(project)
+    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
+    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
+    project.agents.evaluate(evaluation(1))
+    project.agents.evaluate(evaluation(1))
+    seen: list[tuple[str, int | None, float]] = []
+    requeue = mergequeue.requeue
+
+    def observed(*args: Any) -> None:
+        beat, problem = read_heartbeat(project.repo / ".prover-state" / "heartbeat.json")
+        assert beat is not None and problem is None
+        assert beat.phase_deadline is not None and beat.phase_started_at is not None
+        seen.append((beat.phase, beat.cycle, (beat.phase_deadline - beat.phase_started_at).total_seconds()))
+        requeue(*args)
+
+    monkeypatch.setattr(mergequeue, "requeue", observed)
+
+    project.cycle()
+
+    timeout = project.config.build.timeout_s
+    assert seen == [("merge", 2, (2 * 2 + 3 + 2) * timeout)]  # probe RUNS = 2, successors RUNS = 2
+    assert [r.outcome for r in project.history()] == ["accepted", "accepted"]
+
+
 def test_items_harmless_alone_that_break_a_file_importing_both_are_rejected(project: Project) -> None:
     """Each item declares `Book.twin` in its own file, fine alone; a file importing both no longer compiles, and
     only it can tell: the queue compiles it again."""
