@@ -8,13 +8,15 @@ the census, the file sizes, the persistent sorries, the locked statements, the p
 stay outside. The orchestrator's own issues — the judge's findings, the Consultant's advice — are shown as its
 own words (what a finding quotes, the names and the Lean a Worker wrote among it, as data; a finding whose head
 is not the judge's own words, `finding_head`, is data whole), and the judge's findings always in full, outside
-the cap on issues.
+the cap on issues. People's verdicts (`reviews.toml`) that still hold reach the Planner, and the Worker on its
+targets, as data: each note is a person's words, each name a Worker's.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from agents import diffs
@@ -23,6 +25,7 @@ from gates.census import Census
 from gates.chosen import shown
 from gates.config import GatesConfig
 from state.history import HistoryRecord
+from state.reviews import Standing
 
 HISTORY_LINES = 12
 TOOL_CYCLES = 5  # the cycles whose Worker tool calls the Planner sees summed
@@ -48,6 +51,9 @@ MEASURED = "the orchestrator's measurements (the names in them were chosen by Wo
 JUDGED = "the judge, against the book (the names are the Worker's; a reason may quote its Lean)"
 USES = "the project's Lean files, as the orchestrator reads who uses whom (the names were chosen by Workers)"
 OVERLAP = "the orchestrator's `exact?` check of the theorems cycles closed (the names were chosen by Workers)"
+PEOPLE = ("People's verdicts on the statements (`reviews.toml`): ground truth, above any judge, until a person "
+          "resolves them")
+REVIEWS_SHOWN = 40
 LIBRARY = ("Theorems the library already proves (`exact?` closes each with the library theorem named; use that theorem "
            "where the project's is used, or make the project's an `alias` of it)")
 _HEAD = re.compile(r"Cycle (\d+)'s judge read ")
@@ -185,6 +191,32 @@ def findings(issues: list[IssueText]) -> Section:
     return Section(FINDINGS, text, len(text) + sum(len(q.text) for q in quotes) + 1, quotes=tuple(quotes))
 
 
+def people(held: Mapping[str, Standing], budget: int, only: Collection[str] | None = None) -> Section | None:
+    """What people's verdicts hold of the statements (of `only`, when given), or None when nothing does: the rules
+    in the orchestrator's words, each verdict as data (its note is the person's, the names a Worker's). Verdicts
+    on a meaning a statement no longer has are stale: counted, not shown as standing."""
+    names = [n for n in sorted(held) if only is None or n in only]
+    verdicts = [r for n in names for r in [held[n].decision, *held[n].comments] if r is not None]
+    stale = sum(len(held[n].stale) for n in names)
+    if not verdicts and not stale:
+        return None
+    rules = ("A person's APPROVE locks the statement: changing its meaning needs `RESTATE: <declaration> — <why>` in "
+             "the strategy and a person's new approval of that change. A person's REJECT says the statement is wrong "
+             "as it stands: it counts as different from the book until a person approves a restatement of it, which "
+             "needs no `RESTATE:` line; its issue `review-…` is the person's. A COMMENT is a person's note to weigh.")
+    if stale:
+        rules += (f" {stale} verdict{'s are' if stale > 1 else ' is'} stale (on a meaning the statement no longer "
+                  f"has) and await{'' if stale > 1 else 's'} a person's re-review: not shown, not applied.")
+    shown_ = verdicts[:REVIEWS_SHOWN]
+    quotes = tuple(Quote(f"a person ({r.reviewer})" if r.reviewer else "a person",
+                         f"{r.verdict.value.upper()} {shown(r.declaration)}"
+                         + (f" (entity {shown(r.entity)})" if r.entity else "")
+                         + (f"\n{r.note.strip()}" if r.note.strip() else ""), "a review")
+                   for r in shown_)
+    note = f"{len(verdicts) - len(shown_)} more verdicts not shown" if len(verdicts) > len(shown_) else ""
+    return Section(PEOPLE, rules, budget, note=note, quotes=quotes)
+
+
 def history_quote(history: list[HistoryRecord], limit: int) -> tuple[tuple[Quote, ...], str]:
     """The last records as lines: the record's facts, then the Evaluator's words."""
     lines, note = window([history_line(r) for r in history], limit, "cycles")
@@ -199,13 +231,15 @@ def planner(*, plan: str | None, plan_name: str, census: Census, history: list[H
             attempts: str | None, last_result: str | None, issues: list[IssueText], advice: str | None,
             pivot: str | None, build: str, locked: list[str] | None = None, gates: GatesConfig | None = None,
             prover: str = "", persistent: list[str] | None = None, commits: str = "", overlap: str = "",
-            difficulty: str = "", difficulty_head: str = "") -> Context:
+            difficulty: str = "", difficulty_head: str = "", reviews: Mapping[str, Standing] | None = None
+            ) -> Context:
     """`difficulty_head` says in the orchestrator's words what `difficulty`, the candidate targets by the
     difficulty model (`orchestrator.outlook.brief`), shows; the candidates are data."""
     target = section(plan, "Current Target")
     recent, history_note = history_quote(history, HISTORY_LINES)
     sections = [
         findings(issues),
+        *([p] if (p := people(reviews or {}, 6_000)) else []),
         Section(plan_name, plan or f"({plan_name} is missing: ask the user to describe the book and its target.)",
                 12_000),
         Section("Current target", target or "(plan.md names no `## Current Target`; choose the next step.)",
@@ -265,12 +299,17 @@ def tool_use(history: list[HistoryRecord], cycles: int = TOOL_CYCLES) -> str:
 
 
 def worker(*, strategy: str, census: Census, scope_files: list[str], issues: list[IssueText],
-           prover: str = "", gates: GatesConfig | None = None, overlap: str = "", uses: str = "") -> Context:
+           prover: str = "", gates: GatesConfig | None = None, overlap: str = "", uses: str = "",
+           reviews: Mapping[str, Standing] | None = None, targets: Collection[str] = ()) -> Context:
+    """`reviews`: people's verdicts, of which the Worker sees those on its targets and the declarations of its
+    Scope's files."""
+    mine = {d.name for p, d in census.decls() if p in scope_files and d.name} | set(targets)
     return Context([
         Section("strategy.md", strategy, 16_000),
         sorries("Sorries in the Scope", census, 6_000, scope_files),
         sizes("Lean file sizes in the Scope", census, gates or GatesConfig(), 2_000, scope_files),
         findings(issues),
+        *([p] if (p := people(reviews or {}, 4_000, mine)) else []),
         issues_section("Open issues", issues, " ".join(scope_files), 8_000),
         quoted("External prover (tools submit_to_prover, prover_result, apply_prover_result)", PROVER, prover,
                "its jobs", 3_000),

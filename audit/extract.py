@@ -650,8 +650,9 @@ def _books(keyed: list[tuple[str, str]]) -> dict[str, str]:
     """Each path's book: the folder, below a folder holding several, whose entities number like another's
     (`Books/Tao/Chapters/…` and `Books/Rockafellar/…` → `Tao`, `Rockafellar`), found at any depth, so several books
     under one Lean root (ReasBook's `Books/<Book>`) are told apart and an audit of `Books/` alone keys them as one of
-    the whole repository does. Where no number repeats across sibling folders (one book in chapter folders) there
-    is no book to tell apart: ""."""
+    the whole repository does. The outermost such folders are the books: inside one, folders whose entities number
+    alike only now and then are not books of their own. Where no number repeats across sibling folders (one book in
+    chapter folders) there is no book to tell apart: ""."""
     return _books_below([(p.split("/")[:-1], p, key) for p, key in keyed], 0)
 
 
@@ -670,8 +671,22 @@ def _books_below(entries: list[tuple[list[str], str, str]], depth: int) -> dict[
         for _, path, key in members:
             own = f"{inner[g][path]}/{key}" if inner[g][path] else key
             repeated = repeated or owner.setdefault(own, g) != g
-    return {path: inner[g][path] or (g if repeated and g is not None else "") for g, members in groups.items()
-            for _, path, _ in members}
+    # A folder whose own folders looked like books, but which numbers like its siblings at least as often as they
+    # number like each other, is one book (a helper's doc comment citing an earlier chapter's "Corollary 4.7.2"
+    # makes no chapter a book); a shelf of books (ReasBook's `Books/` beside `Papers/`) stays one.
+    keys: dict[str | None, set[str]] = {g: {key for _, _, key in members} for g, members in groups.items()}
+    for g, members in groups.items():
+        split: dict[str, set[str]] = {}
+        for _, path, key in members:
+            split.setdefault(inner[g][path], set()).add(key)
+        if len(split) < 2 or "" in split:
+            continue
+        within = len({k for book, ks in split.items() for k in ks
+                      if any(k in other for b, other in split.items() if b != book)})
+        across = len({k for k in keys[g] if any(k in ks for h, ks in keys.items() if h != g)})
+        repeated = repeated or across >= within
+    # Where books number alike here, each is the folder here, whatever its own folders seemed to be.
+    return {path: (g or "") if repeated else inner[g][path] for g, members in groups.items() for _, path, _ in members}
 
 
 def _numbered(f: FileIndex) -> list[tuple[Decl, str, re.Match[str]]]:

@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from agents.model import Model
-from audit import judge, overlap, rests, reuse, sample, stats
+from audit import judge, overlap, people, rests, reuse, sample, stats
 from audit import successors as succ
 from audit.entities import Entity
 from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
 from gates.index import THEOREM_KINDS, Decl
+from gates.meaning import meanings
+from state.reviews import Review
 
 SCHEMA_VERSION = 1
 LABELS = {judge.Score.FAITHFUL: "faithful", judge.Score.STRONGER: "stronger", judge.Score.DIFFERENT: "different"}
@@ -50,6 +52,16 @@ class Options:
     rubric: judge.Rubric = judge.DEFAULT  # how the judges are asked, and the context's cut
     blueprint: str = BLUEPRINT  # where the book's text is: the blueprint, and the mapping files
     mappings: tuple[str, ...] = MAPPINGS
+
+
+@dataclass
+class Reviewed:
+    """People's verdicts (`reviews.toml`, each with its reviewer) and where their cards are served."""
+
+    reviews: list[Review]
+    source: str  # the file, and where it was read ("reviews.toml at HEAD", "reviews.toml in the working tree")
+    port: int  # `[review] port`
+    problems: list[str] = field(default_factory=list)
 
 
 def declarations(census: Census) -> dict[str, Decl]:
@@ -92,10 +104,11 @@ def lean_text(found: dict[str, Decl], names: Sequence[str], *, bodies: bool = Tr
 
 
 def audit(root: Path, census: Census, models: Models, options: Options, now: datetime,
-          mathlib: overlap.Measured | None = None, successors: succ.Measured | None = None) -> dict[str, Any]:
+          mathlib: overlap.Measured | None = None, successors: succ.Measured | None = None,
+          reviewed: Reviewed | None = None) -> dict[str, Any]:
     """Every part of the audit of the project at `root`, whose census (over its Lean roots) is given; with `mathlib`,
     what `exact?` answered about its proved theorems (`audit.overlap`); with `successors`, how well their users test
-    them (`audit.successors`)."""
+    them (`audit.successors`); with `reviewed`, how the judges agree with people (`audit.people`)."""
     entities, problems = find_entities(root, census, blueprint=options.blueprint, mappings=options.mappings)
     decls = declarations(census)
     support = rests.Support(census)
@@ -126,6 +139,15 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
     if successors is not None:
         doc["successors"] = successors.document(doc["entities"])
         succ.attach(doc["entities"], successors.results)
+    if reviewed is not None:
+        for row in doc["entities"]:
+            row["cards"] = {name: people.card_url(reviewed.port, name) for name in row["lean"]}
+        ran = [p for p in people.PROTOCOLS if faithfulness.get(p) is not None]
+        files = {name: path for path, d in census.decls() if (name := d.name)}
+        digests = meanings(census) if reviewed.reviews else {}
+        doc["reviews"] = people.section(doc["entities"], reviewed.reviews, digests, rubric=options.rubric.name,
+                                        protocols=ran, port=reviewed.port, files=files, source=reviewed.source,
+                                        problems=reviewed.problems)
     doc["summary"] = summary(doc)
     return doc
 
@@ -237,6 +259,8 @@ def summary(doc: dict[str, Any]) -> str:
         lines.append(overlap.summary_line(doc["mathlib_overlap"]))
     if doc.get("successors"):
         lines.append(succ.summary_line(doc["successors"]))
+    if _reviewed(doc):
+        lines.append(people.summary_line(doc["reviews"]))
     rates = doc["reuse"].get("rates", {})
     total = rates.get("all")
     if total:
@@ -287,7 +311,7 @@ def markdown(doc: dict[str, Any]) -> str:
                 "| --- | --- | --- | --- | --- |"]
         for r in different:
             d, t = r["direct"] or {}, r["round_trip"] or {}
-            out.append(f"| {r['id']} | {', '.join(r['lean'])} | {d.get('label', '—')} | {t.get('label', '—')} | "
+            out.append(f"| {r['id']} | {_lean(r)} | {d.get('label', '—')} | {t.get('label', '—')} | "
                        f"{_cell(d.get('reason') or t.get('reason') or '')} |")
     books: dict[str, list[dict[str, Any]]] = {}
     for r in doc["entities"]:
@@ -313,6 +337,8 @@ def markdown(doc: dict[str, Any]) -> str:
         out += ["", *overlap.markdown(doc["mathlib_overlap"])]
     if doc.get("successors"):
         out += ["", *succ.markdown(doc["successors"])]
+    if _reviewed(doc):
+        out += ["", *people.markdown(doc["reviews"])]
     if doc["skipped"]:
         out += ["", "## Skipped", ""] + [f"- {k}: {v}" for k, v in doc["skipped"].items()]
     if doc["extraction_problems"]:
@@ -326,6 +352,18 @@ def markdown(doc: dict[str, Any]) -> str:
                 out.append(f"| {r['id']} | {', '.join(r['lean'])} | {(r['direct'] or {}).get('label', '—')} | "
                            f"{(r['round_trip'] or {}).get('label', '—')} | |")
     return "\n".join(out) + "\n"
+
+
+def _reviewed(doc: dict[str, Any]) -> bool:
+    """Whether the audit has people's verdicts to report: any verdict, or a problem reading them."""
+    s = doc.get("reviews")
+    return bool(s and (s["declarations"] or s["problems"]))
+
+
+def _lean(row: dict[str, Any]) -> str:
+    """An entity's declarations, each linked to its card where the audit knows where the cards are."""
+    cards = row.get("cards") or {}
+    return ", ".join(f"[`{n}`]({cards[n]})" if n in cards and "`" not in n else n for n in row["lean"])
 
 
 def _cell(text: str) -> str:

@@ -64,9 +64,19 @@ class Words:
     size: int  # characters of its statement (`Decl.statement_text`)
     statement: tuple[str, ...]  # the names its statement writes
     written: tuple[str, ...]  # the names it writes anywhere (statement and proof)
+    proof: tuple[str, ...]  # the names its value or proof writes (`Decl.body_code`)
 
 
-_NONE = Words(0, (), ())
+@dataclass(frozen=True)
+class Tally:
+    """One file's declarations by the names they write, which `_successors` sums over the tree."""
+
+    counts: dict[str, int]  # a written name → the declarations writing it
+    twins: tuple[tuple[str, ...], ...]  # of a declaration writing names alike at the end (`foo`, `A.foo`): those
+    selfs: tuple[tuple[str, tuple[str, ...]], ...]  # a declaration, with the names it writes ending as its own
+
+
+_NONE = Words(0, (), (), ())
 
 
 def words(index: FileIndex) -> list[Words]:
@@ -79,13 +89,33 @@ def words(index: FileIndex) -> list[Words]:
     return kept
 
 
+def tally(index: FileIndex) -> Tally:
+    """The file's `Tally`, kept with its index as `words` is."""
+    kept = index.memo.get("priors.tally")
+    if kept is None:
+        counts: dict[str, int] = {}
+        twins: list[tuple[str, ...]] = []
+        selfs: list[tuple[str, tuple[str, ...]]] = []
+        for d, said in zip(index.decls, words(index), strict=True):
+            by_last: dict[str, list[str]] = {}
+            for token in said.written:
+                counts[token] = counts.get(token, 0) + 1
+                by_last.setdefault(_last(token), []).append(token)
+            twins += [tuple(alike) for alike in by_last.values() if len(alike) > 1]
+            if d.name and (own := by_last.get(d.name.rsplit(".", 1)[-1])):
+                selfs.append((d.name, tuple(own)))
+        kept = index.memo["priors.tally"] = Tally(counts, tuple(twins), tuple(selfs))
+    assert isinstance(kept, Tally)
+    return kept
+
+
 def _words(d: Decl) -> Words:
     source = d.source
     if source is None:
         return _NONE
     statement = d.statement_text
     return Words(len(statement), _distinct(_NAMES.findall(statement)),
-                 _distinct(_NAMES.findall(source.code, d.start, d.end)))
+                 _distinct(_NAMES.findall(source.code, d.start, d.end)), _distinct(_NAMES.findall(d.body_code)))
 
 
 def _distinct(tokens: list[str]) -> tuple[str, ...]:
@@ -121,7 +151,7 @@ def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> di
                        (f"{_bin(len(reached), COUNTS)} definitions named", FEATURE_WEIGHT),
                        (f"{_bin(named.get(name, 0), COUNTS)} successors", FEATURE_WEIGHT)]
             if name in open_:
-                after = tuple(sorted(uses(d, short, census.lean.get(path)) - {name}))
+                after = tuple(sorted(uses(d, short, census.lean.get(path), said.proof) - {name}))
         out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1], after)
     return out
 
@@ -136,19 +166,36 @@ def _is(full: str, token: str) -> bool:
 
 
 def _successors(census: Census, names: set[str]) -> dict[str, int]:
-    """How many declarations of the tree name each of `names` in their text (statement or proof), itself aside."""
+    """How many declarations of the tree name each of `names` in their text (statement or proof), itself aside: the
+    files' tallies summed, each written name resolved once; a declaration writing two names that stand for the same
+    one of `names` counts once."""
     by_tail = tails(names)
-    meant: dict[str, tuple[str, ...]] = {}  # a written name → those of `names` it may stand for, asked once
+    meant: dict[str, tuple[str, ...]] = {}  # a written name → those of `names` it may stand for
+
+    def means(token: str) -> tuple[str, ...]:
+        found = meant.get(token)
+        if found is None:
+            found = meant[token] = tuple(f for f in by_tail.get(_last(token), ()) if _is(f, token))
+        return found
+
+    tallies = [tally(index) for index in census.files.values()]
+    total: dict[str, int] = {}
+    for t in tallies:
+        for token, n in t.counts.items():
+            total[token] = total.get(token, 0) + n
     out: dict[str, int] = {}
-    for index in census.files.values():
-        for d, said in zip(index.decls, words(index), strict=True):
-            found: set[str] = set()
-            for token in said.written:
-                fulls = meant.get(token)
-                if fulls is None:
-                    fulls = meant[token] = tuple(f for f in by_tail.get(_last(token), ()) if _is(f, token))
-                found.update(fulls)
-            found.discard(d.name or "")
-            for full in found:
-                out[full] = out.get(full, 0) + 1
+    for token, n in total.items():
+        for full in means(token):
+            out[full] = out.get(full, 0) + n
+    for t in tallies:
+        for alike in t.twins:
+            hits: dict[str, int] = {}
+            for token in alike:
+                for full in means(token):
+                    hits[full] = hits.get(full, 0) + 1
+            for full, k in hits.items():
+                out[full] -= k - 1
+        for name, own in t.selfs:
+            if name in names and any(_is(name, token) for token in own):
+                out[name] -= 1
     return out

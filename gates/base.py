@@ -64,6 +64,11 @@ class GateInput:
     strategy: str = ""  # strategy.md, where restatements of locked statements are declared
     locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
     paired: frozenset[str] = frozenset()  # declarations the trusted book text pairs with a statement, at the base
+    approved: dict[str, str] = field(default_factory=dict)  # declaration → the meaning digest a person approved, as
+    # the base's reviews file has it (`state.reviews.approved`): locked whatever the judge says, and restated only
+    # with a person's approval of the restatement too
+    rejected: frozenset[str] = frozenset()  # declarations a person rejected as the base means them: neither locked
+    # nor paired, so restating them needs no declaration
     secrets: Secrets | None = None  # the values no change may carry
     kernel_base: Baseline | None = None  # what Lean listed of the base before the Worker ran
     kernel_cache: Cache | None = None  # Lean's listings by closure key, read-only here
@@ -72,6 +77,11 @@ class GateInput:
     broken_successors: dict[str, list[str]] = field(default_factory=dict)  # an altered declaration → its users
     # of the base that no longer elaborate against it (`gates.successors`), for the judge and the record
     recheck: Recheck | None = None  # a change re-applied after passing on another base: what to compile again
+
+    def __post_init__(self) -> None:
+        self.locked = {n: h for n, h in {**self.locked, **self.approved}.items() if n not in self.rejected}
+        self.paired = self.paired - self.rejected
+        self.approved = {n: h for n, h in self.approved.items() if n not in self.rejected}
 
     @cached_property
     def changes(self) -> list[Change]:

@@ -67,7 +67,8 @@ class GatesConfig(BaseModel):
     `allow_meta_code` too."""
     restate_requires_approval: bool = False
     """A change to the meaning of a statement paired with the book (declared `RESTATE:` and judged faithful or
-    stronger) also needs a person's approval in `restate_approvals`."""
+    stronger) also needs a person's approval in `restate_approvals`. A statement a person approved in `reviews`
+    needs one whatever this says."""
     restate_approvals: str = "approved_restatements.toml"
     """The file, written and committed by a person, that approves restatements: one `[[restate]]` table per
     change, with `declaration` and `from` (the meaning hash of the statement it replaces, as the integrity gate's

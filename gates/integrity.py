@@ -17,13 +17,16 @@ and options before it, or a definition it names); a proof traded for a sorry
 (under its name, or under a new one with its statement: `gates/sorry.traded`)
 without a declared restructuring and room in the restructuring budget, whatever
 the net count; and a change of meaning to a statement locked as faithful
-(statement_lock.json) or paired with the book at the base (`inp.paired`: by the
-book's files or the pairing ledger, never by a doc comment's heading, so its
-removal or rename, which unpairs or moves it, is one too), unless the strategy
-declares the restatement on a line of its own (`gates/directives.py`) and, with
-`restate_requires_approval`, a person approved that very change. A declared
-restatement still lands only if the judge finds it faithful or stronger (the
-cycle's `restatement` gate).
+(statement_lock.json), approved by a person (`inp.approved`, from the base's
+reviews.toml, whatever `[audit] judge_in_loop` says) or paired with the book at
+the base (`inp.paired`: by the book's files or the pairing ledger, never by a
+doc comment's heading, so its removal or rename, which unpairs or moves it, is
+one too), unless the strategy declares the restatement on a line of its own
+(`gates/directives.py`) and, with `restate_requires_approval` or for a
+statement a person approved, a person approved that very change. A statement a
+person rejected (`inp.rejected`) is none of these: restating it is what the
+rejection asks for. A declared restatement still lands only if the judge finds
+it faithful or stronger (the cycle's `restatement` gate).
 """
 
 from __future__ import annotations
@@ -131,8 +134,9 @@ def _traded(inp: GateInput) -> list[str]:
 
 
 def restated(inp: GateInput) -> dict[str, str]:
-    """Statements locked as faithful, or paired with the book at the base, whose meaning this change altered or
-    that it removed: declaration → what happened."""
+    """Statements locked as faithful or approved by a person, or paired with the book at the base (none a person
+    rejected: `GateInput` leaves those out), whose meaning this change altered or that it removed: declaration →
+    what happened."""
     names = set(inp.locked) | inp.paired
     if not names:
         return {}
@@ -152,30 +156,37 @@ def restated(inp: GateInput) -> dict[str, str]:
 
 
 def _restated(inp: GateInput) -> list[str]:
-    """A statement locked as faithful, or paired with the book, changed meaning (or vanished) without a declared
-    restatement, or without a person's approval where one is required. A declared one lands only if the judge
-    then finds it faithful or stronger (the cycle's judge phase)."""
+    """A statement locked as faithful, approved by a person, or paired with the book, changed meaning (or vanished)
+    without a declared restatement, or without a person's approval where one is required: always for a statement
+    a person approved. A declared one lands only if the judge then finds it faithful or stronger (the cycle's
+    judge phase)."""
     moved = restated(inp)
     if not moved:
         return []
     declared = restatements(inp.strategy)
-    approvals, problem = _approvals(inp) if inp.gates.restate_requires_approval else ({}, None)
+    needed = inp.gates.restate_requires_approval or any(n in inp.approved for n in moved)
+    approvals, problem = _approvals(inp) if needed else ({}, None)
     old = meanings(inp.before, only={p for p, d in inp.before.decls() if d.name in moved})
     out: list[str] = [problem] if problem else []
     for name, what in moved.items():
-        kind = ("was judged faithful to the book and is locked" if name in inp.locked
+        person = name in inp.approved
+        kind = (f"was approved by a person ({inp.gates.reviews}) and is locked" if person
+                else "was judged faithful to the book and is locked" if name in inp.locked
                 else "is paired with a statement of the book")
         why = declared.get(name)
         if not why:
             hint = (f"the strategy's `RESTATE: {name}` gives no rationale" if why == "" else
                     f"restating it needs a line `RESTATE: {name} — <rationale>` in the strategy")
-            out.append(f"{name}: its statement {kind}, and it {what}; {hint}")
+            out.append(f"{name}: its statement {kind}, and it {what}; {hint}"
+                       + (", and a person's approval of the restatement" if person else ""))
             continue
         digest = (old.get(name) or ["?"])[0]
-        if inp.gates.restate_requires_approval and digest not in approvals.get(name, set()):
-            out.append(f"{name}: its statement {kind}, and it {what}; restatements need a person's approval "
-                       f"([gates] restate_requires_approval): add `[[restate]]` with `declaration = \"{name}\"` and "
-                       f"`from = \"{digest}\"` to {inp.gates.restate_approvals} and commit it")
+        if (person or inp.gates.restate_requires_approval) and digest not in approvals.get(name, set()):
+            rule = ("a person approved this statement, so only a person may approve a change of it" if person
+                    else "restatements need a person's approval ([gates] restate_requires_approval)")
+            out.append(f"{name}: its statement {kind}, and it {what}; {rule}: add `[[restate]]` with "
+                       f"`declaration = \"{name}\"` and `from = \"{digest}\"` to {inp.gates.restate_approvals} and "
+                       "commit it")
     return out
 
 

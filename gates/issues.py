@@ -2,11 +2,12 @@
 
 Issues live in `<state>/issues/<slug>.md` (SPEC §2). The orchestrator's own — the judge's `unfaithful-*`
 findings, the Consultant's `consultant_advice_cycle_NNN`, and the loop's notices (`stall-*`, `autoformalize-*`)
-— are recognised by their reserved names. A Worker may only open new issues: at most `[gates] max_new_issues`
-per cycle, each at most `max_issue_chars` long, never under a reserved name nor under one that is not a plain
-slug (`SLUG`: an issue's name reaches prompts as a label, where a newline or a heading would pass for the
-orchestrator's words); it may not change or delete any issue that exists at the base, whoever wrote it. Closed
-issues (`issues/closed/`) are the sweep's.
+— are recognised by their reserved names, and so are the issues a person's rejection opens (`review-*`, written
+with the verdict in the person's name: `orchestrator.verdicts`). A Worker may only open new issues: at most
+`[gates] max_new_issues` per cycle, each at most `max_issue_chars` long, never under a reserved name nor under
+one that is not a plain slug (`SLUG`: an issue's name reaches prompts as a label, where a newline or a heading
+would pass for the orchestrator's words); it may not change or delete any issue that exists at the base,
+whoever wrote it. Closed issues (`issues/closed/`) are the sweep's.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import re
 from gates.chosen import shown
 from gates.config import GatesConfig
 from gates.tree import Change, ChangeKind, Tree
+from state.reviews import ISSUE_PREFIX
 
 SLUG = re.compile(r"[a-z0-9][a-z0-9._-]{0,80}")  # matched whole (fullmatch): no newline may trail it
 SLUG_RULE = "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, at most 81 characters"
+REVIEW = "a person's review"
 RESERVED = {"unfaithful-": "the judge", "consultant_advice": "the Consultant", "stall-": "the orchestrator",
-            "autoformalize-": "the orchestrator"}
+            "autoformalize-": "the orchestrator", ISSUE_PREFIX: REVIEW}
 
 
 def issue_dir(state_dir: str) -> str:

@@ -17,7 +17,8 @@ the two, the gate rejects:
   depends on and did not at the base (an axiom of the base whose meaning the change altered is no longer the
   base's); native code (`Lean.ofReduceBool`, `Lean.trustCompiler`, the `_native` axioms of newer Lean) with
   its own message;
-- a statement whose hole the change closes, or that is locked (unless the strategy restates it), whose meaning
+- a statement whose hole the change closes, or that is locked (by the judge or a person's approval, never one a
+  person rejected; unless the strategy restates it), whose meaning
   (`gates.environment.Env.meaning`: its type and every project constant it reaches, private and generated ones
   included) differs from the base's, or cannot be computed; with no listing of the base, a locked statement is
   held to the meaning stored in the lock;
@@ -252,8 +253,9 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
         if not is_closed and declared.get(name):
             notes.append(f"{name}: restated as the strategy declares")
             continue
-        what = ("is locked (judged faithful to the book); restating it needs a line "
-                f"`RESTATE: {name} — <rationale>` in the strategy" if not is_closed
+        by = "approved by a person" if name in inp.approved else "judged faithful to the book"
+        what = (f"is locked ({by}); restating it needs a line `RESTATE: {name} — <rationale>` in the strategy"
+                if not is_closed
                 else "had its sorry closed in the same change; change a statement in one cycle and prove it in another")
         out.append(f"{name}: Lean's terms for its statement (its type, and the project constants it reaches, private "
                    f"and generated ones included) differ from the base's, whatever its text says; it {what}")

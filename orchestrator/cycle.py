@@ -61,7 +61,9 @@ from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from orchestrator.outlook import brief, hard_targets
 from orchestrator.targets import uses
-from state import files
+from orchestrator.verdicts import held
+from orchestrator.verdicts import land as land_verdicts
+from state import files, reviews
 from state.atomic import write_atomic
 from state.errors import InfraError, UsageError
 from state.history import HistoryRecord, Outcome, Usage, append_record, parse_history, read_history
@@ -215,6 +217,11 @@ def sync(c: Cycle) -> None:
                                  f"`git pull --rebase`; the loop never forces a push)")
     elif entry is not None and entry.commit and c.git.is_ancestor(c.git.head(), entry.commit):
         c.git.merge_ff(entry.commit)  # no remote: the finished commit lands as it is
+    landed = land_verdicts(c.git, c.config, c.paths, push=False)  # people's verdicts: the cycle's push carries them
+    if landed.commits:
+        log.info("sync.verdicts_landed", commits=[h[:12] for h in landed.commits])
+    if landed.message:
+        log.warning("sync.verdicts_waiting", waiting=landed.waiting, why=landed.message)
     c.base = c.git.head()
     if entry is None:
         return
@@ -282,6 +289,7 @@ def _prepare(c: Cycle) -> None:
     c.work = workcopy.prepare(c.git, c.base, c.config.project.lake_dir)
     roots = c.config.project.lean_roots
     c.census = census(GitTree(c.git, c.base), roots)
+    c.people = held(c.git, c.base, c.config.gates.reviews, c.census)
     if c.config.audit.judge_in_loop:  # the book's text as the base has it, never as a Worker may edit it
         c.book = Book.at(GitTree(c.git, c.base), c.base, c.census, c.config.audit, c.config.project.state_dir,
                          c.number)
@@ -369,9 +377,11 @@ def plan(c: Cycle) -> None:
                 prover=cs.prover_summary(c),
                 persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
                                                                    c.config.housekeeping.sorry_age_days)],
-                locked=sorted(read_lock(c.paths.statement_lock).statements) if c.config.audit.judge_in_loop else [],
+                locked=sorted(n for n in read_lock(c.paths.statement_lock).statements
+                              if n not in reviews.rejected(c.people)) if c.config.audit.judge_in_loop else [],
                 commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
-                overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1])
+                overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1],
+                reviews=c.people)
             c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
@@ -405,10 +415,11 @@ def work(c: Cycle) -> None:
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     # What the session's compiles write there is undone before any gate runs.
     buildoutputs.take(c.work.root, cfg.project.lake_dir)
+    aimed = [*cs.targets(c), *directives.restatements(c.plan.text)]
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
                           gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census),
-                          uses=uses(c.census, [*cs.targets(c), *directives.restatements(c.plan.text)]))
+                          uses=uses(c.census, aimed), reviews=c.people, targets=aimed)
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -448,7 +459,9 @@ def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:
                     compiler=c.deps.compiler(c.work.root), base_census=c.census,
                     candidates=_candidates(c.work, c.base), strategy=c.plan.text,
                     locked={name: s.hash for name, s in read_lock(c.paths.statement_lock).statements.items()}
-                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing), secrets=c.deps.secrets,
+                    if cfg.audit.judge_in_loop else {}, paired=frozenset(c.pairing),
+                    approved=reviews.approved(c.people), rejected=frozenset(reviews.rejected(c.people)),
+                    secrets=c.deps.secrets,
                     kernel_base=c.kernel, kernel_cache=kernelcheck.cache_of(c.git))
     if since is not None:
         relocked = {n for n in inp.locked.keys() | c.locked.keys() if inp.locked.get(n) != c.locked.get(n)}
@@ -495,9 +508,13 @@ def judge(c: Cycle) -> None:
                                                           "lands only when judged faithful or stronger"))
             c.outcome = Outcome.REJECTED
         raise
-    if c.restated:
-        lock = read_lock(c.paths.statement_lock).statements
-        c.gates.append(restatements(c.judged, c.restated, {**{n: s.entity for n, s in lock.items()}, **c.pairing}))
+    lock = read_lock(c.paths.statement_lock).statements
+    entity_of = {**{n: s.entity for n, s in lock.items()}, **c.pairing}
+    # A statement only a person's approval locks (a definition the book pairs with nothing) has no text of the
+    # book to be judged against: the person's approval of its restatement, which the integrity gate asked, holds it.
+    book = {n: what for n, what in c.restated.items() if n in entity_of}
+    if book:
+        c.gates.append(restatements(c.judged, book, entity_of))
         if not c.gates[-1].passed:
             c.outcome = Outcome.REJECTED
     for j in c.judged:
@@ -598,7 +615,8 @@ def bookkeeping(c: Cycle) -> None:
         lock = c.book.realign(read) if c.book is not None and c.book.migrated else read
         if accepted and c.after is not None:
             lock = update_lock(lock, c.judged, set(c.altered), c.after, c.number, fingerprints=c.fingerprints,
-                               toolchain=c.kernel.toolchain if c.kernel else None)
+                               toolchain=c.kernel.toolchain if c.kernel else None,
+                               rejected={n: r.digest for n, r in reviews.rejected(c.people).items()})
         if lock != read:
             write_lock(wp.statement_lock, lock)
     if accepted and c.config.audit.judge_in_loop:
@@ -710,6 +728,7 @@ def reapply(c: Cycle, new_base: str, conflict: str, *, incremental: bool = False
     c.history = parse_history(tree.read(history_path)) if history_path in tree.files() else c.history
     c.number = max(c.number, 1 + max([0, *(r.cycle for r in c.history.records)]))
     c.census = census(tree, c.config.project.lean_roots)
+    c.people = held(c.git, new_base, c.config.gates.reviews, c.census)
     if c.config.audit.judge_in_loop:  # the book's text and pairing as the new base has them
         c.book = Book.at(tree, new_base, c.census, c.config.audit, c.config.project.state_dir, c.number)
         c.pairing = c.book.pairing(c.census)

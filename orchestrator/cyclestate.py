@@ -36,6 +36,7 @@ from state import files
 from state.history import GateVerdict, History, HistoryRecord, LibraryProof, Outcome, WorkerContext
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
+from state.reviews import Standing, rejected
 from state.statement_lock import read_lock
 
 PIVOT_BLOCKERS = 2  # different blockers in the last `[loop] stuck_cap` records that still call for a pivot
@@ -111,6 +112,7 @@ class Cycle:
     book: Book | None = None  # the book's trusted text, from the base (when the judge is on)
     pairing: dict[str, str] = field(default_factory=dict)  # declarations the book pairs at the base → entity id
     restated: dict[str, str] = field(default_factory=dict)  # paired statements the change altered → how
+    people: dict[str, Standing] = field(default_factory=dict)  # what people's verdicts hold at the base
     planner_failed: str | None = None  # why the Planner's answer was not used
     item: RoundItem | None = None  # set when the cycle is one item of a parallel round
     worker_model: str = ""  # the model the Worker's session was opened with
@@ -226,19 +228,22 @@ def restructuring_of(c: Cycle) -> str | None:
 def facts(c: Cycle) -> Facts:
     """What the cycle measurably did (`orchestrator/facts.py`)."""
     landed = c.outcome is Outcome.ACCEPTED and c.after is not None
-    settled = faithful_at(read_lock(c.paths.statement_lock), c.pairing) if c.judged else set()  # the base's lock
+    refused = {n: r.digest for n, r in rejected(c.people).items()}
+    settled = (faithful_at(read_lock(c.paths.statement_lock), c.pairing, refused) if c.judged
+               else set())  # the base's lock
     after = c.after if landed else None
     report = c.session.report() if c.session else ""
     # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
     # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
-    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled))
+    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled), frozenset(refused.items()))
     states = (state(c.census), state(after) if after is not None else None)
     kept = c.measured
     if (kept is not None and kept[0][0] is c.census and kept[0][1] is after and same(kept[1][0], states[0])
             and (after is None or (kept[1][1] is not None and same(kept[1][1], state(after))))
             and len(kept[2]) == len(key) and all(a is b or a == b for a, b in zip(kept[2], key, strict=True))):
         return kept[3]
-    found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled)
+    found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled,
+                    rejected=refused)
     c.measured = ((c.census, after), states, key, found)
     return found
 

@@ -13,7 +13,9 @@ orchestrator measures itself:
   a new declaration holding one: `split_off`; more sorries inside one proof, which nothing has to use, are not
   a split);
 - at most 0 when the change did not land, the sorry count rose without such a decomposition, a statement was
-  judged DIFFERENT from the book, or a file over the cap grew.
+  judged DIFFERENT from the book (or judged, as a person rejected it: a person's rejection in `reviews.toml`
+  counts as DIFFERENT whatever the judge said, and the entity never counts as faithful by it), or a file over
+  the cap grew.
 
 The escalation to the Consultant and the stall alerts count cycles without progress by these facts
 (`HistoryRecord.progress`), never by the score.
@@ -22,7 +24,7 @@ The escalation to the Consultant and the stall alerts count cycles without progr
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from audit.judge import Score
@@ -55,7 +57,7 @@ GAINS = {
 LOSSES = {
     "not_landed": "the change did not land (the gates rejected it, or there was no change)",
     "rose": "the sorry count rose without such a decomposition",
-    "different": "a statement was judged DIFFERENT from the book",
+    "different": "a statement was judged DIFFERENT from the book, or is one a person rejected",
     "grew": "a Lean file over the size cap grew",
 }
 """The facts that hold a score at `CEILING` or below, as the Evaluator is told them (`Facts._losses`)."""
@@ -85,7 +87,8 @@ class Facts:
     closed: list[str] = field(default_factory=list)  # declarations whose sorries the change closed
     opened: list[str] = field(default_factory=list)  # declarations holding a sorry that held none at the base
     faithful: list[str] = field(default_factory=list)  # entities judged faithful or stronger against the book
-    different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book
+    different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book, or rejected
+    rejected: list[str] = field(default_factory=list)  # those of them a person rejected, whatever the judge said
     shrank: list[str] = field(default_factory=list)  # files over the size cap with fewer code lines now
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
@@ -116,9 +119,16 @@ class Facts:
             "not_landed": "the change did not land" if not self.landed else None,
             "rose": f"sorries rose {self.before} → {self.after} without a decomposition"
             if self.after > self.before and not self.decomposed else None,
-            "different": f"judged DIFFERENT from the book: {', '.join(self.different)}" if self.different else None,
+            "different": self._different(),
             "grew": f"files over the size cap grew: {', '.join(self.grew)}" if self.grew else None,
         }
+
+    def _different(self) -> str | None:
+        judged = [e for e in self.different if e not in self.rejected]
+        parts = ([f"judged DIFFERENT from the book: {', '.join(judged)}"] if judged else []) + (
+            [f"rejected by a person (reviews.toml), whatever the judge said: {', '.join(self.rejected)}"]
+            if self.rejected else [])
+        return "; ".join(parts) or None
 
     @property
     def progress(self) -> bool:
@@ -137,19 +147,24 @@ class Facts:
 
 
 def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int, *,
-            settled: Collection[str]) -> Facts:
+            settled: Collection[str], rejected: Mapping[str, str] | None = None) -> Facts:
     """The facts of a change: `after` is the census with it when it landed, else None. `settled`: the book's
-    entities one of whose declarations was faithful or stronger at the base (`faithful_at`)."""
+    entities one of whose declarations was faithful or stronger at the base (`faithful_at`). `rejected`:
+    declarations a person rejected at the base → the meaning digest rejected; an entity judged with one of them
+    as it was rejected counts as different, whatever the judge said (a person's word is final)."""
     if after is None:
         return Facts(False, holes(before), holes(before))
-    scored = [j for j in judged if j.verdict.score is not None]
+    rejected = rejected or {}
+    refused = {j.entity.id for j in judged if any(rejected.get(n) == h for n, h in j.hashes.items())}
+    scored = [j for j in judged if j.verdict.score is not None and j.entity.id not in refused]
     done, opened = closed(before, after)
     parts = split_off(before, after) if restructuring(report) else {}
     return Facts(
         True, holes(before), holes(after), closed=done, opened=opened,
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
                   and not j.entity.fresh and j.entity.id not in settled],
-        different=[j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT],
+        different=[*sorted(refused), *(j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT)],
+        rejected=sorted(refused),
         shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
                 and after.files[p].code_lines < f.code_lines],
         grew=[g.path for g in grown(before, after, cap)],
@@ -187,10 +202,12 @@ def _named(d: Decl) -> str:
     return d.name or f"{d.kind} at line {d.line}"
 
 
-def faithful_at(lock: StatementLock, pairing: dict[str, str]) -> set[str]:
+def faithful_at(lock: StatementLock, pairing: dict[str, str], rejected: Collection[str] = ()) -> set[str]:
     """The book's entities one of whose declarations was faithful or stronger at the base: those the lock holds
-    (the judge's verdicts that still stand), by the entity the lock names and the one the book pairs it with."""
-    return {s.entity for s in lock.statements.values()} | {pairing[n] for n in lock.statements if n in pairing}
+    (the judge's verdicts that still stand), by the entity the lock names and the one the book pairs it with;
+    never by a declaration a person rejected (`rejected`), which the judge's verdict does not make faithful."""
+    held = {n: s for n, s in lock.statements.items() if n not in rejected}
+    return {s.entity for s in held.values()} | {pairing[n] for n in held if n in pairing}
 
 
 def decomposed(before: Census, after: Census) -> list[str]:
@@ -242,15 +259,16 @@ class Names:
         return cls(tails(names), printed)
 
 
-def uses(decl: Decl, names: Names, module: Module | None = None) -> set[str]:
+def uses(decl: Decl, names: Names, module: Module | None = None, written: Iterable[str] | None = None
+         ) -> set[str]:
     """Which of `names` the value of `decl` uses: where Lean listed its file (`module`), the constants its value
     uses, and those of the constants Lean generated for it (`T._proof_1`); else from its text: a name its proof
-    writes, a short name standing for every one of `names` it ends."""
+    writes (`written`, where the caller has read them), a short name standing for every one of `names` it ends."""
     lean = lean_names(module).get(normal(decl.name)) if module is not None and decl.name else None
     if module is not None and lean is not None:
         return {n for u in module.value_users().get(lean, ()) for n in names.printed.get(u, ())}
     found: set[str] = set()
-    for token in _NAMES.findall(decl.body_code):
+    for token in _NAMES.findall(decl.body_code) if written is None else written:
         token = token.removeprefix("_root_.")
         found |= {n for n in names.short.get(token.rsplit(".", 1)[-1], set()) if n == token or n.endswith("." + token)}
     return found

@@ -13,7 +13,8 @@ the census it names in backticks (qualified, or by a dotted suffix such as
 holds a sorry or admit any more, or when it was last changed
 `issue_stale_cycles` cycles ago or more and neither strategy.md, the plan nor
 the recent history records mention its slug or a target. The judge's
-`unfaithful-*` issues are the judge's to close. A closed issue moves to
+`unfaithful-*` issues are the judge's to close, and a person's rejection's
+`review-*` issues a person's (their approval closes one). A closed issue moves to
 `<state>/issues/closed/` with a note saying when and why.
 """
 
@@ -36,6 +37,7 @@ from state import files
 from state.history import HistoryRecord
 from state.paths import StatePaths
 from state.prover_jobs import JobStatus, read_jobs
+from state.reviews import ISSUE_PREFIX
 
 log = structlog.get_logger()
 TRAILER = "Autoformalize-Sweep"
@@ -87,7 +89,7 @@ def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: i
     mentioned = mentions.lower()
     out: list[Removal] = []
     for issue in files.open_issues(paths):
-        if issue.slug.startswith(JUDGE_ISSUES):
+        if issue.slug.startswith((JUDGE_ISSUES, ISSUE_PREFIX)):  # the judge's to close; a person's to close
             continue
         path = paths.relative(issue.path)
         targets = sorted({n for token in _TICKED.findall(issue.text()) for n in names.get(token.strip(".,;:()"), [])})

@@ -223,6 +223,7 @@ def gate_change(root: Path, compiler: Compiler, build: BuildConfig, gates: Gates
                 files: dict[str, str | None], *, report: str = "", strategy: str = "",
                 locked: dict[str, str] | None = None, scope: list[str] | None = None,
                 state_dir: str = ".prover-state", every: bool = False, history: list[HistoryRecord] | None = None,
+                approved: dict[str, str] | None = None, rejected: frozenset[str] = frozenset(),
                 ) -> tuple[list[GateResult], GateInput]:
     """The gates on `files` (path → new text, None deletes) written into the Lean project at `root`, whose current
     state is the base: its listing is taken first, then the change is written, gated, and undone. With `every`,
@@ -246,7 +247,8 @@ def gate_change(root: Path, compiler: Compiler, build: BuildConfig, gates: Gates
         inp = GateInput(base=before, changed=DirTree(root), gates=gates, build=build, lean_roots=roots,
                         state_dir=state_dir, scope=scope or [f"{r}/**" for r in roots] + [f"{r}.lean" for r in roots],
                         report=report, cycle=20, compiler=compiler, base_census=base_census, candidates=list(files),
-                        strategy=strategy, locked=locked or {}, kernel_base=baseline, history=history or [])
+                        strategy=strategy, locked=locked or {}, kernel_base=baseline, history=history or [],
+                        approved=approved or {}, rejected=rejected)
         return [check(inp) for check in GATES.values()] if every else run_gates(inp), inp
     finally:
         for rel in files:

@@ -2,7 +2,8 @@
 
 No agent writes the book's text, the plan, the standing rules or a person's approvals: they join `[gates]
 protected`, which both the Worker's tools and the integrity gate enforce. An issue's author is read from git:
-a reserved name is the orchestrator's (the judge's findings, the Consultant's advice, its notices), a file
+a reserved name is the orchestrator's (the judge's findings, the Consultant's advice, its notices) or, for
+`review-*`, the person whose rejection opened it (the author of its last commit, the verdict's), a file
 last changed by a cycle's commit (trailer `Autoformalize-Cycle`) was opened by that cycle's Worker, one last
 changed by any other commit is a person's. A rejected cycle lands none of the Worker's files: the issues it
 opened go into its task result instead.
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 from agents.briefs import IssueText
 from audit.book import trusted
-from gates.issues import SLUG, reserved, shown, slug_of
+from gates.issues import REVIEW, SLUG, reserved, shown, slug_of
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import last_changed_cycle
 from orchestrator.repo import LAKE_FILES
 from state.paths import StatePaths
+from state.reviews import ISSUE_PREFIX
 
 NOTE_CHARS = 4000  # of each issue a rejected Worker opened, kept in its task result
 
@@ -43,6 +45,9 @@ def issues(git: Git, rev: str, paths: StatePaths) -> list[IssueText]:
     cycles, by_person = last_changed_cycle(git, rev, paths)
 
     def author(path: str, slug: str) -> str:
+        if slug.startswith(ISSUE_PREFIX):  # a person's rejection, opened with the verdict in their name
+            who = git.run("log", "-1", "--format=%an <%ae>", rev, "--", path).strip() if path in by_person else ""
+            return f"a person ({who})" if who else REVIEW
         owner = reserved(slug)
         if owner is not None:
             return owner

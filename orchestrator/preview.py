@@ -28,6 +28,7 @@ from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
 from orchestrator.outlook import brief as difficulty_brief
 from orchestrator.outlook import estimate_for, forecast_for
+from orchestrator.verdicts import held
 from orchestrator.wiring import prover_for
 from state import files
 from state.history import read_history
@@ -105,7 +106,8 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             last_result=cs.last_task_result(paths), issues=ownership.issues(git, head, paths),
             advice=cs.last_advice(paths),
             pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
-            persistent=[a.describe() for a in old], difficulty_head=hard[0], difficulty=hard[1])
+            persistent=[a.describe() for a in old], difficulty_head=hard[0], difficulty=hard[1],
+            reviews=held(git, head, config.gates.reviews, result))
         text = context.render()
         system = planner_prompt(rules, roots, config.project.plan)
         planner = config.agents.planner

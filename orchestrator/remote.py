@@ -44,6 +44,7 @@ from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.cyclestate import Cycle, Options, RoundItem
 from orchestrator.git import Git, GitTree
 from orchestrator.journal import Journal
+from orchestrator.verdicts import held
 from orchestrator.wiring import real_deps
 from state.atomic import write_atomic
 from state.errors import InfraError
@@ -214,10 +215,11 @@ def run(j: Job) -> Result:
             (repo / lake_dir / ".lake" / "packages").symlink_to(j.packages)
         work = workcopy.prepare(git, j.base, lake_dir, WORKER)
         paths = config.state(repo)
+        at_base = census(GitTree(git, j.base), config.project.lean_roots)
         c = Cycle(repo, config, real_deps(config, repo), Options(push=False), git, paths,
                   Journal(tmp / "journal"), datetime.now(UTC), number=j.cycle, base=j.base,
                   history=read_history(paths.history) if paths.history.is_file() else History(),
-                  census=census(GitTree(git, j.base), config.project.lean_roots),
+                  census=at_base, people=held(git, j.base, config.gates.reviews, at_base),
                   build=BuildStatus(j.build_ok, "as the coordinator found the base"), work=work,
                   plan=Plan(j.strategy, j.scope, Usage()), ledger=Ledger(budget=j.budget, charges=list(j.charges)),
                   pairing=j.pairing,

@@ -112,6 +112,7 @@ def split(c: Cycle) -> list[Cycle]:
                    plan=Plan(item.text, item.scope, Usage(), plan_update=c.plan.plan_update if first else None),
                    pivot=c.pivot, ledger=ledger,
                    desk=c.desk if first else None, kernel=c.kernel, book=c.book, pairing=c.pairing,
+                   people=c.people,
                    planner_failed=c.planner_failed if first else None, estimate=c.estimate,
                    item=RoundItem(number, item.name, c.plan.text))
         ledger.on_charge = _journaling(ic)

@@ -19,13 +19,16 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel, ValidationError
 
+from gates.census import Census
+from gates.meaning import meanings
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError
 from state.atomic import write_atomic
 from state.errors import LockHeld, UsageError
+from state.files import read_text
 from state.lock import RunLock
 from state.paths import StatePaths
-from state.reviews import ISSUE_PREFIX, Review, Reviews, Verdict, appended, issue_slug, parse
+from state.reviews import ISSUE_PREFIX, Review, Reviews, Standing, Verdict, appended, issue_slug, parse, standing
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
@@ -57,12 +60,27 @@ def recorded(git: Git, rev: str, file: str) -> Reviews:
         text = git.run("show", f"{rev}:{file}")
     except GitError:
         return Reviews()  # no such file at `rev`: nobody has reviewed anything yet
-    found = parse(text + "\n", file)
+    return _attributed(git, parse(text + "\n", file), file, rev)
+
+
+def current(git: Git, file: str) -> Reviews:
+    """The verdicts of `file` as the working tree holds it (never through a symbolic link), attributed as `recorded`
+    attributes them; an entry not committed yet has no reviewer until it is."""
+    text = read_text(git.root / file)
+    return Reviews() if text is None else _attributed(git, parse(text, file), file)
+
+
+def _attributed(git: Git, found: Reviews, file: str, *rev: str) -> Reviews:
+    """`found` with each entry lacking a reviewer or a time given its commit's author and date (`git blame` of its
+    `[[review]]` line, at `rev` or in the working tree)."""
     blind = [e for e in found.entries if not e.review.reviewer or e.review.at is None]
     if not blind:
         return found
-    lines = git.run("blame", "--line-porcelain", *[a for e in blind for a in ("-L", f"{e.line},{e.line}")], rev,
-                    "--", file)
+    try:
+        lines = git.run("blame", "--line-porcelain", *[a for e in blind for a in ("-L", f"{e.line},{e.line}")],
+                        *rev, "--", file)
+    except GitError:  # a file git does not track yet: no commit to tell
+        return found
     by_line = _blamed(lines)
     for i, e in enumerate(found.entries):
         if e in blind and e.line in by_line:
@@ -72,6 +90,19 @@ def recorded(git: Git, rev: str, file: str) -> Reviews:
     return found
 
 
+def held(git: Git, rev: str, file: str, census: Census) -> dict[str, Standing]:
+    """What people's verdicts in `file` at commit `rev` hold, given what `census` (`rev`'s) means: the loop reads
+    them from the base, never from a change."""
+    found = recorded(git, rev, file)
+    for problem in found.problems:
+        log.warning("reviews.unreadable", problem=problem[:300])
+    if not found.entries:
+        return {}
+    names = {r.declaration for r in found.reviews}
+    where = {path for path, d in census.decls() if d.name in names}
+    return standing(found.reviews, meanings(census, only=where))
+
+
 def _blamed(porcelain: str) -> dict[int, tuple[str, datetime]]:
     """`git blame --line-porcelain`: final line number → its commit's author (`Name <email>`) and date."""
     out: dict[int, tuple[str, datetime]] = {}
@@ -79,14 +110,15 @@ def _blamed(porcelain: str) -> dict[int, tuple[str, datetime]]:
     for row in porcelain.splitlines():
         head, _, rest = row.partition(" ")
         if len(head) in (40, 64) and all(ch in "0123456789abcdef" for ch in head):
-            line = int(rest.split()[1])
+            # A line not committed yet (git names it by zeros) has no author: 0 keeps it out.
+            line = int(rest.split()[1]) if head.strip("0") else 0
         elif head == "author":
             name = rest
         elif head == "author-mail":
             mail = rest.strip("<>")
         elif head == "author-time":
             when = datetime.fromtimestamp(int(rest), UTC)
-        elif row.startswith("\t"):
+        elif row.startswith("\t") and line:
             out[line] = (f"{name} <{mail}>", when)
     return out
 

@@ -15,7 +15,7 @@ from agents.ledger import Ledger
 from audit import ask, overlap, successors
 from audit.judge import Rubric
 from audit.rests import Support
-from audit.run import Models, Options, audit, markdown
+from audit.run import Models, Options, Reviewed, audit, markdown
 from gates.build import LakeCompiler
 from gates.census import Census, census
 from gates.listing import chain, gather, toolchain
@@ -28,9 +28,12 @@ from orchestrator.engine import Bounded
 from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import answers_of, cache_of, mark
 from orchestrator.repo import detect_lean_project, find_repo
+from orchestrator.verdicts import current
 from orchestrator.wiring import missing_keys, model_for, sandbox_for, unset
 from state.atomic import unwritable, write_all
 from state.errors import UsageError
+from state.files import Linked, read_text
+from state.reviews import Reviews, parse
 
 PROTOCOL_ROLES = {"direct": ("judge",), "round_trip": ("back_translator", "round_trip_judge"),
                   "edge filter": ("edge_filter",)}
@@ -73,7 +76,8 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
                       rubric=Rubric(config.audit.rubric, config.audit.book_name, config.audit.context_chars),
                       blueprint=config.audit.blueprint,
                       mappings=tuple(config.audit.mappings))
-    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured, successors=tested)
+    doc = audit(root, found, models, options, datetime.now(UTC), mathlib=measured, successors=tested,
+                reviewed=_reviewed(root, config))
     doc["lean_roots"] = roots
     doc["spend"] = {"usage": {r: u.model_dump() for r, u in ledger.usage().items()}, "costs": ledger.costs(),
                     "served_by": ledger.served_by()}
@@ -93,6 +97,25 @@ def run(path: Path | None, repo: Path | None, as_json: bool, out: Path | None, s
         click.echo(f"Commit {config.state(root).relative(config.state(root).audit)}/ to show it in "
                    "`autoformalize report`.", err=True)
     return 0
+
+
+def _reviewed(root: Path, config: Config) -> Reviewed:
+    """People's verdicts as the audited tree holds them (the audit reads the working tree, not a commit): in a
+    repository, an entry without its reviewer or time has its commit's author and date."""
+    file = config.gates.reviews
+    try:
+        git: Git | None = Git(root)
+    except GitError:
+        git = None
+    try:
+        if git is not None:
+            found = current(git, file)
+        else:
+            text = read_text(root / file)
+            found = parse(text, file) if text is not None else Reviews()
+    except Linked as e:
+        found = Reviews(problems=[str(e)])
+    return Reviewed(found.reviews, f"{file} in the working tree", config.review.port, found.problems)
 
 
 def _mathlib(root: Path, config: Config, roots: list[str], found: Census, sample: int | None, seed: int,

@@ -18,26 +18,31 @@ from html import escape
 from importlib.resources import files
 from pathlib import Path
 from string import Template
-from typing import TypeVar
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from audit import people
 from difficulty.forecast import Forecast
-from gates.census import census
+from gates.census import Census, census
+from gates.meaning import meanings
 from gates.size import large
 from gates.tree import DirTree
 from orchestrator.blame import SorryAge, persistent
-from orchestrator.config import load_config
+from orchestrator.config import Config, load_config
 from orchestrator.git import Git, GitError
 from orchestrator.outlook import forecast_for
 from orchestrator.report import svg
 from orchestrator.report.difficulty import panel
+from orchestrator.verdicts import current
 from state.atomic import write_all
 from state.errors import UsageError
 from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
 from state.history import GateVerdict, History, HistoryRecord, Outcome, cached_share, read_history
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
+from state.reviews import Reviews, parse
 
 PERSISTENT_SHOWN = 25
 OPEN_SHOWN = 200
@@ -142,6 +147,9 @@ class AuditSummary:
     summary: str  # the audit's own headline figures
     overlap: tuple[OverlapRow, ...] = ()  # `audit --mathlib`'s proofs and overlaps per book and chapter
     successors: tuple[SuccessorRow, ...] = ()  # `audit --successors`' verdicts per book and chapter
+    rows: tuple[dict[str, Any], ...] = ()  # its entities as the JSON holds them, with the judges' verdicts
+    rubric: str = ""  # what the judges were asked with
+    protocols: tuple[str, ...] = ()  # the judges' protocols it ran
 
 
 class OverlapRow(BaseModel):
@@ -213,6 +221,7 @@ class Report:
     unfilled: int = 0  # plan targets still the template's placeholders
     audit_dir: str = ".prover-state/audit"
     forecast: Forecast | None = None  # the open targets' difficulty and what is left (`autoformalize forecast`)
+    people: dict[str, Any] | None = None  # people's verdicts against the judges' (`audit.people.section`)
 
 
 @dataclass
@@ -276,10 +285,30 @@ def gather(repo: Path, now: datetime) -> Report:
     holes = [(d.name or d.kind, f"{path}:{d.line}", d.holes) for path, d in tree.decls() if d.holes]
     holes += [(name, path, 0) for path, name in tree.hidden_holes()]
     axioms = [(d.name or "axiom", f"{path}:{d.line}") for path, d in tree.axioms()]
+    reviewed = _people(repo, config, tree, audit)
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
                   _unless_linked(lambda: _issues(repo, paths, problems), [], problems), problems, jobs, old, big, holes,
                   axioms, rounds(history.records), config.project.plan, unfilled, paths.relative(paths.audit),
-                  forecast_for(config, history.records, tree))
+                  forecast_for(config, history.records, tree), reviewed)
+
+
+def _people(repo: Path, config: Config, tree: Census, audit: AuditSummary | None) -> dict[str, Any]:
+    """People's verdicts as the working tree holds them, against the latest audit's judges: each verdict holds while
+    its declaration means now what it meant when reviewed (the census read here), whenever the audit ran."""
+    file = config.gates.reviews
+    try:
+        try:
+            found = current(Git(repo), file)
+        except GitError:  # not a repository: the file alone, no commit to name a reviewer
+            text = read_text(repo / file)
+            found = parse(text, file) if text is not None else Reviews()
+    except Linked as e:
+        found = Reviews(problems=[str(e)])
+    files = {name: path for path, d in tree.decls() if (name := d.name)}
+    digests = meanings(tree) if found.reviews else {}  # hashing every declaration: only when there is a verdict
+    return people.section(audit.rows if audit else (), found.reviews, digests,
+                          rubric=audit.rubric if audit else "", protocols=audit.protocols if audit else (),
+                          port=config.review.port, files=files, source=file, problems=found.problems)
 
 
 T = TypeVar("T")
@@ -411,7 +440,12 @@ def _read_audit(paths: StatePaths, problems: list[str]) -> tuple[list[_Entity], 
     summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
     overlap = _rows(data.get("mathlib_overlap"), OverlapRow, "mathlib_overlap", where, problems)
     tested = _rows(data.get("successors"), SuccessorRow, "successors", where, problems)
-    return entities, AuditSummary(where, when, summary or "", overlap, tested)
+    judged = data.get("faithfulness")
+    judged = judged if isinstance(judged, dict) else {}
+    ran = tuple(p for p in people.PROTOCOLS if isinstance(judged.get(p), dict))
+    kept = tuple(item for item in raw if isinstance(item, dict)) if isinstance(raw, list) else ()
+    return entities, AuditSummary(where, when, summary or "", overlap, tested, kept, str(judged.get("rubric") or ""),
+                                  ran)
 
 
 def _rows(section: object, model: type[Row], name: str, where: str, problems: list[str]) -> tuple[Row, ...]:
@@ -524,6 +558,7 @@ def render(report: Report) -> str:
         rounds=_rounds(report.rounds),
         issues=_issue_list(report.issues, report.generated_at),
         audit=_audit(report.audit, report.coverage),
+        people=_people_section(report.people, report.audit),
         prover=_prover(report.prover_jobs),
         watch=_watch(report.persistent, report.large),
         open=_open(report.holes, report.axioms),
@@ -817,6 +852,111 @@ def _audit(audit: AuditSummary | None, chapters: Sequence[ChapterCoverage]) -> s
     if audit.successors:
         out.append(_successors_table(audit.successors))
     return "".join(out)
+
+
+def _people_section(s: dict[str, Any] | None, audit: AuditSummary | None) -> str:
+    """People's verdicts: how the judges agree with them, what they decided per book and chapter, each declaration
+    linked to its card in `autoformalize review`, and the statements the judges doubt that no one has decided."""
+    if s is None:
+        return ""
+    cards = (f'<p>Each declaration links to its card at <code>{_e(s["cards"])}…</code>, served while '
+             "<code>autoformalize review</code> runs.</p>")
+    out = []
+    if s["declarations"]:
+        out.append(f'<p id="people-line">{s["reviewed"]} declarations reviewed in <code>{_e(s["source"])}</code>: '
+                   f'{s["approved"]} approved, {s["rejected"]} rejected, {s["commented"]} commented; {s["stale"]} '
+                   "stale (reviewed when they meant something else, no decision holding: in no table).</p>")
+    else:
+        out.append(f'<p class="note" id="people-line">No one has reviewed a statement yet: <code>autoformalize review'
+                   f'</code> shows each with the book\'s text, and records a verdict in <code>{_e(s["source"])}</code>.'
+                   "</p>")
+    if s["declarations"] and audit is None:
+        out.append('<p class="note">No audit yet: the judges\' verdicts to set against people\'s come from '
+                   "<code>autoformalize audit</code>.</p>")
+    for t in s["tables"]:
+        out.append(_confusion(t))
+    if s["books"]:
+        out.append(_people_books(s["books"]))
+    if s["declarations"]:
+        out.append(cards + _collapsed(_people_reviews(s["declarations"]), len(s["declarations"]),
+                                      "declarations reviewed"))
+    doubted = _awaiting(audit, s)
+    if doubted:
+        items = "".join(f'<li><a href="{_e(url)}"><code>{_e(name)}</code></a> <small>{_e(entity)}: {_e(why)}</small>'
+                        "</li>" for name, entity, why, url in doubted)
+        out.append("<h3>Judged different or stronger, no person's decision yet</h3>"
+                   + _collapsed(f'<ul id="people-awaiting">{items}</ul>', len(doubted), "declarations to decide"))
+    if s["problems"]:
+        out.append('<ul class="notes">' + "".join(f"<li>{_e(p)}</li>" for p in s["problems"]) + "</ul>")
+    return ('<section id="people" aria-labelledby="people-h"><h2 id="people-h">People\'s reviews</h2>'
+            + "".join(out) + "</section>")
+
+
+def _place(book: str | None, chapter: str, by: str) -> str:
+    """A row's book and chapter, as the tables per book and chapter name it (a chapter read from a file's folder marked
+    so)."""
+    return " · ".join([*([book] if book else []), chapter + (" (folder)" if by == "file" else "")])
+
+
+def _confusion(t: dict[str, Any]) -> str:
+    """One judge against people: its verdicts (rows) × the decisions that hold (columns), and how often they agree."""
+    name = people.PROTOCOL_LABELS[t["protocol"]]
+    body = "".join(f'<tr><th scope="row">{_e(j)}</th>' + "".join(
+        f'<td class="num" data-judge="{_e(j)}" data-person="{k}">{t["cells"][j][k]}</td>' for k in people.DECIDED)
+        + "</tr>" for j in people.JUDGED)
+    agree = (f'<p id="agreement-{_e(t["protocol"])}">Agreement: {t["agree"]} of {t["compared"]} '
+             f'({t["rate"]:.1%}) — faithful where approved, stronger or different where rejected; {t["grouped"]} '
+             f'({t["grouped_rate"]:.1%}) with stronger taken as faithful.</p>' if t["compared"] else "")
+    return (f'<div class="scroll"><table id="people-{_e(t["protocol"])}"><caption>The {_e(name)} judge (rubric '
+            f'<code>{_e(t["rubric"])}</code>) against people</caption><thead><tr><th scope="col">Judge \\ person'
+            '</th><th scope="col" class="num">Approved</th><th scope="col" class="num">Rejected</th></tr></thead>'
+            f"<tbody>{body}</tbody></table></div>{agree}")
+
+
+def _people_books(rows: Sequence[dict[str, Any]]) -> str:
+    body = "".join(f'<tr><th scope="row">{_e(_place(r["book"], r["chapter"], r["by"]))}</th>'
+                   + "".join(f'<td class="num">{r[k]}</td>' for k in people.COUNTS) + "</tr>" for r in rows)
+    total = ('<tr><th scope="row">All</th>' + "".join(f'<td class="num">{sum(r[k] for r in rows)}</td>'
+                                                    for k in people.COUNTS) + "</tr>")
+    head = "".join(f'<th scope="col" class="num">{k.capitalize()}</th>' for k in people.COUNTS)
+    return ('<h3>Per book and chapter</h3><div class="scroll"><table id="people-books"><thead><tr>'
+            f'<th scope="col">Book · chapter</th>{head}</tr></thead><tbody>{body}</tbody><tfoot>{total}</tfoot>'
+            "</table></div>")
+
+
+def _people_reviews(rows: Sequence[dict[str, Any]]) -> str:
+    body = "".join(
+        f'<tr data-declaration="{_e(d["declaration"])}"><th scope="row"><a href="{_e(d["card"])}"><code>'
+        f'{_e(d["declaration"])}</code></a></th><td>{_e(d["entity"] or "—")}</td>'
+        f'<td>{_e(d["decision"] or ("stale" if d["stale"] else "commented"))}</td><td>{_e(d["reviewer"] or "—")}</td>'
+        f'<td>{_e(d["direct"])}</td><td>{_e(d["round_trip"])}</td><td>{_remarks(d)}</td></tr>'
+        for d in rows)
+    return ('<div class="scroll"><table id="people-reviews"><thead><tr><th scope="col">Declaration</th>'
+            '<th scope="col">Entity</th><th scope="col">Person</th><th scope="col">Reviewer</th>'
+            '<th scope="col">Direct judge</th><th scope="col">Round trip</th><th scope="col">Note</th></tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def _remarks(d: dict[str, Any]) -> str:
+    """The decision's note, then each comment's that holds, one paragraph each."""
+    return "".join(f"<p><small>{_e(n)}</small></p>" for n in [d["note"], *d["comment_notes"]] if n) or "—"
+
+
+def _awaiting(audit: AuditSummary | None, s: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The declarations of entities a judge found different or stronger on which no person's decision holds:
+    declaration, entity, the verdicts, its card."""
+    decided = {d["declaration"] for d in s["declarations"] if d["decision"]}
+    out = []
+    for row in audit.rows if audit else ():
+        labels = {p: v.get("label") for p in people.PROTOCOLS if isinstance(v := row.get(p), dict)}
+        doubts = [f"{people.PROTOCOL_LABELS[p]} {label}" for p, label in labels.items()
+                  if label in ("different", "stronger")]
+        names = row.get("lean")
+        for name in names if doubts and isinstance(names, list) else []:
+            if isinstance(name, str) and name not in decided:
+                out.append((name, str(row.get("id") or ""), ", ".join(doubts),
+                            s["cards"] + quote(name, safe="")))
+    return out
 
 
 def _successors_table(rows: Sequence[SuccessorRow]) -> str:

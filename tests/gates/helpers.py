@@ -22,12 +22,13 @@ def trees(base: dict[str, str], changes: dict[str, str | None]) -> tuple[MemTree
 def gate_input(base: dict[str, str], changes: dict[str, str | None], *, scope: Iterable[str] = ("Book/**",),
                report: str = "", cycle: int = 20, history: Iterable[HistoryRecord] = (),
                gates: GatesConfig | None = None, strategy: str = "",
-               locked: dict[str, str] | None = None, paired: Iterable[str] = ()) -> GateInput:
+               locked: dict[str, str] | None = None, paired: Iterable[str] = (),
+               approved: dict[str, str] | None = None, rejected: Iterable[str] = ()) -> GateInput:
     before, after = trees(base, changes)
     return GateInput(base=before, changed=after, gates=gates or GatesConfig(), build=BuildConfig(),
                      lean_roots=["Book"], state_dir=".prover-state", scope=list(scope), report=report,
                      cycle=cycle, history=list(history), strategy=strategy, locked=locked or {},
-                     paired=frozenset(paired))
+                     paired=frozenset(paired), approved=approved or {}, rejected=frozenset(rejected))
 
 
 def record(cycle: int, *, restructuring: str | None = None, pre: int = 3, post: int = 3) -> HistoryRecord:

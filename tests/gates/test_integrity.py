@@ -197,6 +197,38 @@ def test_with_approval_required_a_restatement_needs_a_persons_approval_of_that_v
     assert not forged.passed and "approved_restatements.toml is protected and was added" in forged.detail
 
 
+def test_a_statement_a_person_approved_is_locked_and_restated_only_with_a_new_approval() -> None:
+    change: dict[str, str | None] = {"Book/A.lean": A.replace("theorem easy : True := trivial",
+                                                              "theorem easy : 1 = 1 := rfl")}
+    digest = locked_easy()["Book.easy"]
+    person = {"Book.easy": digest}  # approved in the base's reviews.toml; the judge never saw it
+    declared = "RESTATE: Book.easy — the book says 1 = 1\n"
+    bare = check(change, approved=person)
+    assert not bare.passed
+    assert ("Book.easy: its statement was approved by a person (reviews.toml) and is locked, and it changed; "
+            "restating it needs a line `RESTATE: Book.easy — <rationale>` in the strategy, and a person's approval "
+            "of the restatement") in bare.detail
+    unapproved = check(change, approved=person, strategy=declared)  # restate_requires_approval is off
+    assert not unapproved.passed
+    assert ("a person approved this statement, so only a person may approve a change of it: add `[[restate]]` with "
+            f'`declaration = "Book.easy"` and `from = "{digest}"`') in unapproved.detail
+    approval = f'[[restate]]\ndeclaration = "Book.easy"\nfrom = "{digest}"\n'
+    both = integrity.check(gate_input({**BASE, "approved_restatements.toml": approval}, change, approved=person,
+                                      strategy=declared))
+    assert both.passed, both.detail
+    reproved = check({"Book/A.lean": A.replace("True := trivial", "True := by trivial")}, approved=person)
+    assert reproved.passed, reproved.detail
+
+
+def test_a_statement_a_person_rejected_may_be_restated_without_a_declaration() -> None:
+    change: dict[str, str | None] = {"Book/A.lean": A.replace("theorem easy : True := trivial",
+                                                              "theorem easy : 1 = 1 := rfl")}
+    assert not check(change, locked=locked_easy(), paired={"Book.easy"}).passed
+    rejected = check(change, locked=locked_easy(), paired={"Book.easy"}, rejected={"Book.easy"},
+                     gates=GatesConfig(restate_requires_approval=True))
+    assert rejected.passed, rejected.detail  # neither the judge's lock nor the pairing holds it any more
+
+
 def test_a_locked_statement_with_a_new_proof_passes() -> None:
     result = check({"Book/A.lean": A.replace("theorem easy : True := trivial", "theorem easy : True := by trivial")},
                    locked=locked_easy())

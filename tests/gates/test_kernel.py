@@ -106,6 +106,17 @@ def test_a_locked_statement_may_change_only_when_the_strategy_restates_it(projec
     assert "it is locked (judged faithful to the book)" in results["kernel"].detail
 
 
+def test_a_statement_a_person_approved_is_locked_and_one_a_person_rejected_is_not(project: Project) -> None:
+    digest = meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]
+    hidden = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n", "Book/A.lean": "import Book.Rewrite\n" + A}
+    approved, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), approved={"Book.quad_pos": digest})
+    assert "Book.quad_pos: Lean's terms for its statement" in approved["kernel"].detail
+    assert "it is locked (approved by a person)" in approved["kernel"].detail
+    rejected, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), locked={"Book.quad_pos": digest},
+                                rejected=frozenset({"Book.quad_pos"}))
+    assert rejected["kernel"].passed, rejected["kernel"].detail  # the judge's lock no longer holds it
+
+
 REWRITE = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n"}  # `<` made to mean nothing
 
 

@@ -106,6 +106,25 @@ def test_a_faithful_verdict_counts_only_for_an_entity_not_faithful_at_the_base()
     assert faithful_at(lock, {"Book.old": "thm:2.1"}) == {"thm:2.1", "thm:9"}  # the pairing's id, and the lock's
 
 
+def test_a_statement_a_person_rejected_counts_as_different_whatever_the_judge_says() -> None:
+    base = census(tree(A), ["Book"])
+    after = census(tree(A.replace("  sorry", "  simp")), ["Book"])
+    rejected = {"Book.hard": "h-rejected"}
+    faithful = judged(3, "blueprint/src/ch2.tex:4 at abc", False)
+    as_rejected = Judged(faithful.entity, "", faithful.verdict, {"Book.hard": "h-rejected"})
+    facts = measure(base, after, [as_rejected], "", 6000, settled=(), rejected=rejected)
+    assert facts.faithful == [] and facts.different == ["thm:2.1"]
+    assert not facts.progress and facts.cap(3) == 0  # sorries were closed, yet the score is held down
+    assert "- against: rejected by a person (reviews.toml), whatever the judge said: thm:2.1" in facts.render()
+    restated = Judged(faithful.entity, "", faithful.verdict, {"Book.hard": "h-new"})  # a meaning it was not
+    # rejected at: the rejection is stale, the judge's verdict counts
+    again = measure(base, after, [restated], "", 6000, settled=(), rejected=rejected)
+    assert again.faithful == ["thm:2.1"] and again.different == [] and again.cap(3) == 3
+    lock = StatementLock(statements={"Book.hard": Locked(hash="h-rejected", entity="thm:2.1", score=3, cycle=1)})
+    assert faithful_at(lock, {"Book.hard": "thm:2.1"}) == {"thm:2.1"}
+    assert faithful_at(lock, {"Book.hard": "thm:2.1"}, rejected) == set()  # the judge's lock settles nothing
+
+
 def test_an_oversized_file_shrinks_by_its_code_not_by_blank_lines_or_comments() -> None:
     big = A.replace("end Book", "\n".join(f"theorem t{i} : True := trivial\n-- note {i}\n" for i in range(30))
                     + "\nend Book")

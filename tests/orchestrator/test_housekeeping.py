@@ -158,8 +158,8 @@ def cycle_commit(repo: Path, cycle: int, when: datetime, files: dict[str, str]) 
 
 
 def swept_repo(make_repo: Callable[..., Path]) -> Path:
-    """Issues of every kind, added at cycles 2, 3 and 45 of 50, and three prover jobs: two 30 days old (one of
-    them returned proofs no Worker has tried yet) and one a day old."""
+    """Issues of every kind (a person's rejection's among them), added at cycles 2, 3 and 45 of 50, and three
+    prover jobs: two 30 days old (one of them returned proofs no Worker has tried yet) and one a day old."""
     repo = make_repo()  # Book.double (no sorry) and Book.double_pos (a sorry)
     waiting = ProverJob(id="job-waiting", prover="aristotle", submitted_cycle=2, submitted_at=NOW - timedelta(days=31),
                         targets=[Target(declaration="Book.double_pos", file="Book/Basic.lean")],
@@ -168,6 +168,7 @@ def swept_repo(make_repo: Callable[..., Path]) -> Path:
         f"{ISSUES}/old-note.md": "# Slow build\nThe build takes long.\n",
         f"{ISSUES}/planned-refactor.md": "# Split the file\nIt is big.\n",
         f"{ISSUES}/unfaithful-def-1-1.md": "# `Book.double` differs from the book\n",
+        f"{ISSUES}/review-def-1-1.md": "# A person rejected `Book.double`\n",  # old, its target has no sorry
         f"{STATE}/prover_results/job-old/out.json": "{}\n",
         f"{STATE}/prover_results/job-waiting/Book/Basic.lean": "-- proved\n",
         f"{STATE}/prover_jobs.json": ProverJobs(jobs=[waiting]).model_dump_json()})
@@ -198,8 +199,8 @@ def test_a_sweep_closes_stale_and_resolved_issues_and_prunes_old_results(make_re
     assert set(closed) == {"old-note.md", "consultant_advice_cycle_003.md", "resolved.md"}
     assert closed["resolved.md"] == "its targets no longer hold a sorry: Book.double"
     assert closed["old-note.md"].startswith("unchanged for 48 cycles")
-    assert {i.slug for i in open_issues(paths)} == {"planned-refactor", "unfaithful-def-1-1", "blocked-double-pos",
-                                                    "human", "restate"}
+    assert {i.slug for i in open_issues(paths)} == {"planned-refactor", "unfaithful-def-1-1", "review-def-1-1",
+                                                    "blocked-double-pos", "human", "restate"}
     moved = (repo / ISSUES / "closed" / "resolved.md").read_text()
     assert moved.startswith("# Blocked\n`double` needs a lemma") and "Closed by the sweep before cycle 50" in moved
     assert [r.path for r in done.pruned] == [f"{STATE}/prover_results/job-old"]

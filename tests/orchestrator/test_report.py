@@ -20,12 +20,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
+from gates.census import census
+from gates.meaning import meanings
+from gates.tree import DirTree
 from orchestrator.cli import main
 from orchestrator.report import build
 from orchestrator.report.site import _Entity, coverage, plan_chapters
 from orchestrator.report.svg import Axis, Chart, Series, downsample, line_chart, nice_step, scale
 from state.atomic import append_line
 from state.history import GateVerdict, HistoryRecord, Outcome, Usage, append_record
+from state.reviews import Review, Verdict, render
 from tests.conftest import BASIC, GIT_ENV, LAKEFILE, git, write
 
 if TYPE_CHECKING:
@@ -269,6 +273,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
                  "docs/plan.md": PLAN, f"{STATE}/cycle": f"{CYCLES}\n",
                  f"{STATE}/audit/latest.json": json.dumps(AUDIT)})
     expected = write_history(state / "history.jsonl")
+    digest = {name: ds[0] for name, ds in meanings(census(DirTree(repo), ["Book"])).items()}
+    verdicts = [Review(declaration="Book.two", verdict=Verdict.APPROVE, digest=digest["Book.two"]),
+                Review(declaration="Book.double_pos", verdict=Verdict.COMMENT, digest=digest["Book.double_pos"],
+                       note=EVIL),
+                Review(declaration="Book.a", entity="thm:110A", verdict=Verdict.REJECT, digest="0123456789abcdef")]
+    write(repo, {"reviews.toml": "".join(render(r) for r in verdicts)})
     commit_at(repo, NOW - timedelta(days=60), "the book")
     write(repo, {f"{STATE}/issues/stale-lemma.md": "# Stuck on `foo`\n\nNo idea how to prove it.\n",
                  f"{STATE}/issues/gone.md": "# Closed by deleting it\n"})
@@ -582,6 +592,11 @@ def test_the_page_in_headless_chromium(site: Site, chromium: Browser, tmp_path: 
     assert [r["round"] for r in rounds] == ["2", "1"] and rounds[1]["items"] == [f"item-{c}" for c in ROUNDS[1]]
     assert all(r["height"] > 0 for r in rounds)
     assert EVIL in page.inner_text("#round-table")
+    # People's reviews: a person's note shown as text; each reviewed declaration a link to its card.
+    assert EVIL in page.inner_text("#people-reviews")
+    card = page.locator("#people-reviews a", has_text="Book.two")
+    assert card.get_attribute("href") == "http://127.0.0.1:8765/card/Book.two"
+    assert page.inner_text("#people-line").startswith("2 declarations reviewed")
     styled = page.evaluate("getComputedStyle(document.querySelector('section')).borderTopStyle")
     assert styled == "solid"  # style.css applied
 
