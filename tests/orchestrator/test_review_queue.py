@@ -227,11 +227,14 @@ def test_several_books_each_card_its_own(tmp_path: Path) -> None:
     assert q.books == ["", "Analysis2_Tao_2022", "ConvexAnalysis_Rockafellar_1970"]
     tao = select(q, book="Analysis2_Tao_2022")
     assert {c.entity for c in tao} == {"Analysis2_Tao_2022/thm:1.1"} and len(tao) == 6
-    rockafellar = select(q, book="ConvexAnalysis_Rockafellar_1970")
+    rockafellar = select(q, book="ConvexAnalysis_Rockafellar_1970", chapter="1")
     assert [(c.kind, c.entity) for c in rockafellar] == [
         ("definition", ""), ("statement", "ConvexAnalysis_Rockafellar_1970/thm:1.1")]
     assert rockafellar[1].reaches == [rockafellar[0].declaration]  # the definition shown in its statement's book
-    assert all(c.path.startswith("Books/Analysis2_Tao_2022/") for c in tao)
+    assert {c.entity for c in select(q, book="ConvexAnalysis_Rockafellar_1970", chapter="4")} == {
+        "ConvexAnalysis_Rockafellar_1970/cor:4.7.2"}
+    assert all(c.path.startswith(f"Books/{c.book}/") for c in q.cards if c.book)
+    assert {c.path.split("/")[0] for c in select(q, book="")} == {"Papers"}
 
 
 @dataclass
