@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from functools import cached_property
 
 from gates.census import Census
 from gates.env import user_name
@@ -46,15 +47,35 @@ class Support:
         if (found := self._lean(name)) is not None:
             return found
         start = canonical(name)
+        tainted = self._tainted
+        if start not in tainted:
+            return []
         seen, queue, out = {start}, deque([start]), []
         while queue:
             current = queue.popleft()
             if self.unsound(current):
                 out.append(current)
-            for used in sorted(self._uses(current) - seen):
+            for used in sorted((self._uses(current) & tainted) - seen):  # nothing unsound lies past the rest
                 seen.add(used)
                 queue.append(used)
         return out
+
+    @cached_property
+    def _tainted(self) -> set[str]:
+        """The declarations from which the names written lead to a hole or a project axiom (those included): a
+        walk from any other finds none, so none is taken."""
+        users: dict[str, set[str]] = {}
+        for name in self.names.decls:
+            for used in self._uses(name):
+                users.setdefault(used, set()).add(name)
+        found = {n for n in self.names.decls if self.unsound(n)}
+        queue = deque(found)
+        while queue:
+            for user in users.get(queue.popleft(), ()):
+                if user not in found:
+                    found.add(user)
+                    queue.append(user)
+        return found
 
     def _lean(self, name: str) -> list[str] | None:
         """Lean's answer, or None when a module on the way was not listed."""

@@ -19,7 +19,7 @@ import bisect
 import hashlib
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from gates.census import Census
 from gates.index import MACRO_KINDS, THEOREM_KINDS, Decl, FileIndex
@@ -84,7 +84,7 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
     present = after.named  # a name that left a touched file may stay elsewhere
     out = {name: "is new" if name not in known else "changed" for name in new.keys() | (old.keys() & present)
            if sorted(new.get(name, [])) != sorted(old.get(name, []))}
-    defining = {d.name: d for _, d in after.decls() if d.name and d.kind in DEFINING}
+    defining = definitions(after)
     through = _through({n for n in out if n in known and n in defining}, defining)
     for name, chain in through.items():
         if len(chain) > 1 and name not in out:
@@ -93,7 +93,7 @@ def changed_meanings(before: Census, after: Census) -> dict[str, str]:
         refers = _resolver(list(through))
         for _, d in after.decls():
             if d.name and d.name not in out and d.kind in THEOREM_KINDS:
-                used = sorted({n for token in _NAMES.findall(d.statement_text) for n in refers(token)})
+                used = sorted(named(d.statement_text, refers))
                 if used:
                     out[d.name] = (f"states something else: it uses {', '.join(_path(through[n]) for n in used)}, "
                                    "which changed")
@@ -117,19 +117,113 @@ def _resolver(names: list[str]) -> Callable[[str], list[str]]:
     return refers
 
 
+def definitions(census: Census) -> dict[str, Decl]:
+    """The project's definitions (what a statement can name and so mean through), by full name."""
+    return {d.name: d for _, d in census.decls() if d.name and d.kind in DEFINING}
+
+
+def named(text: str, refers: Callable[[str], list[str]], *, near: str = "",
+          known: Collection[str] | None = None) -> set[str]:
+    """The names `refers` knows that `text` writes, each short name standing for every one it may mean. With `known`
+    (the names `refers` knows), a name the namespaces of the declaration `near` resolve among them stands for that
+    one alone, innermost first, as Lean resolves it."""
+    pool = known if known is not None else ()
+    spaces = near.split(".")[:-1] if pool else []
+    out: set[str] = set()
+    for token in _NAMES.findall(text):
+        inner = None if token.startswith("_root_.") else next(
+            (n for k in range(len(spaces), 0, -1) if (n := ".".join([*spaces[:k], token])) in pool), None)
+        out.update([inner] if inner is not None else refers(token))
+    return out
+
+
+def definition_uses(defining: dict[str, Decl], *, nearest: bool = False) -> dict[str, set[str]]:
+    """Each definition → the other definitions its whole text (signature and body) names; with `nearest`, a name its
+    namespaces resolve stands for that declaration alone (`named`)."""
+    refers = _resolver(list(defining))
+    known = defining if nearest else None
+    return {name: named(d.statement_text + "\n" + d.body_code, refers, near=name, known=known) - {name}
+            for name, d in defining.items()}
+
+
+def reached(census: Census, names: Iterable[str], defining: dict[str, Decl] | None = None) -> dict[str, list[str]]:
+    """Each of `names` → the project's definitions its meaning reaches, in name order: those a theorem's statement
+    (a definition's whole text) names, and those these name, to any depth — the walk `changed_meanings` follows
+    backwards, but a name that the declaration's namespaces resolve (`Chapter5.shift` for `shift` written in
+    `Chapter5.t`) stands for that one alone, as Lean resolves it, not for every definition it may end (the meaning
+    check takes every one: it must not miss a change; a reader must not be sent to read every chapter's `shift`).
+    `defining`: `definitions(census)`, passed by a caller that has it."""
+    defining = definitions(census) if defining is None else defining
+    uses = definition_uses(defining, nearest=True)
+    closures = _closures(uses)
+    refers = _resolver(list(defining))
+    decls = {d.name: d for _, d in census.decls() if d.name}
+    out: dict[str, list[str]] = {}
+    walked: dict[frozenset[str], list[str]] = {}  # statements naming the same definitions reach the same ones
+    for name in names:
+        d = decls.get(name)
+        if d is None:
+            continue
+        start = frozenset(uses[name] if name in uses else
+                          named(d.statement_text, refers, near=name, known=defining) - {name})
+        if start not in walked:
+            walked[start] = sorted(start.union(*(closures[u] for u in start)))
+        out[name] = [n for n in walked[start] if n != name] if name in defining else walked[start]
+    return out
+
+
+def _closures(uses: dict[str, set[str]]) -> dict[str, frozenset[str]]:
+    """Each definition → every definition it reaches through `uses`, to any depth (itself only when a cycle of
+    definitions leads back to it). Tarjan's strongly connected components: each closed once all it reaches is."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: dict[str, frozenset[str]] = {}
+    for root in uses:
+        if root in order:
+            continue
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        work = [(root, iter(uses[root]))]
+        while work:
+            node, pending = work[-1]
+            for used in pending:
+                if used not in order:
+                    order[used] = low[used] = len(order)
+                    stack.append(used)
+                    work.append((used, iter(uses[used])))
+                    break
+                if used not in out:  # on the stack: in the component being walked
+                    low[node] = min(low[node], order[used])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == order[node]:
+                    members = [stack.pop()]
+                    while members[-1] != node:
+                        members.append(stack.pop())
+                    found: set[str] = set()
+                    for m in members:
+                        for used in uses[m]:
+                            found.add(used)
+                            found |= out.get(used, frozenset())
+                    closed = frozenset(found)
+                    for m in members:
+                        out[m] = closed
+    return out
+
+
 def _through(changed: set[str], defining: dict[str, Decl]) -> dict[str, list[str]]:
     """Definitions whose meaning changed, directly or through a definition they name, followed to any depth:
     name → the chain of definitions from it to one whose text changed. Each enters once, so a cycle of
     definitions ends the walk."""
     if not changed:
         return {}
-    refers = _resolver(list(defining))
     users: dict[str, set[str]] = {}
-    for name, d in defining.items():
-        for token in _NAMES.findall(d.statement_text + "\n" + d.body_code):
-            for used in refers(token):
-                if used != name:
-                    users.setdefault(used, set()).add(name)
+    for name, names in definition_uses(defining).items():
+        for u in names:
+            users.setdefault(u, set()).add(name)
     chains = {name: [name] for name in changed}
     queue = deque(sorted(changed))
     while queue:

@@ -50,6 +50,9 @@ log = structlog.get_logger()
 NAME = "successors"
 MAX_FILES = 24  # user files compiled per change; past it the rest are named as not checked
 RUNS = 2  # the gate's compiles share this many `[build] timeout_s`: a cycle's time limits count on it
+BROKE = "no longer elaborates against the changed"
+"""Each broken successor's line in the verdict says this, then the constants it relied on (the review queue reads
+them), then why."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,7 @@ def check(inp: GateInput) -> GateResult:
     evidence: list[str] = []
     for user, why in broken:
         hit = sorted(set(user.uses) & locked)
-        line = f"{user.name} ({user.path}), as it was at the base, no longer elaborates against the changed " \
-               f"{', '.join(user.uses[:5])}: {why}"
+        line = f"{user.name} ({user.path}), as it was at the base, {BROKE} {', '.join(user.uses[:5])}: {why}"
         (reject if mode == "strict" or hit else evidence).append(line)
         for d in user.uses:
             inp.broken_successors.setdefault(d, []).append(f"{user.name}: {why}")

@@ -28,6 +28,8 @@ class Judgement(BaseModel):
     reason: str = ""
     cycle: int | None = None
     rubric: str = ""  # the audit's rubric, where the audit judged it
+    current: bool = True  # it judged the statement as it is now, so the card's risk counts it (the loop's latest
+    #                       judgement; the audit's unless a later cycle judged or restated the statement)
 
 
 class Card(BaseModel):
@@ -56,3 +58,5 @@ class Card(BaseModel):
     risk: Risk = Risk.UNJUDGED
     why: str = ""  # the risk, as a person reads it
     newest: int = 0  # the latest cycle that touched it: newer first among equal risks
+    standing: str = "unreviewed"  # the person's state: approved | rejected | commented | stale | unreviewed
+    judged: str = "unjudged"  # the judges' worst current verdict: different | stronger | faithful | unjudged

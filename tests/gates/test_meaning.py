@@ -7,7 +7,8 @@ import pytest
 
 from gates import integrity
 from gates.census import census
-from gates.meaning import changed_meanings, meanings, touched
+from gates.meaning import changed_meanings, meanings, reached, touched
+from gates.tree import MemTree
 from tests.gates.helpers import gate_input
 
 DEFS = ("namespace Book\n/-- Definition 1.1 A number is good when it exceeds 2. -/\n"
@@ -97,3 +98,34 @@ def test_a_statement_naming_a_definition_that_names_a_changed_one_changed_too() 
     assert changed["Book.t"].startswith("states something else: it uses Book.Nice")
     assert "Book.Base" in changed["Book.t"] and changed["Book.Nice"].startswith("means something else")
     assert {"Book.Loop", "Book.Loop2"} <= changed.keys()  # a cycle of definitions ends the walk
+
+
+REACH = ("namespace Book\ndef base (n : Nat) : Nat := n\ndef even (n : Nat) : Prop := ∃ k, n = base k + base k\n"
+         "def ping (n : Nat) : Nat := if n = 0 then 0 else pong (n - 1)\n"
+         "def pong (n : Nat) : Nat := if n = 0 then 1 else ping (n - 1)\n"
+         "theorem even_four : even 4 := ⟨2, rfl⟩\ntheorem ping_zero : ping 0 = 0 := by simp [ping, base]\n"
+         "theorem bare : True := trivial\nend Book\n")
+
+
+def test_a_statement_reaches_the_definitions_it_names_through_definitions_to_any_depth() -> None:
+    found = census(MemTree({"Book/A.lean": REACH.encode()}))
+    reach = reached(found, ["Book.even_four", "Book.ping_zero", "Book.bare", "Book.even", "Book.ping", "Book.gone"])
+    assert reach == {"Book.even_four": ["Book.base", "Book.even"],
+                     "Book.ping_zero": ["Book.ping", "Book.pong"],  # the proof's `base` is not the statement's
+                     "Book.bare": [],
+                     "Book.even": ["Book.base"],
+                     "Book.ping": ["Book.pong"]}  # a cycle of definitions ends the walk; a name not declared has none
+
+
+SHELVES = ("namespace One\ndef shift (n : Nat) : Nat := n + 1\ntheorem up (n : Nat) : n < shift n := by simp [shift]\n"
+           "end One\n\nnamespace Two\ndef shift (n : Nat) : Nat := n + 2\nend Two\n\n"
+           "namespace Three\nopen One\ntheorem up (n : Nat) : n < shift n := by simp [shift]\nend Three\n")
+
+
+def test_what_a_statement_reaches_is_the_definition_its_namespace_resolves_else_every_one_it_may_mean() -> None:
+    found = census(MemTree({"Book/A.lean": SHELVES.encode()}))
+    assert reached(found, ["One.up", "Three.up"]) == {"One.up": ["One.shift"],
+                                                      "Three.up": ["One.shift", "Two.shift"]}  # `open` not followed
+    # The meaning check still takes every definition a name may mean: a change to either `shift` changes `One.up`.
+    changed = census(MemTree({"Book/A.lean": SHELVES.replace("n + 2", "n + 3").encode()}))
+    assert "One.up" in changed_meanings(found, changed)
