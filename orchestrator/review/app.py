@@ -198,12 +198,17 @@ def create_app(repo: Path, config: Config, *, port: int, token: str, book: str |
         q = await run_in_threadpool(state.queue)
         book_, chapter = request.query_params.get("book") or state.book, request.query_params.get("chapter")
         verdict = request.query_params.get("verdict")
-        cards = queue.select(q, book=book_ or None, chapter=chapter or None, verdict=verdict or None)
-        return page(request, "queue.html", cards=cards, problems=q.problems, total=len(q.cards),
-                    books=sorted({c.book for c in q.cards if c.book}),
+        problems = list(q.problems)
+        try:
+            cards = queue.select(q, book=book_ or None, chapter=chapter or None, verdict=verdict or None)
+        except UsageError as e:
+            problems.append(str(e))
+            cards = []
+        return page(request, "queue.html", cards=cards, problems=problems, total=len(q.cards),
+                    books=[b for b in q.books if b],
                     chapters=sorted({c.chapter for c in q.cards if c.chapter and (not book_ or c.book == book_)}),
                     filters={"book": book_ or "", "chapter": chapter or "", "verdict": verdict or ""},
-                    verdicts=queue.VERDICTS)
+                    people=queue.PERSON, judges=queue.JUDGES)
 
     async def card(request: Request) -> Response:
         declaration = request.path_params["declaration"]

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +31,8 @@ from orchestrator.review.cards import Card
 from orchestrator.verdicts import waiting
 from state.lock import RunLock
 from state.reviews import Review, Verdict
-from tests.conftest import BASIC, GIT_ENV, git, write
+from tests.conftest import GIT_ENV, git, write
+from tests.orchestrator.test_review_queue import A, make
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Locator, Page, ViewportSize
@@ -39,13 +40,13 @@ if TYPE_CHECKING:
 ANN = "Ann Reviewer <ann@example.org>"
 EVIL = '<script>document.title="pwned"</script>'
 VIEWPORT: ViewportSize = {"width": 1366, "height": 900}  # a laptop's screen
-BOOK = BASIC.replace("theorem double_pos", "/-- Theorem 1.2. If $n > 0$ then $2n > 0$. -/\ntheorem double_pos")
 
 
 @pytest.fixture
-def repo(make_repo: Callable[..., Path], tmp_path: Path) -> Path:
-    """A Lean project with its person's git identity and a bare remote it pushes to."""
-    root = make_repo({"Book/Basic.lean": BOOK})
+def repo(tmp_path: Path) -> Path:
+    """The review queue's project (statements judged different, stronger, faithful, never; a definition no entity
+    pairs), with its person's git identity and a bare remote it pushes to."""
+    root = make(tmp_path)
     git(root, "config", "user.name", "Ann Reviewer")
     git(root, "config", "user.email", "ann@example.org")
     git(tmp_path, "init", "-q", "--bare", "-b", "main", "remote.git")
@@ -150,7 +151,7 @@ def test_a_stale_page_is_refused_and_writes_nothing(repo: Path) -> None:
     fields = form(c, "Book.double_pos")
     assert fields["digest"] == cards(repo)["Book.double_pos"].digest
     # The statement changes (committed, as a cycle would) after the page showed it.
-    write(repo, {"Book/Basic.lean": BOOK.replace("(h : 0 < n) : 0 < double n", "(h : 1 < n) : 0 < double n")})
+    write(repo, {"Book/A.lean": A.replace("(h : 0 < n) : 0 < double n", "(h : 1 < n) : 0 < double n")})
     git(repo, "commit", "-qam", "restated")
     head = git(repo, "rev-parse", "HEAD")
     assert cards(repo)["Book.double_pos"].digest != fields["digest"]
@@ -347,9 +348,8 @@ def test_approve_reject_and_comment_in_chromium(repo: Path, tmp_path: Path, chro
         page.keyboard.press("/")
         assert page.get_by_label("Book", exact=True).evaluate("n => n === document.activeElement")
         page.keyboard.press("Escape")
-        page.keyboard.press("j")
-        page.keyboard.press("j")
-        page.keyboard.press("k")
+        for key in "jjjk":  # the second card: the queue is Book.quad_even (different), Book.double_pos (stronger), …
+            page.keyboard.press(key)
         assert "current" in (card_of(page, "Book.double_pos").get_attribute("class") or "")
         page.keyboard.press("r")  # a rejection without a note: asked for one, nothing sent
         assert "Say why in the note" in card_of(page, "Book.double_pos").get_by_role("alert").inner_text()
@@ -394,11 +394,11 @@ def suffix(card: Card) -> str:
 def test_people_see_verdicts_and_a_stale_one_is_marked(repo: Path, chromium: Browser) -> None:
     old = cards(repo)["Book.double_pos"].digest
     write(repo, {"reviews.toml": f'[[review]]\ndeclaration = "Book.double_pos"\nverdict = "reject"\n'
-                                 f'note = "{EVIL}"\ndigest = "not-{old}"\n\n'
+                                 f"note = '{EVIL}'\ndigest = \"not-{old}\"\n\n"
                                  f'[[review]]\ndeclaration = "Book.double_pos"\nverdict = "comment"\n'
                                  f'note = "fine by me"\ndigest = "{old}"\n'})
     git(repo, "add", "-A")
-    git(repo, "-c", "user.name=Bo", "-c", "user.email=bo@example.org", "commit", "-qm", "verdicts by hand")
+    git(repo, "commit", "-qm", "verdicts by hand", "--author=Bo <bo@example.org>")
     with serving(repo) as served:
         page = chromium.new_page(viewport=VIEWPORT)
         page.goto(served.url)
