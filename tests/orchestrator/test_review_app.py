@@ -199,6 +199,22 @@ def test_while_a_cycle_runs_the_verdict_waits_and_the_page_says_so(repo: Path) -
     assert waiting(Git(repo)) == []
 
 
+def test_the_queue_filters_by_chapter_and_verdict_in_the_queues_order(repo: Path) -> None:
+    c = signed_in(repo)
+
+    def shown(query: str) -> list[str]:
+        return re.findall(r'<h2 id="title-\d+"><a href="/card/[^"]+">([^<]+)</a>', c.get(f"/{query}").text)
+
+    everything = [card.declaration for card in queue.build(repo, load_config(repo)).cards]
+    assert shown("") == everything and everything[:2] == ["Book.quad_even", "Book.double_pos"]
+    assert shown("?verdict=different") == ["Book.quad_even"]
+    assert shown("?chapter=2") == [n for n in everything if n in ("Book.plain", "Book.zero_even", "Book.two_even")]
+    assert shown("?chapter=2&verdict=faithful") == ["Book.zero_even", "Book.plain"]
+    assert shown("?verdict=unreviewed") == everything
+    page = c.get("/?verdict=veto")
+    assert page.status_code == 200 and "no verdict `veto`" in page.text and shown("?verdict=veto") == []
+
+
 def test_the_rejections_issue_fences_what_people_and_the_sources_wrote() -> None:
     card = Card(declaration="Book.t", kind="statement", entity="thm:1.1", entity_name="Theorem 1.1",
                 book_text="Every ``` fence\n# Heading", book_source="Book/A.lean:3", lean="theorem t : True",
@@ -236,6 +252,10 @@ def test_list_json_is_the_queue_for_tools(repo: Path, capsys: pytest.CaptureFixt
     config = load_config(repo)
     assert out.strip() == queue.to_json(queue.select(queue.build(repo, config))).strip()
     assert "Book.double_pos" in out
+    assert main(["review", "--list", "--book", "Nowhere", "--repo", str(repo)]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["review", "--list", "--repo", str(repo)]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("Book.quad_even\tthm:1.2\tthe loop's judge, cycle 1")
     assert main(["review", "--json", "--repo", str(repo)]) == 2
 
 
