@@ -73,6 +73,8 @@ class Outcome:
 def listen(port: int) -> socket.socket:
     """A socket bound to 127.0.0.1:`port` (0: any free port); a port in use is the user's to change."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # A restart binds again at once, past the last run's closing connections; a listening socket still refuses it.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((HOST, port))
         sock.listen(64)
