@@ -306,8 +306,6 @@ def issue_text(review: Review, card: Card) -> str:
              "", "## The reviewer's note", "", _fenced(review.note, "text"),
              "", f"## The book's text ({card.book_source or 'source unknown'})", "", _fenced(card.book_text, "text"),
              "", f"## The Lean statement ({where})", "", _fenced(card.lean, "lean")]
-    if card.elaborated:
-        parts += ["", "As Lean elaborates it:", "", _fenced(card.elaborated, "lean")]
     return "\n".join(parts) + "\n"
 
 

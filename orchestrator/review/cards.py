@@ -42,7 +42,6 @@ class Card(BaseModel):
     book_text: str = ""  # the book's trusted text of the entity
     book_source: str = ""  # where that text comes from ("blueprint/src/ch1.tex:42")
     lean: str = ""  # the declaration's source (a theorem's statement; a definition whole)
-    elaborated: str | None = None  # its type as Lean elaborates it, where a listing has it
     path: str = ""
     line: int = 0
     digest: str = ""  # its meaning digest now: what a verdict on it records

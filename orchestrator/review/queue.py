@@ -6,9 +6,9 @@ What a card is made of, and where each part comes from:
 
 - the book's trusted text and its source: the blueprint and mapping files, else the pairing ledger (`audit.book`);
   a definition no entity pairs has none;
-- `lean`: the declaration as written, comments dropped (a theorem's signature, a definition whole); `elaborated`
-  stays None: the kernel gate's listings (`gates.env.Module`) keep digests of each constant's type and value, never
-  their printed text;
+- `lean`: the declaration as written, comments dropped (a theorem's signature, a definition whole). Not its type as
+  Lean elaborates it: the kernel gate's listings (`gates.env.Module`) keep digests of each constant's type and
+  value, never their printed text;
 - `reaches`: the project's definitions its statement names, walked through definitions (`gates.meaning.reached`);
 - `judgements`: the loop's judge (the `faithfulness` of each landed cycle's history record; where history keeps
   none, the statement lock's verdict while it still means what was judged) and the audit's judges (the committed

@@ -138,7 +138,6 @@ def test_a_card_holds_the_book_the_lean_and_what_it_reaches_and_rests_on(tmp_pat
     assert quad_even.book_text == "Four times a number is even."
     assert quad_even.book_source.startswith("the doc comment of Book.quad_even as it first landed (Book/A.lean:12 at ")
     assert quad_even.lean == "theorem quad_even (n : ℕ) : IsEven (quad n)"  # the statement, not the proof
-    assert quad_even.elaborated is None  # the kept listings hold digests of types, not their text
     assert (quad_even.path, quad_even.line) == ("Book/A.lean", 13)
     assert quad_even.reaches == ["Book.IsEven", "Book.double", "Book.quad"]
     assert not quad_even.proved and quad_even.rests_on == ["Book.quad_even"]
