@@ -117,6 +117,27 @@ def test_a_statement_a_person_approved_is_locked_and_one_a_person_rejected_is_no
     assert rejected["kernel"].passed, rejected["kernel"].detail  # the judge's lock no longer holds it
 
 
+def test_a_restatement_only_lean_sees_of_a_statement_a_person_approved_needs_a_persons_approval(
+        project: Project) -> None:
+    # The text of `quad_pos` is untouched, so the integrity gate sees no restatement to ask a person about; Lean
+    # sees its meaning changed. A `RESTATE:` line alone must not unlock what a person approved.
+    digest = meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]
+    hidden = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n", "Book/A.lean": "import Book.Rewrite\n" + A}
+    declared = "RESTATE: Book.quad_pos — `<` reads otherwise"
+    results, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), approved={"Book.quad_pos": digest},
+                               strategy=declared)
+    assert results["integrity"].passed, results["integrity"].detail
+    assert not results["kernel"].passed, results["kernel"].detail
+    assert "a person approved this statement, so only a person may approve a change of it" in \
+        results["kernel"].detail
+    write(project.root, {"approved_restatements.toml":
+                         f'[[restate]]\ndeclaration = "Book.quad_pos"\nfrom = "{digest}"\n'})
+    allowed, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), approved={"Book.quad_pos": digest},
+                               strategy=declared)
+    assert allowed["kernel"].passed, allowed["kernel"].detail
+    assert "Book.quad_pos: restated as the strategy declares" in allowed["kernel"].detail
+
+
 REWRITE = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n"}  # `<` made to mean nothing
 
 
