@@ -165,7 +165,7 @@ def _restated(inp: GateInput) -> list[str]:
         return []
     declared = restatements(inp.strategy)
     needed = inp.gates.restate_requires_approval or any(n in inp.approved for n in moved)
-    approvals, problem = _approvals(inp) if needed else ({}, None)
+    approvals, problem = restate_approvals(inp) if needed else ({}, None)
     old = meanings(inp.before, only={p for p, d in inp.before.decls() if d.name in moved})
     out: list[str] = [problem] if problem else []
     for name, what in moved.items():
@@ -190,7 +190,7 @@ def _restated(inp: GateInput) -> list[str]:
     return out
 
 
-def _approvals(inp: GateInput) -> tuple[dict[str, set[str]], str | None]:
+def restate_approvals(inp: GateInput) -> tuple[dict[str, set[str]], str | None]:
     """The restatements a person approved, as the base has them: declaration → meaning hashes it may leave."""
     path = inp.gates.restate_approvals
     if path not in inp.base.files():
