@@ -75,6 +75,23 @@ def test_an_approval_closes_the_rejections_issue(tmp_path: Path) -> None:
     assert (repo / ".prover-state/issues/other.md").exists()  # another issue is nobody's business here
 
 
+def test_an_approval_leaves_open_the_issue_another_declarations_rejection_of_the_same_entity_holds(
+        tmp_path: Path) -> None:
+    # Two declarations formalize one entity: both rejected share `review-thm-1.1`. Approving one must neither close
+    # the issue the other's rejection still holds, nor may the second rejection erase the first's text.
+    repo = repo_with_remote(tmp_path, remote=False)
+    g = Git(repo)
+    other = pending("reject", issue="# Rejected u\n")
+    other = other.model_copy(update={"review": other.review.model_copy(update={"declaration": "Book.u"})})
+    submit(g, pending("reject", issue="# Rejected t\n"))
+    submit(g, other)
+    submit(g, pending("approve", note="fixed"))
+    land(g, Config(), Config().state(repo), push=True)
+    assert (repo / ISSUE).is_file(), "the issue of Book.u's standing rejection was closed by Book.t's approval"
+    text = (repo / ISSUE).read_text()
+    assert "# Rejected u" in text and "# Rejected t" in text  # each rejection's words are kept
+
+
 def test_a_push_that_keeps_losing_leaves_the_verdict_waiting_then_it_lands(tmp_path: Path) -> None:
     repo = repo_with_remote(tmp_path)
     # Fetches read a mirror the pushes never reach, so each push finds the branch moved on: a race lost every time.
