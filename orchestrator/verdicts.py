@@ -222,17 +222,20 @@ def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
     r = p.review
     written = [config.gates.reviews]
     target = work.root / config.gates.reviews
-    text = target.read_text(encoding="utf-8") if target.is_file() else ""
+    text = appended(target.read_text(encoding="utf-8") if target.is_file() else "", r)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, appended(text, r))
+    write_atomic(target, text)
     state = StatePaths(work.root, paths.state_dir)
     slug = issue_slug(r.entity, r.declaration)
     issue = state.issues / f"{slug}.md"
     rel = state.relative(issue)
     if r.verdict is Verdict.REJECT:
-        write_atomic(issue, p.issue)
+        # Declarations of one entity share its issue: a rejection adds its words to those standing there.
+        before = issue.read_text(encoding="utf-8") if issue.is_file() else ""
+        write_atomic(issue, f"{before.rstrip()}\n\n---\n\n{p.issue}" if before.strip() else p.issue)
         written.append(rel)
-    elif r.verdict is Verdict.APPROVE and issue.is_file() and slug.startswith(ISSUE_PREFIX):
+    elif (r.verdict is Verdict.APPROVE and issue.is_file() and slug.startswith(ISSUE_PREFIX)
+          and not _rejected_too(text, slug, r.declaration)):
         closed = state.issues / "closed" / issue.name
         closed.parent.mkdir(parents=True, exist_ok=True)
         note = f"\n\n---\nClosed by {p.name}'s approval of `{r.declaration}` at {r.at or datetime.now(UTC)}.\n"
@@ -248,6 +251,16 @@ def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
              f"--author={p.name} <{p.email}>", f"--date={when}", "-m", message,
              env={"GIT_COMMITTER_NAME": p.name, "GIT_COMMITTER_EMAIL": p.email, "GIT_COMMITTER_DATE": when})
     return work.head()
+
+
+def _rejected_too(text: str, slug: str, declaration: str) -> bool:
+    """Whether another declaration sharing the issue `slug` still stands rejected in the reviews file's `text` (its
+    last decision, whatever meaning it was given on): that rejection's issue stays open."""
+    last: dict[str, Review] = {}
+    for r in parse(text).reviews:
+        if r.decides and r.declaration != declaration and issue_slug(r.entity, r.declaration) == slug:
+            last[r.declaration] = r
+    return any(r.verdict is Verdict.REJECT for r in last.values())
 
 
 def _finish(git: Git, commits: list[str], pending: list[tuple[Path, Pending]], *, pushed: bool) -> None:
