@@ -6,17 +6,21 @@ verdicts are not applied; no Worker may write `reviews.toml` or a `review-*` iss
 from __future__ import annotations
 
 import re
+import subprocess
 from datetime import UTC, datetime
+from pathlib import Path
 
 from gates.census import census
 from gates.meaning import meanings
 from orchestrator import ownership, workcopy
 from orchestrator.git import Git, GitTree
 from orchestrator.verdicts import Pending, submit, waiting
+from state.errors import AutoformalizeError
 from state.reviews import Review, Verdict
 from tests.conftest import git, write
 from tests.orchestrator.harness import B, Project, configure, evaluation, strategy, user_text
 from tests.orchestrator.test_faithfulness import NEW, RESTATED, lock_a_theorem
+from tests.orchestrator.test_prover import pushing_then_evaluating
 from tests.standin.anthropic_server import RecordedRequest, Reply, tool_use_reply
 
 NAME = "Book.zero_add'"
@@ -213,3 +217,27 @@ def test_a_statement_a_person_rejected_counts_as_different_and_is_never_locked(p
     assert "rejected by a person (reviews.toml), whatever the judge said: thm:3.1" in facts
     assert "judged faithful or stronger: thm:3.1" not in facts
     assert not (project.repo / ".prover-state/statement_lock.json").exists()  # the judge locks no rejected meaning
+
+
+def test_a_verdict_the_sync_landed_survives_a_push_that_loses_a_race(project: Project, tmp_path: Path) -> None:
+    # The sync commits the kept verdict on the local branch only (the cycle's push is to carry it). When that push
+    # loses a race, the cycle's change is redone on the remote's new head: the verdict must go with it.
+    lock_a_theorem(project)
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(project.remote), str(other)], check=True)
+    submit(Git(project.repo), Pending(review=review(Verdict.REJECT, meaning(project), NOTE), name="Ada Lovelace",
+                                      email="ada@example.org", issue="# Theorem 2.1 rejected\n\nDrop h.\n"))
+    project.agents.plan(strategy("Book/B.lean", target="Drop the hypothesis."))
+    project.agents.work(RESTATED, "restated it")
+    project.agents.judge(True, True, 3)
+    rules = {"CLAUDE.md": "# Rules\nSorry-first. Name things well.\n"}
+    project.agents.add("evaluator", pushing_then_evaluating(other, 1, rules))  # another loop pushes meanwhile
+    try:
+        record, _ = project.cycle()
+    except AutoformalizeError as e:
+        raise AssertionError(f"the cycle failed after the race: {e}") from e
+    assert record.outcome == "accepted", record.gates
+    remote = git(project.remote, "show", "refs/heads/main:reviews.toml")
+    assert "Ada Lovelace <ada@example.org>" in remote and "drop h." in remote  # the verdict reached the remote
+    assert project.head() == project.remote_head()  # and the checkout is not left diverged
+    assert "another loop's commit" in git(project.remote, "log", "--format=%s", "main")  # the race took place
