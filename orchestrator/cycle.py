@@ -235,7 +235,13 @@ def sync(c: Cycle) -> None:
                                  f"`git pull --rebase`; the loop never forces a push)")
     elif entry is not None and entry.commit and c.git.is_ancestor(c.git.head(), entry.commit):
         c.git.merge_ff(entry.commit)  # no remote: the finished commit lands as it is
-    landed = land_verdicts(c.git, c.config, c.paths, push=False)  # people's verdicts: the cycle's push carries them
+    # People's verdicts, pushed at once: a verdict only the cycle's push carried would be left out of its commit
+    # when that push loses a race (the change is redone on the remote's head); unreachable, the cycle's push does.
+    try:
+        landed = land_verdicts(c.git, c.config, c.paths, push=c.options.push)
+    except InfraError as e:
+        log.warning("sync.verdicts_not_pushed", error=str(e)[:300])
+        landed = land_verdicts(c.git, c.config, c.paths, push=False)
     if landed.commits:
         log.info("sync.verdicts_landed", commits=[h[:12] for h in landed.commits])
     if landed.message:

@@ -5,7 +5,8 @@ agent sees it). It lands through the path the loop's own commits take: on the br
 remote first), in a worktree of its own, one commit per verdict with the person's git identity as author and
 committer, pushed (a push that loses a race fetches and lands again, on the new head), then the checkout
 fast-forwards. It lands only under the run lock: the review application lands it at once when no cycle holds the
-lock, and otherwise a cycle lands it in its sync, before its base is taken, and pushes it with its own commit.
+lock, and otherwise a cycle lands it in its sync, before its base is taken, and pushes it at once (a verdict left for
+the cycle's own push would be dropped when that push loses a race: the change is redone on the remote's head).
 An inbox file is deleted only once its commit is on the branch (and pushed, where the application pushes).
 """
 

@@ -20,8 +20,7 @@ from state.reviews import Review, Verdict
 from tests.conftest import git, write
 from tests.orchestrator.harness import B, Project, configure, evaluation, strategy, user_text
 from tests.orchestrator.test_faithfulness import NEW, RESTATED, lock_a_theorem
-from tests.orchestrator.test_prover import pushing_then_evaluating
-from tests.standin.anthropic_server import RecordedRequest, Reply, tool_use_reply
+from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply, tool_use_reply
 
 NAME = "Book.zero_add'"
 ISSUE = ".prover-state/issues/review-thm-2.1.md"
@@ -230,8 +229,14 @@ def test_a_verdict_the_sync_landed_survives_a_push_that_loses_a_race(project: Pr
     project.agents.plan(strategy("Book/B.lean", target="Drop the hypothesis."))
     project.agents.work(RESTATED, "restated it")
     project.agents.judge(True, True, 3)
-    rules = {"CLAUDE.md": "# Rules\nSorry-first. Name things well.\n"}
-    project.agents.add("evaluator", pushing_then_evaluating(other, 1, rules))  # another loop pushes meanwhile
+    def racing(_: RecordedRequest) -> Reply:  # another loop pushes while the Evaluator reads
+        git(other, "pull", "-q", "--rebase", "origin", "main")
+        write(other, {"CLAUDE.md": "# Rules\nSorry-first. Name things well.\n"})
+        git(other, "commit", "-qam", "another loop's commit")
+        git(other, "push", "-q", "origin", "main")
+        return text_reply(evaluation(1))
+
+    project.agents.add("evaluator", racing)
     try:
         record, _ = project.cycle()
     except AutoformalizeError as e:
