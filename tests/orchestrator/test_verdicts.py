@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gates.census import census
+from gates.meaning import meanings
 from orchestrator.config import Config
-from orchestrator.git import Git
+from orchestrator.git import Git, GitTree
 from orchestrator.verdicts import Pending, deliver, identity, land, recorded, submit, waiting
 from state.errors import UsageError
 from state.lock import RunLock
@@ -90,6 +92,36 @@ def test_an_approval_leaves_open_the_issue_another_declarations_rejection_of_the
     assert (repo / ISSUE).is_file(), "the issue of Book.u's standing rejection was closed by Book.t's approval"
     text = (repo / ISSUE).read_text()
     assert "# Rejected u" in text and "# Rejected t" in text  # each rejection's words are kept
+
+
+def test_an_approval_stale_on_the_remotes_head_does_not_close_the_rejections_issue(tmp_path: Path) -> None:
+    # The page showed `Book.t` as the checkout has it; meanwhile the remote's head restated it. The approval lands
+    # there as a record, but stale: it must not close the issue the rejection opened, which the restated statement,
+    # never approved, still owes a person.
+    repo = repo_with_remote(tmp_path)
+    write(repo, {"Book/T.lean": "namespace Book\ntheorem t : 1 = 1 := rfl\nend Book\n"})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Book.t")
+    git(repo, "push", "-q", "origin", "main")
+    shown = meanings(census(GitTree(Git(repo), "HEAD"), ["Book"]))["Book.t"][0]
+
+    def at(verdict: str) -> Pending:
+        p = pending(verdict, issue="# Rejected\n" if verdict == "reject" else "")
+        return p.model_copy(update={"review": p.review.model_copy(update={"digest": shown})})
+
+    g = Git(repo)
+    submit(g, at("reject"))
+    land(g, Config(), Config().state(repo), push=True)
+    assert (repo / ISSUE).is_file()
+    git(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), "other")
+    other = tmp_path / "other"
+    write(other, {"Book/T.lean": "namespace Book\ntheorem t : 2 = 2 := rfl\nend Book\n"})
+    git(other, "commit", "-qam", "restated Book.t")
+    git(other, "push", "-q", "origin", "main")
+    submit(g, at("approve"))
+    landed = land(g, Config(), Config().state(repo), push=True)
+    assert landed.pushed is True and "2 = 2" in (repo / "Book/T.lean").read_text()
+    assert (repo / ISSUE).is_file(), "a stale approval closed the rejection's issue"
 
 
 def test_a_push_that_keeps_losing_leaves_the_verdict_waiting_then_it_lands(tmp_path: Path) -> None:
