@@ -20,8 +20,9 @@ from pathlib import Path
 import structlog
 from pydantic import BaseModel, ValidationError
 
-from gates.census import Census
+from gates.census import Census, census
 from gates.meaning import meanings
+from gates.tree import DirTree
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError
 from state.atomic import write_atomic
@@ -230,12 +231,15 @@ def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
     slug = issue_slug(r.entity, r.declaration)
     issue = state.issues / f"{slug}.md"
     rel = state.relative(issue)
-    if r.verdict is Verdict.REJECT:
+    # A decision stale where it lands is a record only: its issue is neither opened nor closed on a statement the
+    # person did not see.
+    live = r.decides and not _stale(work, config, r)
+    if live and r.verdict is Verdict.REJECT:
         # Declarations of one entity share its issue: a rejection adds its words to those standing there.
         before = issue.read_text(encoding="utf-8") if issue.is_file() else ""
         write_atomic(issue, f"{before.rstrip()}\n\n---\n\n{p.issue}" if before.strip() else p.issue)
         written.append(rel)
-    elif (r.verdict is Verdict.APPROVE and issue.is_file() and slug.startswith(ISSUE_PREFIX)
+    elif (live and r.verdict is Verdict.APPROVE and issue.is_file() and slug.startswith(ISSUE_PREFIX)
           and not _rejected_too(text, slug, r.declaration)):
         closed = state.issues / "closed" / issue.name
         closed.parent.mkdir(parents=True, exist_ok=True)
@@ -252,6 +256,14 @@ def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
              f"--author={p.name} <{p.email}>", f"--date={when}", "-m", message,
              env={"GIT_COMMITTER_NAME": p.name, "GIT_COMMITTER_EMAIL": p.email, "GIT_COMMITTER_DATE": when})
     return work.head()
+
+
+def _stale(work: Git, config: Config, r: Review) -> bool:
+    """Whether the statement `r` names means something else where it lands than on the page that was reviewed (the
+    remote's head moved on under it). A declaration the tree does not hold is not told stale here."""
+    found = census(DirTree(work.root), config.project.lean_roots)
+    now = meanings(found, only={p for p, d in found.decls() if d.name == r.declaration})
+    return r.declaration in now and r.digest not in now[r.declaration]
 
 
 def _rejected_too(text: str, slug: str, declaration: str) -> bool:
