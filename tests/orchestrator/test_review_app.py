@@ -289,6 +289,35 @@ def test_the_first_line_is_the_address_with_its_token(repo: Path) -> None:
         proc.wait(timeout=30)
 
 
+def test_the_browser_is_never_given_the_token_on_its_command_line(repo: Path, tmp_path: Path) -> None:
+    # Every local user may read a process's command line (/proc/<pid>/cmdline): the token must not be there.
+    seen = tmp_path / "argv"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {seen}\n')
+    browser.chmod(0o755)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "review", "--port", str(port), "--repo",
+                             str(repo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **GIT_ENV, "BROWSER": str(browser)})
+    try:
+        assert proc.stdout is not None
+        token = proc.stdout.readline().strip().split("token=")[1]
+        deadline = time.monotonic() + 30
+        while not seen.exists() or not seen.read_text():
+            assert time.monotonic() < deadline and proc.poll() is None, "the browser was never opened"
+            time.sleep(0.1)
+        (arg,) = seen.read_text().split()
+        assert token not in arg, "the token is on the browser's command line"
+        page = Path(arg.removeprefix("file://"))
+        assert page.stat().st_mode & 0o077 == 0  # the page handing the token over is the user's alone
+        assert f"http://127.0.0.1:{port}/?token={token}" in page.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 # ---------------------------------------------------------------- in a real browser
 
 
