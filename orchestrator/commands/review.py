@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import secrets
+import shutil
+import tempfile
 import webbrowser
 from pathlib import Path
 
@@ -40,7 +43,24 @@ def run(repo: Path | None, port: int | None, browser: bool, book: str | None, li
     click.echo(url)  # the first line: tools and people open this address
     click.echo("Review in the browser; stop with Ctrl+C.", err=True)
     app = create_app(root, config, port=bound, token=token, book=book)
-    if browser:
-        webbrowser.open(url)
-    server(app).run(sockets=[sock])
+    page = handover(url) if browser else None
+    try:
+        if page is not None:
+            webbrowser.open(page.as_uri())
+        server(app).run(sockets=[sock])
+    finally:
+        if page is not None:
+            shutil.rmtree(page.parent, ignore_errors=True)
     return 0
+
+
+def handover(url: str) -> Path:
+    """A page only this user may read that sends the browser on to `url`: the browser is opened on it, since any
+    local user may read a process's command line, and the token must not be there."""
+    folder = Path(tempfile.mkdtemp(prefix="autoformalize-review-"))  # mode 0700
+    page = folder / "open.html"
+    shown = html.escape(url)
+    page.write_text(f'<!doctype html>\n<meta charset="utf-8">\n<meta http-equiv="refresh" content="0;url={shown}">\n'
+                    f'<p><a href="{shown}">Open the review</a></p>\n', encoding="utf-8")
+    page.chmod(0o600)
+    return page
