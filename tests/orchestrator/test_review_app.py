@@ -211,6 +211,8 @@ def test_the_queue_filters_by_chapter_and_verdict_in_the_queues_order(repo: Path
     assert shown("?chapter=2") == [n for n in everything if n in ("Book.plain", "Book.zero_even", "Book.two_even")]
     assert shown("?chapter=2&verdict=faithful") == ["Book.zero_even", "Book.plain"]
     assert shown("?verdict=unreviewed") == everything
+    card = c.get("/card/Book.quad_even").text  # its own sorry is what it rests on
+    assert "not proved: it holds a sorry</dd>" in card and "rests on Book.quad_even" not in card
     page = c.get("/?verdict=veto")
     assert page.status_code == 200 and "no verdict `veto`" in page.text and shown("?verdict=veto") == []
 
