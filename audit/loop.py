@@ -5,6 +5,7 @@ restatement the judge does not find faithful or stronger."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from agents.briefs import BOOK, finding_head
@@ -129,24 +130,23 @@ def settles(j: Judged, history: list[HistoryRecord]) -> bool:
 
 def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int, *,
                 fingerprints: dict[str, str] | None = None, toolchain: str | None = None,
-                rejected: dict[str, str] | None = None) -> StatementLock:
+                rejected: Collection[str] = ()) -> StatementLock:
     """Faithful and stronger statements locked as judged. A locked statement that vanished or changed (a
     declared restatement) is unlocked unless judged again faithful: a lock must always hold the current
-    meaning, or every later cycle would be refused. A statement a person rejected (`rejected`: declaration → the
-    meaning digest rejected) is never locked at that meaning, whatever the judge says: a person's word is final.
+    meaning, or every later cycle would be refused. A statement whose last decision by a person rejects it
+    (`rejected`, `state.reviews.unanswered`) is never locked, whatever the judge says and however it was restated
+    since: a person's word is final until a person approves it.
     `fingerprints` (declaration → digest of how Lean elaborates it, under `toolchain`) are stored with the
     statements they belong to, new and kept."""
     fingerprints = fingerprints or {}
-    rejected = rejected or {}
     names = after.named
-    statements = {n: s for n, s in lock.statements.items()
-                  if n in names and n not in changed and rejected.get(n) != s.hash}
+    statements = {n: s for n, s in lock.statements.items() if n in names and n not in changed and n not in rejected}
     for j in judged:
         score = j.verdict.score
         if score is None or score < Score.STRONGER:
             continue
         for name, digest in j.hashes.items():
-            if rejected.get(name) != digest:
+            if name not in rejected:
                 statements[name] = Locked(hash=digest, entity=j.entity.id, score=score, cycle=cycle)
     for name, s in statements.items():
         if name in fingerprints:

@@ -36,7 +36,7 @@ from state import files
 from state.history import GateVerdict, History, HistoryRecord, LibraryProof, Outcome, WorkerContext
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
-from state.reviews import Standing, rejected
+from state.reviews import Standing, unanswered
 from state.statement_lock import read_lock
 
 PIVOT_BLOCKERS = 2  # different blockers in the last `[loop] stuck_cap` records that still call for a pivot
@@ -228,14 +228,14 @@ def restructuring_of(c: Cycle) -> str | None:
 def facts(c: Cycle) -> Facts:
     """What the cycle measurably did (`orchestrator/facts.py`)."""
     landed = c.outcome is Outcome.ACCEPTED and c.after is not None
-    refused = {n: r.digest for n, r in rejected(c.people).items()}
+    refused = set(unanswered(c.people))
     settled = (faithful_at(read_lock(c.paths.statement_lock), c.pairing, refused) if c.judged
                else set())  # the base's lock
     after = c.after if landed else None
     report = c.session.report() if c.session else ""
     # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
     # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
-    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled), frozenset(refused.items()))
+    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled), frozenset(refused))
     states = (state(c.census), state(after) if after is not None else None)
     kept = c.measured
     if (kept is not None and kept[0][0] is c.census and kept[0][1] is after and same(kept[1][0], states[0])

@@ -24,7 +24,7 @@ The escalation to the Consultant and the stall alerts count cycles without progr
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from audit.judge import Score
@@ -147,15 +147,15 @@ class Facts:
 
 
 def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int, *,
-            settled: Collection[str], rejected: Mapping[str, str] | None = None) -> Facts:
+            settled: Collection[str], rejected: Collection[str] = ()) -> Facts:
     """The facts of a change: `after` is the census with it when it landed, else None. `settled`: the book's
     entities one of whose declarations was faithful or stronger at the base (`faithful_at`). `rejected`:
-    declarations a person rejected at the base → the meaning digest rejected; an entity judged with one of them
-    as it was rejected counts as different, whatever the judge said (a person's word is final)."""
+    declarations whose last decision by a person, on whatever meaning, rejects them (`state.reviews.unanswered`);
+    an entity judged with one of them counts as different, whatever the judge said, restated or not, until a
+    person approves it (a person's word is final)."""
     if after is None:
         return Facts(False, holes(before), holes(before))
-    rejected = rejected or {}
-    refused = {j.entity.id for j in judged if any(rejected.get(n) == h for n, h in j.hashes.items())}
+    refused = {j.entity.id for j in judged if any(n in rejected for n in j.hashes)}
     scored = [j for j in judged if j.verdict.score is not None and j.entity.id not in refused]
     done, opened = closed(before, after)
     parts = split_off(before, after) if restructuring(report) else {}

@@ -121,6 +121,8 @@ class Standing:
     decision: Review | None = None  # the last approve or reject, when it still holds
     comments: list[Review] = field(default_factory=list)  # the comments that still hold, oldest first
     stale: list[Review] = field(default_factory=list)  # verdicts on a meaning it no longer has
+    unanswered: Review | None = None  # the last decision whatever the meaning, when it rejects: until a person
+    # approves the statement again, no judge's verdict makes it faithful
 
     @property
     def approved(self) -> bool:
@@ -142,8 +144,10 @@ def standing(reviews: list[Review], digests: dict[str, list[str]]) -> dict[str, 
         now = set(digests.get(name, []))
         live = [r for r in rs if r.digest in now]
         decisions = [r for r in live if r.decides]
+        last = next((r for r in reversed(rs) if r.decides), None)
         out[name] = Standing(decisions[-1] if decisions else None, [r for r in live if not r.decides],
-                             [r for r in rs if r.digest not in now])
+                             [r for r in rs if r.digest not in now],
+                             last if last is not None and last.verdict is Verdict.REJECT else None)
     return out
 
 
@@ -155,6 +159,12 @@ def approved(held: dict[str, Standing]) -> dict[str, str]:
 def rejected(held: dict[str, Standing]) -> dict[str, Review]:
     """Declarations a person rejected as they mean now → the rejection."""
     return {n: s.decision for n, s in held.items() if s.rejected and s.decision is not None}
+
+
+def unanswered(held: dict[str, Standing]) -> dict[str, Review]:
+    """Declarations whose last decision, on whatever meaning, is a rejection → that rejection: a restatement
+    answers it only once a person approves it, so until then it counts as different and is never locked."""
+    return {n: s.unanswered for n, s in held.items() if s.unanswered is not None}
 
 
 def issue_slug(entity: str, declaration: str = "") -> str:

@@ -44,12 +44,15 @@ def test_a_restated_statement_the_judge_could_not_read_is_unlocked() -> None:
     assert new.statements == {}  # the old hash no longer matches: keeping it would refuse every later cycle
 
 
-def test_a_statement_a_person_rejected_is_never_locked_at_the_meaning_rejected() -> None:
+def test_a_statement_a_person_rejected_is_never_locked_until_a_person_approves_it() -> None:
     after = census(MemTree({"A.lean": AFTER}))
     old = StatementLock(statements={"Book.a": Locked(hash="h-a", entity="e:a", score=3, cycle=1)})
-    new = update_lock(old, [judged("e:d", "Book.d", 3, "h-d"), judged("e:b", "Book.b", 3, "h-b")], {"Book.b", "Book.d"},
-                      after, cycle=7, rejected={"Book.a": "h-a", "Book.d": "h-d", "Book.b": "h-b-before"})
-    assert set(new.statements) == {"Book.b"}  # b was rejected at a meaning it has no more: the judge's word counts
+    judgements = [judged("e:d", "Book.d", 3, "h-d"), judged("e:b", "Book.b", 3, "h-b")]
+    # b was rejected at a meaning it has no more: restated, judged faithful, and still not locked
+    new = update_lock(old, judgements, {"Book.b", "Book.d"}, after, cycle=7, rejected={"Book.a", "Book.d", "Book.b"})
+    assert new.statements == {}
+    assert set(update_lock(old, judgements, {"Book.b", "Book.d"}, after, cycle=7, rejected={"Book.a", "Book.d"})
+               .statements) == {"Book.b"}  # once a person approved b again, the judge's word locks it
 
 
 def test_issue_slugs_are_plain_file_names() -> None:

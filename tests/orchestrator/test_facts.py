@@ -10,6 +10,7 @@ from gates.census import census
 from gates.tree import MemTree
 from orchestrator.facts import Facts, decomposed, faithful_at, measure
 from state.history import Faithfulness
+from state.reviews import Review, Verdict, standing, unanswered
 from state.statement_lock import Locked, StatementLock
 
 A = "namespace Book\n\ntheorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n\nend Book\n"
@@ -109,7 +110,8 @@ def test_a_faithful_verdict_counts_only_for_an_entity_not_faithful_at_the_base()
 def test_a_statement_a_person_rejected_counts_as_different_whatever_the_judge_says() -> None:
     base = census(tree(A), ["Book"])
     after = census(tree(A.replace("  sorry", "  simp")), ["Book"])
-    rejected = {"Book.hard": "h-rejected"}
+    rejected = unanswered(standing([Review(declaration="Book.hard", verdict=Verdict.REJECT, digest="h-rejected")],
+                                   {"Book.hard": ["h-new"]}))
     faithful = judged(3, "blueprint/src/ch2.tex:4 at abc", False)
     as_rejected = Judged(faithful.entity, "", faithful.verdict, {"Book.hard": "h-rejected"})
     facts = measure(base, after, [as_rejected], "", 6000, settled=(), rejected=rejected)
@@ -117,9 +119,15 @@ def test_a_statement_a_person_rejected_counts_as_different_whatever_the_judge_sa
     assert not facts.progress and facts.cap(3) == 0  # sorries were closed, yet the score is held down
     assert "- against: rejected by a person (reviews.toml), whatever the judge said: thm:2.1" in facts.render()
     restated = Judged(faithful.entity, "", faithful.verdict, {"Book.hard": "h-new"})  # a meaning it was not
-    # rejected at: the rejection is stale, the judge's verdict counts
+    # rejected at: the rejection no longer applies to it as a verdict, but nothing a judge says answers it
     again = measure(base, after, [restated], "", 6000, settled=(), rejected=rejected)
-    assert again.faithful == ["thm:2.1"] and again.different == [] and again.cap(3) == 3
+    assert again.faithful == [] and again.different == ["thm:2.1"] and again.cap(3) == 0
+    approved = unanswered(standing([Review(declaration="Book.hard", verdict=Verdict.REJECT, digest="h-rejected"),
+                                    Review(declaration="Book.hard", verdict=Verdict.APPROVE, digest="h-new")],
+                                   {"Book.hard": ["h-new"]}))
+    assert approved == {}  # a person approved the restatement: the judge's verdict counts again
+    answered = measure(base, after, [restated], "", 6000, settled=(), rejected=approved)
+    assert answered.faithful == ["thm:2.1"] and answered.different == [] and answered.cap(3) == 3
     lock = StatementLock(statements={"Book.hard": Locked(hash="h-rejected", entity="thm:2.1", score=3, cycle=1)})
     assert faithful_at(lock, {"Book.hard": "thm:2.1"}) == {"thm:2.1"}
     assert faithful_at(lock, {"Book.hard": "thm:2.1"}, rejected) == set()  # the judge's lock settles nothing

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tomllib
 from datetime import UTC, datetime
 
-from state.reviews import Review, Verdict, appended, approved, issue_slug, parse, rejected, standing
+from state.reviews import Review, Verdict, appended, approved, issue_slug, parse, rejected, standing, unanswered
 
 AT = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 
@@ -70,3 +70,12 @@ def test_the_issue_a_rejection_opens_has_a_plain_name() -> None:
     assert issue_slug("", "Book.Ch2.Nice_thing") == "review-book.ch2.nice_thing"
     assert issue_slug("Def 2.3 (über)") == "review-def-2.3-ber"
     assert len(issue_slug("x" * 200)) <= 81
+
+
+def test_a_rejection_stands_through_restatements_until_a_person_approves() -> None:
+    rejection = review("reject", digest="d1", note="wrong")
+    held = standing([review("approve", digest="d0"), rejection], {"Book.t": ["d2"]})  # restated since
+    assert rejected(held) == {} and unanswered(held) == {"Book.t": rejection}  # stale, yet not answered
+    comment = review("comment", digest="d2", note="better?")
+    assert unanswered(standing([rejection, comment], {"Book.t": ["d2"]})) == {"Book.t": rejection}
+    assert unanswered(standing([rejection, review("approve", digest="d2")], {"Book.t": ["d2"]})) == {}
