@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from orchestrator.cli import main
+from tests.audit.servers import scripted
 from tests.conftest import git
 from tests.standin import anthropic_server as claude_wire
 from tests.standin import openai_server as openai_wire
@@ -77,19 +78,8 @@ def gpt_answers(request: Any) -> openai_wire.Reply:
 
 @pytest.fixture
 def servers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[AnthropicStandin, OpenAIStandin]]:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    with AnthropicStandin(api_key=KEY) as claude, OpenAIStandin(api_key=KEY) as gpt:
-        for _ in range(40):
-            claude.enqueue(claude_answers)
-            gpt.enqueue(gpt_answers)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_BASE_URL", gpt.base_url)
-        yield claude, gpt
+    with scripted(monkeypatch, tmp_path, KEY, claude_answers, gpt_answers) as both:
+        yield both
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ and committed (the git author is the reviewer), and by hand not committed yet.""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -26,11 +25,10 @@ from orchestrator.git import Git
 from orchestrator.report import build
 from orchestrator.verdicts import current
 from state.reviews import Review, Verdict, appended
+from tests.audit.servers import scripted
 from tests.conftest import git
 from tests.standin import anthropic_server as claude_wire
 from tests.standin import openai_server as openai_wire
-from tests.standin.anthropic_server import AnthropicStandin
-from tests.standin.openai_server import OpenAIStandin
 
 KEY = "sk-test-people-Zp40-never-print-me"
 PORT = 9123
@@ -79,15 +77,15 @@ def answer(body: str) -> tuple[str, int] | str:
     if "You are a mathematician" in body:  # the back-translator
         return f"The statement of {name}, in words."
     if "BACK-TRANSLATION" in body:
-        scripted = ROUND_TRIP[name]
-        if scripted is None:
+        given = ROUND_TRIP[name]
+        if given is None:
             return "It seems different to me."
-        q1, q2, score = scripted
+        q1, q2, score = given
         return json.dumps({"back_implies_nl": q1, "nl_implies_back": q2, "score": score, "reason": "as scripted"})
-    scripted = DIRECT[name]
-    if scripted is None:
+    given = DIRECT[name]
+    if given is None:
         return ("prompt is malformed", 400)
-    q1, q2, score = scripted
+    q1, q2, score = given
     return json.dumps({"lean_implies_nl": q1, "nl_implies_lean": q2, "score": score, "reason": f"{name}: scripted"})
 
 
@@ -113,18 +111,7 @@ def gpt_answers(request: Any) -> openai_wire.Reply:
 
 @pytest.fixture
 def servers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    for name in list(os.environ):
-        if name.startswith(("ANTHROPIC_", "OPENAI_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    with AnthropicStandin(api_key=KEY) as claude, OpenAIStandin(api_key=KEY) as gpt:
-        for _ in range(40):
-            claude.enqueue(claude_answers)
-            gpt.enqueue(gpt_answers)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", claude.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setenv("OPENAI_BASE_URL", gpt.base_url)
+    with scripted(monkeypatch, tmp_path, KEY, claude_answers, gpt_answers):
         yield
 
 

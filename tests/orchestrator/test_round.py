@@ -83,18 +83,24 @@ def _parallel(project: Project, workers: int = 2, files: dict[str, str] | None =
     return project.head()
 
 
-def _log(project: Project, base: str) -> list[str]:
-    return git(project.repo, "log", "--format=%s", f"{base}..HEAD").splitlines()[::-1]
-
-
-def test_two_items_with_disjoint_scopes_land_as_two_commits_and_two_records(project: Project) -> None:
-    base = _parallel(project)
+def _two_items(project: Project) -> Workers:
+    """A round of two items with disjoint Scopes, each closing its file's sorry and scored 1."""
     project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
     workers = Workers(project)
     workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
     workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
     project.agents.evaluate(evaluation(1))
     project.agents.evaluate(evaluation(1))
+    return workers
+
+
+def _log(project: Project, base: str) -> list[str]:
+    return git(project.repo, "log", "--format=%s", f"{base}..HEAD").splitlines()[::-1]
+
+
+def test_two_items_with_disjoint_scopes_land_as_two_commits_and_two_records(project: Project) -> None:
+    base = _parallel(project)
+    workers = _two_items(project)
 
     record, c = project.cycle()
 
@@ -235,12 +241,7 @@ def test_while_an_item_is_gated_again_the_heartbeat_allows_for_all_those_gates(p
     a probe retried), the replay, the base's listing and the successors' compiles, each up to the build timeout. A
     shorter allowance gets a healthy merge killed as hung."""
     _parallel(project)
-    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
-    workers = Workers(project)
-    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
-    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
-    project.agents.evaluate(evaluation(1))
-    project.agents.evaluate(evaluation(1))
+    _two_items(project)
     seen: list[tuple[str, int | None, float]] = []
     requeue = mergequeue.requeue
 
@@ -332,12 +333,7 @@ class Crash(BaseException):
 def test_a_crash_in_the_merge_queue_leaves_whole_items_and_the_next_cycle_records_the_rest(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     base = _parallel(project)
-    project.agents.plan(items(("hard", ["Book/A.lean"]), ("other", ["Book/B.lean"])))
-    workers = Workers(project)
-    workers.work("hard", _edit("Book/A.lean", "  sorry", "  simp"), _finish())
-    workers.work("other", _edit("Book/B.lean", "  sorry", "  simp"), _finish())
-    project.agents.evaluate(evaluation(1))
-    project.agents.evaluate(evaluation(1))
+    _two_items(project)
     real = mergequeue.requeue
 
     def killed(*args: Any) -> None:
