@@ -4,11 +4,11 @@ kept as a strict xfail)."""
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 
 import pytest
+from backtest import ranks
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from synthetic import ROOT
@@ -26,23 +26,7 @@ SETTINGS = DifficultyConfig()
 
 def spearman(x: list[float], y: list[float]) -> float:
     """Spearman's rank correlation, ties given their mean rank."""
-    def ranks(v: list[float]) -> list[float]:
-        order = sorted(range(len(v)), key=lambda j: v[j])
-        out = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                out[order[k]] = (i + j) / 2
-            i = j + 1
-        return out
-
-    rx, ry = ranks(x), ranks(y)
-    mx, my = statistics.mean(rx), statistics.mean(ry)
-    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    return num / math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return statistics.correlation(ranks(x), ranks(y))
 
 
 def record(cycle: int, targets: list[str], closed: list[str], model: str = "m", **extra: object) -> HistoryRecord:
