@@ -91,3 +91,18 @@ def write_tree(root: Path, *, files: int, decls_per_file: int, seed: int = 0) ->
         module = f"Book.Chapter{n % 12}.Section{n}"
         (chapter / f"Section{n}.lean").write_text(lean_file(module, decls_per_file, rng, tally), encoding="utf-8")
     return tally
+
+
+CHAIN_LAKEFILE = 'name = "book"\n[[lean_lib]]\nname = "Book"\n'
+
+
+def write_chain(root: Path, bodies: list[list[str]]) -> None:
+    """A Lake project whose library `Book` is a chain of files: `Book/F<i>.lean` imports the file before it (the
+    first, Mathlib) and holds the lines `bodies[i]` inside `namespace Book`."""
+    (root / "Book").mkdir(parents=True)
+    (root / "lakefile.toml").write_text(CHAIN_LAKEFILE)
+    (root / "lean-toolchain").write_text("leanprover/lean4:v4.26.0\n")
+    (root / "Book.lean").write_text("".join(f"import Book.F{i}\n" for i in range(len(bodies))))
+    for i, body in enumerate(bodies):
+        head = ["import Mathlib" if i == 0 else f"import Book.F{i - 1}", "", "namespace Book", ""]
+        (root / "Book" / f"F{i}.lean").write_text("\n".join([*head, *body, "end Book"]) + "\n")

@@ -30,6 +30,8 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from leangen import write_chain
+
 from audit import overlap
 from audit.ask import Cache, ask, keys
 from audit.rests import Support
@@ -41,18 +43,14 @@ from gates.tree import DirTree
 
 REPO = Path(__file__).resolve().parent.parent
 STANDIN = REPO / "tests" / "standin" / "lean_checker.py"
-LAKEFILE = 'name = "book"\n[[lean_lib]]\nname = "Book"\n'
 
 
 def write_project(root: Path, files: int, theorems: int) -> int:
     """The project; the number of theorems the library alone closes."""
-    (root / "Book").mkdir(parents=True)
-    (root / "lakefile.toml").write_text(LAKEFILE)
-    (root / "lean-toolchain").write_text("leanprover/lean4:v4.26.0\n")
-    (root / "Book.lean").write_text("".join(f"import Book.F{i}\n" for i in range(files)))
+    bodies: list[list[str]] = []
     library = 0
     for i in range(files):
-        lines = ["import Mathlib" if i == 0 else f"import Book.F{i - 1}", "", "namespace Book", ""]
+        lines: list[str] = []
         for j in range(theorems):
             kind = j % 3
             if kind == 0:  # `Nat.le_succ` closes it (a numeral of its own: no theorem before states the same)
@@ -63,8 +61,8 @@ def write_project(root: Path, files: int, theorems: int) -> int:
             else:  # nothing closes it; the next file's own theorems use it
                 lines.append(f"theorem f{i}_new{j} (n : ℕ) : n * {i + 2} = n * {i + 2} + 0 := by omega")
             lines.append("")
-        lines.append("end Book")
-        (root / "Book" / f"F{i}.lean").write_text("\n".join(lines) + "\n")
+        bodies.append(lines)
+    write_chain(root, bodies)
     return library
 
 

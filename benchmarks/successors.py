@@ -30,6 +30,8 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from leangen import write_chain
+
 from audit import overlap, successors
 from audit.rests import Support
 from gates.build import LakeCompiler
@@ -41,18 +43,14 @@ from gates.tree import DirTree
 
 REPO = Path(__file__).resolve().parent.parent
 STANDIN = REPO / "tests" / "standin" / "lean_checker.py"
-LAKEFILE = 'name = "book"\n[[lean_lib]]\nname = "Book"\n'
 
 
 def write_project(root: Path, files: int, theorems: int) -> int:
     """The project; the number of theorems with users."""
-    (root / "Book").mkdir(parents=True)
-    (root / "lakefile.toml").write_text(LAKEFILE)
-    (root / "lean-toolchain").write_text("leanprover/lean4:v4.26.0\n")
-    (root / "Book.lean").write_text("".join(f"import Book.F{i}\n" for i in range(files)))
+    bodies: list[list[str]] = []
     used = 0
     for i in range(files):
-        lines = ["import Mathlib" if i == 0 else f"import Book.F{i - 1}", "", "namespace Book", ""]
+        lines: list[str] = []
         for j in range(theorems):
             lines += [f"theorem t{i}_{j} (n : ℕ) (h : 0 < n) : n * 1 = n ∧ 0 < n := by omega", ""]
             if j % 2 == 0:
@@ -60,8 +58,8 @@ def write_project(root: Path, files: int, theorems: int) -> int:
             if i > 0 and j % 2 == 0:
                 lines += [f"theorem v{i}_{j} : 2 * 1 = 2 ∧ 0 < 2 := by\n  exact t{i - 1}_{j} 2 (by decide)", ""]
         used += (theorems + 1) // 2
-        lines.append("end Book")
-        (root / "Book" / f"F{i}.lean").write_text("\n".join(lines) + "\n")
+        bodies.append(lines)
+    write_chain(root, bodies)
     return used
 
 
