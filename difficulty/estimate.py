@@ -13,7 +13,7 @@ import random
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from difficulty import paper
+from difficulty import paper, priors
 from difficulty.attempts import Attempts, gather
 from difficulty.config import DifficultyConfig
 from difficulty.irt import Cell, Fit, Problem, fit, sigmoid
@@ -35,7 +35,6 @@ class Target:
     p_next: float  # the chance that the next attempt, by `model`, closes it
     model: str
     holes: int
-    after: tuple[str, ...] = ()  # the open targets its proof uses
     hard: bool = False  # `model` is the hard model
 
 
@@ -47,10 +46,18 @@ class Estimate:
     targets: list[Target]  # the open targets, hardest first
     attempts: Attempts
     known: dict[str, Known] = field(default_factory=dict)
+    tree: Census | None = None  # the tree it was fitted on
     _fit: Fit | None = None
     _index: dict[str, int] = field(default_factory=dict)  # target → its index in the fit
     _models: dict[str, int] = field(default_factory=dict)
     _chain: Iterator[tuple[list[float], list[float]]] | None = None
+    _after: dict[str, tuple[str, ...]] | None = None
+
+    def after(self) -> dict[str, tuple[str, ...]]:
+        """The open targets each open target's proof uses (`priors.after`), read once when first asked."""
+        if self._after is None:
+            self._after = priors.after(self.tree) if self.tree is not None else {}
+        return self._after
 
     def target(self, name: str) -> Target | None:
         return next((t for t in self.targets if t.declaration == name), None)
@@ -96,7 +103,7 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
     names = sorted(set(cells) | set(holding))
     known = describe(census, roots, names)
     if settings.method == "paper":
-        return _paper(attempts, cells, holding, known, settings, model, hard_model)
+        return _paper(attempts, cells, holding, known, census, settings, model, hard_model)
     models = sorted({*attempts.models, model, *([hard_model] if hard_model else [])})
     groups = sorted({g for k in known.values() for g, _ in k.groups})
     m_index, g_index = {m: i for i, m in enumerate(models)}, {g: i for i, g in enumerate(groups)}
@@ -113,18 +120,19 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
         targets.append(_target(name, known, holding, attempts, result.difficulty(i), result.p(i, m_index[serving]),
                                serving, hard))
     targets.sort(key=lambda t: (-t.difficulty, t.declaration))
-    return Estimate("irt", model, hard_model, targets, attempts, known, result, t_index, m_index)
+    return Estimate("irt", model, hard_model, targets, attempts, known, census, result, t_index, m_index)
 
 
 def _target(name: str, known: dict[str, Known], holding: dict[str, int], attempts: Attempts, difficulty: float,
             p: float, model: str, hard: bool) -> Target:
     k = known.get(name)
     return Target(name, k.file if k else "", k.chapter if k else "", difficulty, len(attempts.own.get(name, [])), p,
-                  model, holding[name], k.uses if k else (), hard)
+                  model, holding[name], hard)
 
 
 def _paper(attempts: Attempts, cells: dict[str, dict[str, list[float]]], holding: dict[str, int],
-           known: dict[str, Known], settings: DifficultyConfig, model: str, hard_model: str | None) -> Estimate:
+           known: dict[str, Known], census: Census, settings: DifficultyConfig, model: str, hard_model: str | None
+           ) -> Estimate:
     bank, _ = paper.items(cells)
     theta: dict[str, float] = {}
     ordered = sorted((t.cycle, target, t.model, t.closed) for target, tries in attempts.own.items() for t in tries)
@@ -139,7 +147,7 @@ def _paper(attempts: Attempts, cells: dict[str, dict[str, list[float]]], holding
         p = sigmoid(item.discrimination * (theta.get(serving, paper.THETA_0) - item.difficulty))
         targets.append(_target(name, known, holding, attempts, item.difficulty, p, serving, hard))
     targets.sort(key=lambda t: (-t.difficulty, t.declaration))
-    return Estimate("paper", model, hard_model, targets, attempts, known)
+    return Estimate("paper", model, hard_model, targets, attempts, known, census)
 
 
 def open_names(census: Census) -> Collection[str]:

@@ -85,7 +85,8 @@ def forecast(est: Estimate, settings: DifficultyConfig, spend: Spend | None, lef
     """`est`'s open targets simulated to the last close; a warning when the median spend left exceeds
     `left_usd`, what the total budget has left."""
     index = {t.declaration: i for i, t in enumerate(est.targets)}
-    opened = [Open(t.declaration, t.holes, tuple(index[a] for a in t.after if a in index), t.hard)
+    uses = est.after()
+    opened = [Open(t.declaration, t.holes, tuple(index[a] for a in uses.get(t.declaration, ()) if a in index), t.hard)
               for t in est.targets]
     a = est.attempts
     runs = affordable(est, settings.runs)

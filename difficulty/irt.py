@@ -210,11 +210,10 @@ def fit(problem: Problem) -> Fit:
     return f
 
 
-def _objective(f: Fit, x: list[float], b: list[float], anchors: list[list[tuple[int, float]]],
+def _objective(m: int, a: list[float], x: list[float], b: list[float], anchors: list[list[tuple[int, float]]],
                cells: list[tuple[int, int, float, float]]) -> float:
-    """Minus the log posterior (up to a constant) at abilities and group means `x` and difficulties `b`; `cells`
-    as (target, model, attempts, closes)."""
-    m = len(f.theta)
+    """Minus the log posterior (up to a constant) at abilities and group means `x` and difficulties `b` (of
+    discriminations `a`; the first `m` of `x` abilities); `cells` as (target, model, attempts, closes)."""
     out = sum(t * t for t in x[:m]) / (2 * SIGMA_THETA ** 2) + sum(v * v for v in x[m:]) / (2 * TAU ** 2)
     for i, groups in enumerate(anchors):
         bi = b[i]
@@ -222,7 +221,7 @@ def _objective(f: Fit, x: list[float], b: list[float], anchors: list[list[tuple[
             out += sum(c * (bi - x[u]) ** 2 for u, c in groups) / 2
         else:
             out += bi * bi / (2 * SIGMA_B ** 2)
-    a, log1p, exp = f.a, math.log1p, math.exp
+    log1p, exp = math.log1p, math.exp
     for i, mi, n, k in cells:
         u = a[i] * (x[mi] - b[i])
         # k·log σ(u) + (n − k)·log σ(−u) = k·u − n·log(1 + e^u), computed without overflow
@@ -231,15 +230,51 @@ def _objective(f: Fit, x: list[float], b: list[float], anchors: list[list[tuple[
 
 
 def _newton(f: Fit) -> None:
-    """Newton's method to the mode for the current discriminations, each step through the Schur complement of
-    the targets' diagonal block; backtracking keeps every step a descent."""
-    p = f.problem
-    m, small, n = len(f.theta), len(f.theta) + len(f.gamma), len(f.b)
-    x = f.theta + f.gamma
-    b = list(f.b)
-    a = f.a
+    """Newton's method to the mode for the current discriminations (`_mode`), on the targets some model attempted
+    and one stand-in for each kind of the others (`_kinds`); the others then read off the stand-ins."""
+    m, n = len(f.theta), len(f.b)
+    tried = [i for i in range(n) if f.cells[i]]
+    idle = _kinds(f.anchors, f.cells)
+    row = {i: r for r, i in enumerate(tried)}
+    anchors = [f.anchors[i] for i in tried] + [[(u, c * len(alike)) for u, c in kind] for kind, alike in idle]
+    b = [f.b[i] for i in tried] + [f.b[alike[0]] for _, alike in idle]
+    a = [f.a[i] for i in tried] + [1.0] * len(idle)
+    cells = [(row[c.target], c.model, c.n, c.k) for i in tried for c in f.cells[i]]
+    x, b, d, links, f.chol, f.steps = _mode(m, f.theta + f.gamma, b, a, anchors, cells)
+    f.theta, f.gamma = x[:m], x[m:]
+    f.b = [0.0] * n
+    f.d = [1 / SIGMA_B ** 2 if not groups else sum(c for _, c in groups) for groups in f.anchors]
+    f.links = [[(u, -c) for u, c in groups] for groups in f.anchors]
+    for r, i in enumerate(tried):
+        f.b[i], f.d[i], f.links[i] = b[r], d[r], links[r]
+    for r, (_, alike) in enumerate(idle, start=len(tried)):
+        for i in alike:
+            f.b[i] = b[r]
+
+
+def _kinds(anchors: list[list[tuple[int, float]]], cells: list[list[Cell]]
+           ) -> list[tuple[tuple[tuple[int, float], ...], list[int]]]:
+    """The targets no model attempted, by their anchors (a target without groups aside: its mode is 0, and it moves
+    nothing else). Exactly: the N targets of a kind have one mode, the weighted mean of their groups' (the terms of b
+    are their anchors' alone), so one stand-in whose anchors are N times as precise has the same objective along it,
+    the same mode, and takes the same share off the small block when eliminated (N·(C − ccᵀ/Σc) either way) — the
+    fit's cost follows the attempts and the groups, not the book's size."""
+    kinds: dict[tuple[tuple[int, float], ...], list[int]] = {}
+    for i, groups in enumerate(anchors):
+        if groups and not cells[i]:
+            kinds.setdefault(tuple(groups), []).append(i)
+    return list(kinds.items())
+
+
+def _mode(m: int, x: list[float], b: list[float], a: list[float], anchors: list[list[tuple[int, float]]],
+          cells: list[tuple[int, int, float, float]]
+          ) -> tuple[list[float], list[float], list[float], list[list[tuple[int, float]]], list[list[float]], int]:
+    """Newton's method from abilities and group means `x` (the first `m` abilities) and difficulties `b`, each step
+    through the Schur complement of the targets' diagonal block; backtracking keeps every step a descent. The mode,
+    with each b's Hessian diagonal and its links to the small block there, the small block's Cholesky factor, and
+    the steps taken."""
+    small, n = len(x), len(b)
     # The anchors' part of the Hessian does not move: each target's precision from its groups, and its links to them.
-    anchors = [[(m + g, c) for g, c in _anchors(groups)] for groups in p.member]
     base_d = [sum(c for _, c in groups) if groups else 1 / SIGMA_B ** 2 for groups in anchors]
     base_links = [[(u, -c) for u, c in groups] for groups in anchors]
     base_hx = [1.0 / SIGMA_THETA ** 2] * m + [1.0 / TAU ** 2] * (small - m)
@@ -250,8 +285,7 @@ def _newton(f: Fit) -> None:
     kinds: dict[tuple[tuple[int, float], ...], int] = {}
     kind_of = [kinds.setdefault(tuple(row), len(kinds)) for row in base_links]
     shared = list(kinds)
-    cells = [(c.target, c.model, c.n, c.k) for c in p.cells]
-    value = _objective(f, x, b, anchors, cells)
+    value = _objective(m, a, x, b, anchors, cells)
     exp = math.exp
     worked: list[list[tuple[int, float]]] = []
     for step in range(MAX_STEPS + 1):
@@ -285,7 +319,6 @@ def _newton(f: Fit) -> None:
             worked[i].append((mi, -w))
         s, rhs = _schur(hx, gx, gb, d, shared, kind_of, worked)
         chol = _cholesky(s)
-        f.d, f.chol, f.steps = d, chol, step
         if step == MAX_STEPS:
             break
         dx = _solve(chol, rhs)
@@ -300,15 +333,16 @@ def _newton(f: Fit) -> None:
         while True:
             nx = [x[u] + t * dx[u] for u in range(small)]
             nb = [b[i] + t * db[i] for i in range(n)]
-            trial = _objective(f, nx, nb, anchors, cells)
+            trial = _objective(m, a, nx, nb, anchors, cells)
             if trial <= value + 1e-4 * t * slope or t < 1e-8:
                 break
             t /= 2
         x, b, value = nx, nb, trial
         if largest * t < TOLERANCE:
             break
-    f.links = [base_links[i] + worked[i] for i in range(n)]
-    f.theta, f.gamma, f.b = x[:m], x[m:], b
+    return x, b, d, [base_links[i] + worked[i] for i in range(n)], chol, step
+
+
 
 
 def _anchors(groups: list[tuple[int, float]]) -> list[tuple[int, float]]:

@@ -7,9 +7,9 @@ used is often a small one). These are read from the text (a view, like every pri
 holes, never difficulty), and kept coarse: bins doubling in width, so a group gathers enough targets to say
 something. A target the tree no longer holds (closed and then renamed or removed) has no group but its own prior.
 
-The open targets' dependencies come from here too: the open targets each one's proof uses (`orchestrator.facts
-.uses`: Lean's listing where it listed the file, else the text), so the forecast closes a target only after what
-it rests on.
+The open targets' dependencies come from here too (`after`): the open targets each one's proof uses
+(`orchestrator.facts.uses`: Lean's listing where it listed the file, else the text), so the forecast closes a
+target only after what it rests on.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ class Known:
     chapter: str
     groups: tuple[tuple[str, float], ...]  # each group, with its weight in the prior
     holes: int  # sorries and admits it holds (0: closed)
-    uses: tuple[str, ...] = ()  # the open targets its proof uses
 
 
 def chapter(path: str, roots: Iterable[str]) -> str:
@@ -123,8 +122,7 @@ def _distinct(tokens: list[str]) -> tuple[str, ...]:
 
 
 def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> dict[str, Known]:
-    """What the tree says of each of `names` it holds; the open ones (holding a hole) with the open targets they
-    use."""
+    """What the tree says of each of `names` it holds."""
     roots = list(roots)
     holding: dict[str, tuple[str, int]] = {h.name: (h.path, h.count) for h in census.holed()}
     decls: dict[str, tuple[str, Decl, Words]] = {}
@@ -135,24 +133,33 @@ def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> di
     wanted = [n for n in names if n in decls or n in holding]
     named = _successors(census, set(wanted))
     defining = tails({n for n, (_, each, _) in decls.items() if each.kind in DEFINING})
-    open_ = {n for n in wanted if n in holding}
-    short = Names.of(open_)
     out: dict[str, Known] = {}
     for name in wanted:
         d: Decl | None = decls[name][1] if name in decls else None
         path = decls[name][0] if name in decls else holding[name][0]
         where = chapter(path, roots)
         groups = [(f"chapter {where}", 1.0)]
-        after: tuple[str, ...] = ()
         if d is not None:
             said = decls[name][2]
             reached = {full for t in said.statement for full in defining.get(_last(t), ()) if _is(full, t)} - {name}
             groups += [(f"statement {_bin(said.size, SIZES)} characters", FEATURE_WEIGHT),
                        (f"{_bin(len(reached), COUNTS)} definitions named", FEATURE_WEIGHT),
                        (f"{_bin(named.get(name, 0), COUNTS)} successors", FEATURE_WEIGHT)]
-            if name in open_:
-                after = tuple(sorted(uses(d, short, census.lean.get(path), said.proof) - {name}))
-        out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1], after)
+        out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1])
+    return out
+
+
+def after(census: Census) -> dict[str, tuple[str, ...]]:
+    """The open targets (declarations holding a hole) each open target's proof uses, itself aside
+    (`orchestrator.facts.uses`: Lean's listing where it listed the file, else the text): what the forecast closes
+    before it. Asked only by the forecast, not by a cycle."""
+    open_ = {h.name for h in census.holed()}
+    short = Names.of(open_)
+    out: dict[str, tuple[str, ...]] = {}
+    for path, index in census.files.items():
+        for d, said in zip(index.decls, words(index), strict=True):
+            if d.name in open_ and d.name not in out:
+                out[d.name] = tuple(sorted(uses(d, short, census.lean.get(path), said.proof) - {d.name}))
     return out
 
 

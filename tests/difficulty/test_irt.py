@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 
 import pytest
 from backtest import ranks
@@ -16,7 +17,7 @@ from synthetic import ROOT
 from difficulty.attempts import gather
 from difficulty.config import DifficultyConfig
 from difficulty.estimate import estimate
-from difficulty.irt import MIN_MODELS, Cell, Problem, fit, sigmoid
+from difficulty.irt import MIN_MODELS, Cell, Fit, Problem, _objective, fit, sigmoid
 from gates.census import census
 from gates.tree import MemTree
 from state.history import HistoryRecord, Outcome
@@ -89,27 +90,62 @@ def test_a_part_inherits_the_difficulty_of_the_target_it_was_split_from() -> Non
     assert part.attempts == 0  # inherited attempts inform it; they are not its own
 
 
-def test_the_mode_is_where_the_posterior_is_flat() -> None:
-    """Newton's answer is the mode: every coordinate's finite-difference slope of the log posterior is ~0."""
+def _flat_problem() -> Problem:
+    """Six targets some model attempted, and three none did: two anchored alike, one to no group."""
     rng = random.Random(3)
-    cells = [Cell(i, m, n, rng.randint(0, n)) for i in range(6) for m in range(2) if (n := rng.randint(0, 4))]
-    problem = Problem([f"t{i}" for i in range(6)], ["a", "b"], ["g0", "g1"], cells,
-                      [[(i % 2, 1.0), (1 - i % 2, 0.3)] if i < 5 else [] for i in range(6)])
-    f = fit(problem)
-    from difficulty.irt import _objective
+    cells = [Cell(i, m, n, rng.randint(0, n)) for i in range(6) for m in range(2) if (n := rng.randint(1, 4))]
+    member = [[(i % 2, 1.0), (1 - i % 2, 0.3)] if i < 5 else [] for i in range(6)]
+    member += [[(0, 1.0), (1, 0.3)], [(0, 1.0), (1, 0.3)], []]
+    return Problem([f"t{i}" for i in range(9)], ["a", "b"], ["g0", "g1"], cells, member)
 
-    rows = [(c.target, c.model, c.n, c.k) for c in problem.cells]
-    x, b = f.theta + f.gamma, list(f.b)
+
+def _minus_log_posterior(f: Fit) -> Callable[[list[float]], float]:
+    """The fit's objective over every variable, abilities and group means first, then each target's b."""
+    rows = [(c.target, c.model, c.n, c.k) for c in f.problem.cells]
+    small = len(f.theta) + len(f.gamma)
+    return lambda v: _objective(len(f.theta), f.a, v[:small], v[small:], f.anchors, rows)
+
+
+def test_the_mode_is_where_the_posterior_is_flat() -> None:
+    """Newton's answer is the mode — the targets nobody attempted, fitted as one per kind, included: every
+    coordinate's finite-difference slope of the log posterior is ~0."""
+    f = fit(_flat_problem())
+    objective, at = _minus_log_posterior(f), f.theta + f.gamma + f.b
     h = 1e-6
-    for k in range(len(x) + len(b)):
-        def at(delta: float, k: int = k) -> float:
-            xx, bb = list(x), list(b)
-            if k < len(x):
-                xx[k] += delta
-            else:
-                bb[k - len(x)] += delta
-            return _objective(f, xx, bb, f.anchors, rows)
-        assert abs((at(h) - at(-h)) / (2 * h)) < 1e-5
+    for k in range(len(at)):
+        up, down = list(at), list(at)
+        up[k] += h
+        down[k] -= h
+        assert abs((objective(up) - objective(down)) / (2 * h)) < 1e-5
+    assert f.b[6] == f.b[7] and f.b[8] == 0.0
+
+
+def test_the_small_blocks_precision_is_the_whole_posteriors_with_the_targets_eliminated() -> None:
+    """What `draw` samples abilities and group means from: the Hessian of the whole objective at the mode, every b
+    eliminated (its Schur complement), equals the factor's L·Lᵀ, though the targets nobody attempted were never
+    variables of the fit."""
+    f = fit(_flat_problem())
+    objective, at = _minus_log_posterior(f), f.theta + f.gamma + f.b
+    size, small, h = len(at), len(f.theta) + len(f.gamma), 1e-4
+
+    def hessian(j: int, k: int) -> float:
+        def moved(sj: float, sk: float) -> float:
+            v = list(at)
+            v[j] += sj * h
+            v[k] += sk * h
+            return objective(v)
+        return (moved(1, 1) - moved(1, -1) - moved(-1, 1) + moved(-1, -1)) / (4 * h * h)
+
+    full = [[hessian(j, k) for k in range(size)] for j in range(size)]
+    for i in range(small, size):  # the targets' block is diagonal: no two b's share a term
+        assert all(abs(full[i][k]) < 1e-4 for k in range(small, size) if k != i)
+    schur = [[full[u][v] - sum(full[u][i] * full[i][v] / full[i][i] for i in range(small, size))
+              for v in range(small)] for u in range(small)]
+    low = f.chol
+    product = [[sum(low[u][k] * low[v][k] for k in range(small)) for v in range(small)] for u in range(small)]
+    for u in range(small):
+        for v in range(small):
+            assert product[u][v] == pytest.approx(schur[u][v], abs=1e-4)
 
 
 def test_a_discrimination_is_fitted_only_once_three_models_attempted_the_target() -> None:
