@@ -17,13 +17,15 @@ from __future__ import annotations
 import posixpath
 import re
 import sys
+import threading
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from gates.census import Census
 from gates.index import Decl, FileIndex
 from gates.lexer import ID_FIRST, ID_REST
-from orchestrator.facts import Names, tails, uses
+from orchestrator.facts import Names, uses
 
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 DEFINING = frozenset({"def", "abbrev", "structure", "class", "inductive", "instance", "opaque"})
@@ -122,31 +124,156 @@ def _distinct(tokens: list[str]) -> tuple[str, ...]:
 
 
 def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> dict[str, Known]:
-    """What the tree says of each of `names` it holds."""
-    roots = list(roots)
-    holding: dict[str, tuple[str, int]] = {h.name: (h.path, h.count) for h in census.holed()}
-    decls: dict[str, tuple[str, Decl, Words]] = {}
-    for path, index in census.files.items():
-        for each, said in zip(index.decls, words(index), strict=True):
-            if each.name is not None:
-                decls.setdefault(each.name, (path, each, said))
-    wanted = [n for n in names if n in decls or n in holding]
-    named = _successors(census, set(wanted))
-    defining = tails({n for n, (_, each, _) in decls.items() if each.kind in DEFINING})
-    out: dict[str, Known] = {}
-    for name in wanted:
-        d: Decl | None = decls[name][1] if name in decls else None
-        path = decls[name][0] if name in decls else holding[name][0]
-        where = chapter(path, roots)
-        groups = [(f"chapter {where}", 1.0)]
-        if d is not None:
-            said = decls[name][2]
-            reached = {full for t in said.statement for full in defining.get(_last(t), ()) if _is(full, t)} - {name}
+    """What the tree says of each of `names` it holds. The reading is kept between calls (`Reading`), and a call
+    reads again only what the files changed since the last one can have changed."""
+    roots = tuple(roots)
+    with _LOCK:
+        global _LAST
+        if _LAST is None or _LAST.roots != roots:
+            _LAST = Reading(roots)
+        _LAST.update(census)
+        return _LAST.answer(names)
+
+
+_LOCK = threading.Lock()
+_LAST: Reading | None = None
+
+
+class Reading:
+    """The priors' reading of the last tree, brought up to date file by file.
+
+    What a target's `Known` reads beyond its own declaration is summed over the files: the declarations writing each
+    name, grouped by the name's last component (`counts`, and the `twins` and `selfs` corrections of `Tally`), and
+    the definitions by their last component (`defining`). A file that changed takes its old share off these and
+    adds its new one; a target is read again only when its own file changed, when its hole count changed, or when
+    what it reads changed: the sums under its own last component (its successors) or under the last component of
+    a name its statement writes (the definitions it names). So a cycle reads the targets its change can move, and
+    the answer is the one a first reading of the same tree gives (the tests hold the two equal over random edits).
+    """
+
+    def __init__(self, roots: tuple[str, ...]) -> None:
+        self.roots = roots
+        self.files: dict[str, FileIndex] = {}
+        self.owners: dict[str, dict[str, tuple[Decl, Words]]] = {}  # a name → each file declaring it → the first
+        self.counts: dict[str, dict[str, int]] = {}  # last component → written name → declarations writing it
+        self.twins: dict[str, dict[tuple[str, ...], int]] = {}  # last component → `Tally.twins` entry → how many
+        self.selfs: dict[str, dict[tuple[str, ...], int]] = {}  # a declaration's name → its `Tally.selfs` entries
+        self.defining: dict[str, dict[str, int]] = {}  # last component → definitions' names → how many
+        self.holding: dict[str, tuple[str, int]] = {}
+        self.known: dict[str, Known] = {}
+        self.reads: dict[str, tuple[str, ...]] = {}  # a read name → the last components its `Known` depends on
+        self.readers: dict[str, set[str]] = {}  # a last component → the read names depending on it
+
+    def update(self, census: Census) -> None:
+        moved: dict[tuple[str, str, object], int] = {}  # (sum, key, entry) → its net change
+        dirty: set[str] = set()
+        for path in self.files.keys() | census.files.keys():
+            old, new = self.files.get(path), census.files.get(path)
+            if old is new:
+                continue
+            for index, sign in ((old, -1), (new, 1)):
+                if index is not None:
+                    dirty |= self._share(path, index, sign, moved)
+        self.files = dict(census.files)
+        sums: dict[str, dict[str, dict[Any, int]]] = {
+            "counts": self.counts, "twins": self.twins, "selfs": self.selfs, "defining": self.defining}
+        touched: set[str] = set()
+        for (kind, key, entry), change in moved.items():
+            if change:
+                if kind != "selfs":  # a name's own entries change with its own file, which made it dirty
+                    touched.add(key)
+                table = sums[kind].setdefault(key, {})
+                table[entry] = table.get(entry, 0) + change
+                if not table[entry]:
+                    del table[entry]
+                    if not table:
+                        del sums[kind][key]
+        holding = {h.name: (h.path, h.count) for h in census.holed()}
+        dirty |= {n for n in holding.keys() | self.holding.keys() if holding.get(n) != self.holding.get(n)}
+        self.holding = holding
+        for tail in touched:
+            dirty |= self.readers.get(tail, set())
+        for name in dirty:
+            self._forget(name)
+
+    def _share(self, path: str, index: FileIndex, sign: int, moved: dict[tuple[str, str, object], int]) -> set[str]:
+        """Add (`sign` 1) or take off (-1) one file's share of the sums; the names it declares."""
+        def move(kind: str, key: str, entry: object, n: int = 1) -> None:
+            moved[kind, key, entry] = moved.get((kind, key, entry), 0) + sign * n
+
+        t = tally(index)
+        for token, n in t.counts.items():
+            move("counts", _last(token), token, n)
+        for alike in t.twins:
+            move("twins", _last(alike[0]), alike)
+        for name, own in t.selfs:
+            move("selfs", name, own)
+        declared: set[str] = set()
+        for d, said in zip(index.decls, words(index), strict=True):
+            if d.name is None:
+                continue
+            if d.kind in DEFINING:
+                move("defining", d.name.rsplit(".", 1)[-1], d.name)
+            if d.name not in declared:
+                declared.add(d.name)
+                where = self.owners.setdefault(d.name, {})
+                if sign > 0:
+                    where[path] = (d, said)
+                else:
+                    where.pop(path, None)
+                    if not where:
+                        del self.owners[d.name]
+        return declared
+
+    def _forget(self, name: str) -> None:
+        self.known.pop(name, None)
+        for tail in self.reads.pop(name, ()):
+            readers = self.readers.get(tail)
+            if readers is not None:
+                readers.discard(name)
+                if not readers:
+                    del self.readers[tail]
+
+    def answer(self, names: Collection[str]) -> dict[str, Known]:
+        out: dict[str, Known] = {}
+        for name in names:
+            found = self.known.get(name)
+            if found is None and (name in self.owners or name in self.holding):
+                found = self.known[name] = self._read(name)
+            if found is not None:
+                out[name] = found
+        return out
+
+    def _read(self, name: str) -> Known:
+        where = self.owners.get(name)
+        first = min(where) if where else None  # a census lists its files in path order: the first declares it
+        path = first if first is not None else self.holding[name][0]
+        place = chapter(path, self.roots)
+        groups = [(f"chapter {place}", 1.0)]
+        reads = {name.rsplit(".", 1)[-1]}
+        if where is not None and first is not None:
+            said = where[first][1]
+            reads |= {_last(t) for t in said.statement}
+            reached = {full for t in said.statement for full in self.defining.get(_last(t), ()) if _is(full, t)}
+            reached.discard(name)
             groups += [(f"statement {_bin(said.size, SIZES)} characters", FEATURE_WEIGHT),
                        (f"{_bin(len(reached), COUNTS)} definitions named", FEATURE_WEIGHT),
-                       (f"{_bin(named.get(name, 0), COUNTS)} successors", FEATURE_WEIGHT)]
-        out[name] = Known(path, where, tuple(groups), holding.get(name, (path, 0))[1])
-    return out
+                       (f"{_bin(self._successors(name), COUNTS)} successors", FEATURE_WEIGHT)]
+        self.reads[name] = tuple(reads)
+        for tail in reads:
+            self.readers.setdefault(tail, set()).add(name)
+        return Known(path, place, tuple(groups), self.holding.get(name, (path, 0))[1])
+
+    def _successors(self, name: str) -> int:
+        """How many declarations of the tree name `name` in their text (statement or proof), itself aside; a
+        declaration writing two names that stand for it counts once."""
+        tail = name.rsplit(".", 1)[-1]
+        out = sum(n for token, n in self.counts.get(tail, {}).items() if _is(name, token))
+        for alike, n in self.twins.get(tail, {}).items():
+            hits = sum(1 for token in alike if _is(name, token))
+            out -= n * max(0, hits - 1)
+        out -= sum(n for own, n in self.selfs.get(name, {}).items() if any(_is(name, token) for token in own))
+        return out
 
 
 def after(census: Census) -> dict[str, tuple[str, ...]]:
@@ -170,39 +297,3 @@ def _last(token: str) -> str:
 def _is(full: str, token: str) -> bool:
     token = token.rstrip(".").removeprefix("_root_.")
     return full == token or full.endswith("." + token)
-
-
-def _successors(census: Census, names: set[str]) -> dict[str, int]:
-    """How many declarations of the tree name each of `names` in their text (statement or proof), itself aside: the
-    files' tallies summed, each written name resolved once; a declaration writing two names that stand for the same
-    one of `names` counts once."""
-    by_tail = tails(names)
-    meant: dict[str, tuple[str, ...]] = {}  # a written name → those of `names` it may stand for
-
-    def means(token: str) -> tuple[str, ...]:
-        found = meant.get(token)
-        if found is None:
-            found = meant[token] = tuple(f for f in by_tail.get(_last(token), ()) if _is(f, token))
-        return found
-
-    tallies = [tally(index) for index in census.files.values()]
-    total: dict[str, int] = {}
-    for t in tallies:
-        for token, n in t.counts.items():
-            total[token] = total.get(token, 0) + n
-    out: dict[str, int] = {}
-    for token, n in total.items():
-        for full in means(token):
-            out[full] = out.get(full, 0) + n
-    for t in tallies:
-        for alike in t.twins:
-            hits: dict[str, int] = {}
-            for token in alike:
-                for full in means(token):
-                    hits[full] = hits.get(full, 0) + 1
-            for full, k in hits.items():
-                out[full] -= k - 1
-        for name, own in t.selfs:
-            if name in names and any(_is(name, token) for token in own):
-                out[name] -= 1
-    return out
