@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -126,11 +127,7 @@ class Census:
 
     def decls(self) -> Iterator[tuple[str, Decl]]:
         """Every declaration with its path, in file order (listed once for its files: the gates walk them often)."""
-        kept = self.__dict__.get("_decls")
-        if kept is None or kept[0] is not self.files:
-            kept = self.__dict__["_decls"] = (self.files, [(path, d) for path, f in self.files.items()
-                                                           for d in f.decls])
-        return iter(kept[1])
+        return iter(_maps(self).decls)
 
     @property
     def graph(self) -> ImportGraph:
@@ -141,15 +138,15 @@ class Census:
             kept = self.__dict__["_graph"] = (self.files, ImportGraph(self))
         return kept[1]
 
-    @cached_property
+    @property
     def located(self) -> dict[str, tuple[str, Decl]]:
         """Each declaration key → the path and declaration of the last one so keyed, in file order (read only)."""
-        return {d.key: (path, d) for path, d in self.decls()}
+        return _maps(self).located
 
-    @cached_property
+    @property
     def by_key(self) -> dict[str, Decl]:
         """Each declaration key → the last declaration so keyed, in file order (read only)."""
-        return {k: d for k, (_, d) in self.located.items()}
+        return _maps(self).by_key
 
     @cached_property
     def named(self) -> frozenset[str]:
@@ -167,6 +164,7 @@ class Census:
         """This census with `paths` re-read from `tree` (dropped where the tree lacks them). A file whose imports
         now bring other keywords is read again too: what its strings hold depends on them."""
         out = Census(dict(self.files), list(self.problems), dict(self.lean))
+        out.__dict__["_donor"] = self  # its maps are this census's, but for the files re-read
         present = set(tree.files())
         texts: dict[str, str] = {}
         for path in paths:
@@ -193,16 +191,9 @@ class Census:
         module = self.lean.get(next(iter(paths)))
         return None if module is None else lean_names(module).get(key)
 
-    @cached_property
-    def _declaring(self) -> dict[str, set[str]]:
-        out: dict[str, set[str]] = {}
-        for path, f in self.files.items():
-            names = f.memo.get("normal")
-            if not isinstance(names, list):
-                names = f.memo["normal"] = [normal(d.name) for d in f.decls if d.name is not None]
-            for name in names:
-                out.setdefault(name, set()).add(path)
-        return out
+    @property
+    def _declaring(self) -> dict[str, frozenset[str]]:
+        return _maps(self).declaring
 
     def to_json(self) -> dict[str, object]:
         """The shape `sorries --json` prints (SPEC §4)."""
@@ -216,6 +207,115 @@ class Census:
                 for loc in self.locations()
             ],
         }
+
+
+@dataclass(frozen=True)
+class _Maps:
+    """What a census derives from every file, made once per files dict (read only, shared between censuses)."""
+
+    files: dict[str, FileIndex]  # the files they are of
+    decls: list[tuple[str, Decl]]
+    located: dict[str, tuple[str, Decl]]
+    by_key: dict[str, Decl]
+    holders: dict[str, frozenset[str]]  # a declaration key → the paths declaring it
+    declaring: dict[str, frozenset[str]]  # a normalised name → the paths declaring it
+
+
+DERIVED_UP_TO = 16  # files that may differ from a census's for its maps to be derived from that census's
+_recent: _Maps | None = None  # the last maps made: the next census, of the next base, differs from them in a few files
+
+
+def _maps(c: Census) -> _Maps:
+    """`c`'s maps: derived from those of a census few of whose files differ — the census `c` was `replace`d from, or
+    the last census mapped — over the files that differ; else made afresh. Either way the same maps (the tests
+    hold them equal over random sequences of edits)."""
+    global _recent
+    kept: _Maps | None = c.__dict__.get("_maps")
+    if kept is not None and kept.files is c.files:
+        return kept
+    donor: Census | None = c.__dict__.get("_donor")
+    near = _maps(donor) if donor is not None else _recent
+    made = _derive(c.files, near) if near is not None else None
+    if made is None:
+        made = _fresh(c.files)
+    c.__dict__["_maps"] = _recent = made
+    return made
+
+
+def _rows(path: str, f: FileIndex) -> list[tuple[str, Decl]]:
+    kept = f.memo.get("census.rows")
+    if not (isinstance(kept, tuple) and kept[0] == path):
+        kept = f.memo["census.rows"] = (path, [(path, d) for d in f.decls])
+    return kept[1]
+
+
+def _keys(f: FileIndex) -> dict[str, Decl]:
+    """Each key of the file's declarations → the last declaration so keyed."""
+    kept = f.memo.get("census.keys")
+    if not isinstance(kept, dict):
+        kept = f.memo["census.keys"] = {d.key: d for d in f.decls}
+    return kept
+
+
+def _normals(f: FileIndex) -> list[str]:
+    kept = f.memo.get("normal")
+    if not isinstance(kept, list):
+        kept = f.memo["normal"] = [normal(d.name) for d in f.decls if d.name is not None]
+    return kept
+
+
+def _fresh(files: dict[str, FileIndex]) -> _Maps:
+    located: dict[str, tuple[str, Decl]] = {}
+    holders: dict[str, set[str]] = {}
+    declaring: dict[str, set[str]] = {}
+    for path, f in files.items():
+        for key, d in _keys(f).items():
+            located[key] = (path, d)  # the files in order: the last so keyed wins
+            holders.setdefault(key, set()).add(path)
+        for name in _normals(f):
+            declaring.setdefault(name, set()).add(path)
+    return _Maps(files, _listed(files), located, {k: d for k, (_, d) in located.items()},
+                 {k: frozenset(v) for k, v in holders.items()}, {k: frozenset(v) for k, v in declaring.items()})
+
+
+def _listed(files: dict[str, FileIndex]) -> list[tuple[str, Decl]]:
+    return list(itertools.chain.from_iterable(_rows(path, f) for path, f in files.items()))
+
+
+def _derive(files: dict[str, FileIndex], near: _Maps) -> _Maps | None:
+    """`files`' maps from `near`'s, through the files that differ (None when more than DERIVED_UP_TO and a quarter
+    of them do): only the keys and names those files declare, before or now, can map otherwise."""
+    differ = [p for p in near.files.keys() | files.keys() if near.files.get(p) is not files.get(p)]
+    if len(differ) > max(DERIVED_UP_TO, len(files) // 4):
+        return None
+    position = {path: i for i, path in enumerate(files)}
+    located, by_key, holders, declaring = (dict(near.located), dict(near.by_key), dict(near.holders),
+                                           dict(near.declaring))
+    keys: set[str] = set()
+    names: set[str] = set()
+    for path in differ:
+        for f in (near.files.get(path), files.get(path)):
+            if f is not None:
+                keys |= _keys(f).keys()
+                names.update(_normals(f))
+    gone = set(differ)
+    for key in keys:
+        now = {p for p in holders.get(key, ()) if p not in gone} | {
+            p for p in differ if p in files and key in _keys(files[p])}
+        if now:
+            last = max(now, key=position.__getitem__)
+            holders[key], located[key], by_key[key] = frozenset(now), (last, _keys(files[last])[key]), _keys(
+                files[last])[key]
+        else:
+            del holders[key], located[key], by_key[key]
+    for name in names:
+        now = {p for p in declaring.get(name, ()) if p not in gone} | {
+            p for p in differ if p in files and name in _normals(files[p])}
+        if now:
+            declaring[name] = frozenset(now)
+        else:
+            declaring.pop(name, None)
+    return _Maps(files, _listed(files), located, by_key, holders, declaring)
 
 
 def state(c: Census) -> tuple[object, ...]:

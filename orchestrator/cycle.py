@@ -12,10 +12,8 @@ directory lets the next cycle recover from a process killed at any point.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import os
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -50,7 +48,18 @@ from gates.registry import run_gates
 from gates.sandbox import warn_if_off
 from gates.scope import InvalidStrategy, matches
 from gates.tree import DirTree, is_lean_source
-from orchestrator import blame, buildoutputs, facts, fallback, housekeeping, ignores, kernelcheck, ownership, workcopy
+from orchestrator import (
+    blame,
+    buildoutputs,
+    collector,
+    facts,
+    fallback,
+    housekeeping,
+    ignores,
+    kernelcheck,
+    ownership,
+    workcopy,
+)
 from orchestrator import cyclestate as cs
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.buildcheck import check as check_build
@@ -98,29 +107,14 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
             stack.enter_context(RunLock(paths.lock))
             beat = stack.enter_context(Beat(paths.heartbeat, config.loop.heartbeat_s, deps.clock))
         git = Git(repo)
+        collector.settle()
         c = Cycle(repo, config, deps, options, git, paths, Journal(workcopy.git_dir(git)), deps.clock.now())
-        stack.enter_context(settled())
         start(c, beat)
-        gc.freeze()  # the base's census, made in `start`, lives as long as the cycle too
         if config.parallel.workers > 1:  # the Planner's items, each its own Worker, through the merge queue
             from orchestrator import round as parallel
             return parallel.run(c, beat)
         advance(c, beat, plan, work, judge, overlap, evaluate, escalate)
         return conclude(c, beat)
-
-
-@contextlib.contextmanager
-def settled() -> Iterator[None]:
-    """The objects made before (the kept file indexes, Lean's listings) and, once frozen again, the base's census
-    live through the cycle: Python's collector walks them no more while it runs. At a million lines they are
-    millions, and each full collection walked them all, seconds a cycle. One full collection first frees what the
-    cycles before dropped (a frozen object is never collected), so memory does not grow from cycle to cycle."""
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def start(c: Cycle, beat: Beat) -> None:

@@ -82,6 +82,7 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                     failed = f"cycle {record.cycle} failed: {record.error or record.summary}"
                 notify.cycle(record, history, stall_after=loop.escalate_after)
                 refused = cycle.ledger.refused
+                del cycle  # dead before the next cycle's start freezes what lives (`orchestrator.collector`)
                 if refused is Limit.TOTAL:
                     log.info("daemon.stop", reason="budget", cycles=done + 1)
                     reason = f"the total budget stopped cycle {record.cycle}: {record.error or record.summary}"
