@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from difficulty import paper, priors
 from difficulty.attempts import Attempts, gather
@@ -25,8 +26,7 @@ EXACT_UP_TO = 150  # cells and targets up to which the forecast samples the exac
 BURN_IN = 20  # sweeps the chain makes from the mode before its first draw
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):  # a tuple: made for every open target each cycle
     declaration: str
     file: str
     chapter: str
@@ -105,12 +105,15 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
     if settings.method == "paper":
         return _paper(attempts, cells, holding, known, census, settings, model, hard_model)
     models = sorted({*attempts.models, model, *([hard_model] if hard_model else [])})
-    groups = sorted({g for k in known.values() for g, _ in k.groups})
+    kinds = {k.groups for k in known.values()}
+    groups = sorted({g for kind in kinds for g, _ in kind})
     m_index, g_index = {m: i for i, m in enumerate(models)}, {g: i for i, g in enumerate(groups)}
     t_index = {n: i for i, n in enumerate(names)}
+    rows = {kind: [(g_index[g], w) for g, w in kind] for kind in kinds}  # one row per kind, shared by its targets
+    none: list[tuple[int, float]] = []
     problem = Problem(names, models, groups,
                       [Cell(t_index[t], m_index[m], n, k) for t, by in cells.items() for m, (n, k) in by.items()],
-                      [[(g_index[g], w) for g, w in known[n].groups] if n in known else [] for n in names])
+                      [rows[k.groups] if (k := known.get(n)) is not None else none for n in names])
     result = fit(problem)
     targets = []
     for name in sorted(holding):

@@ -57,7 +57,7 @@ class Problem:
     models: list[str]
     groups: list[str]
     cells: list[Cell]
-    member: list[list[tuple[int, float]]]  # each target's groups, with their weights
+    member: list[list[tuple[int, float]]]  # each target's groups, with their weights (targets alike may share a row)
 
 
 @dataclass
@@ -197,7 +197,9 @@ def fit(problem: Problem) -> Fit:
         if c.n > 0:
             models.setdefault(c.target, set()).add(c.model)
     free = [i for i, seen in models.items() if len(seen) >= MIN_MODELS]
-    f.anchors = [[(m + g_, c) for g_, c in _anchors(groups)] for groups in problem.member]
+    made: dict[int, list[tuple[int, float]]] = {}  # a row of `member` → its anchors, shared as the row is
+    f.anchors = [made.get(id(groups)) or made.setdefault(id(groups), [(m + g_, c) for g_, c in _anchors(groups)])
+                 for groups in problem.member]
     f.cells = [[] for _ in range(n)]
     for c in problem.cells:
         f.cells[c.target].append(c)
@@ -243,8 +245,13 @@ def _newton(f: Fit) -> None:
     x, b, d, links, f.chol, f.steps = _mode(m, f.theta + f.gamma, b, a, anchors, cells)
     f.theta, f.gamma = x[:m], x[m:]
     f.b = [0.0] * n
-    f.d = [1 / SIGMA_B ** 2 if not groups else sum(c for _, c in groups) for groups in f.anchors]
-    f.links = [[(u, -c) for u, c in groups] for groups in f.anchors]
+    shared: dict[int, tuple[float, list[tuple[int, float]]]] = {}  # an anchors row → its precision and links
+    for groups in f.anchors:
+        if id(groups) not in shared:
+            shared[id(groups)] = (sum(c for _, c in groups) if groups else 1 / SIGMA_B ** 2,
+                                  [(u, -c) for u, c in groups])
+    f.d = [shared[id(groups)][0] for groups in f.anchors]
+    f.links = [shared[id(groups)][1] for groups in f.anchors]
     for r, i in enumerate(tried):
         f.b[i], f.d[i], f.links[i] = b[r], d[r], links[r]
     for r, (_, alike) in enumerate(idle, start=len(tried)):
@@ -260,9 +267,11 @@ def _kinds(anchors: list[list[tuple[int, float]]], cells: list[list[Cell]]
     the same mode, and takes the same share off the small block when eliminated (N·(C − ccᵀ/Σc) either way) — the
     fit's cost follows the attempts and the groups, not the book's size."""
     kinds: dict[tuple[tuple[int, float], ...], list[int]] = {}
+    seen: dict[int, tuple[tuple[int, float], ...]] = {}  # a shared row, hashed once
     for i, groups in enumerate(anchors):
         if groups and not cells[i]:
-            kinds.setdefault(tuple(groups), []).append(i)
+            kind = seen.get(id(groups)) or seen.setdefault(id(groups), tuple(groups))
+            kinds.setdefault(kind, []).append(i)
     return list(kinds.items())
 
 

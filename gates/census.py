@@ -138,6 +138,10 @@ class Census:
             kept = self.__dict__["_graph"] = (self.files, ImportGraph(self))
         return kept[1]
 
+    def written_holes(self) -> Iterator[tuple[str, Decl]]:
+        """Every declaration whose text holds a sorry or admit, with its path, in file order."""
+        return itertools.chain.from_iterable(_holding_rows(path, f) for path, f in self.files.items())
+
     @property
     def located(self) -> dict[str, tuple[str, Decl]]:
         """Each declaration key → the path and declaration of the last one so keyed, in file order (read only)."""
@@ -246,6 +250,13 @@ def _rows(path: str, f: FileIndex) -> list[tuple[str, Decl]]:
     kept = f.memo.get("census.rows")
     if not (isinstance(kept, tuple) and kept[0] == path):
         kept = f.memo["census.rows"] = (path, [(path, d) for d in f.decls])
+    return kept[1]
+
+
+def _holding_rows(path: str, f: FileIndex) -> list[tuple[str, Decl]]:
+    kept = f.memo.get("census.holding")
+    if not (isinstance(kept, tuple) and kept[0] == path):
+        kept = f.memo["census.holding"] = (path, [(path, d) for d in f.decls if d.holes])
     return kept[1]
 
 

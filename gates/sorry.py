@@ -75,22 +75,22 @@ def leaners(before: Census, after: Census) -> dict[str, list[str]]:
 
 
 def _leaners(before: Census, after: Census) -> dict[str, list[str]]:
-    holding: dict[str, str] = {}
     holed = {h.name for h in after.holed()}
+    after_decls = after.by_key
+    closed = [(name, new) for _, old in before.written_holes()
+              if (new := after_decls.get(old.key)) is not None and (name := new.name) and name not in holed]
+    if not closed:
+        return {}
+    holding: dict[str, str] = {}
     for _, d in after.decls():
         if d.name and d.name in holed:
             holding[d.name] = d.name
             holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
-    if not holding:
-        return {}
-    after_decls = after.by_key
     out: dict[str, list[str]] = {}
-    for _, old in before.decls():
-        new = after_decls.get(old.key)
-        if old.holes and new is not None and new.name and new.name not in holed:
-            used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {new.name}
-            if used:
-                out[new.name] = sorted(used)
+    for name, new in closed:
+        used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {name}
+        if used:
+            out[name] = sorted(used)
     return out
 
 

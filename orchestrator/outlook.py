@@ -8,6 +8,7 @@ the Planner is shown of them.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 from agents.prices import session_cost
@@ -106,10 +107,12 @@ def brief(est: Estimate, config: Config) -> tuple[str, str]:
     def value(t: Target) -> float:
         return t.p_next / (per * (ratio if t.hard else 1.0)) if per else t.p_next
 
-    ranked = sorted(est.targets, key=lambda t: (-value(t), t.declaration))
+    usual, hard = (per, per * ratio) if per else (1.0, 1.0)
+    ranked = heapq.nsmallest(SHOWN, est.targets,  # the key inline: it is asked of every open target
+                             key=lambda t: (-t.p_next / (hard if t.hard else usual), t.declaration))
     rows = [f"- {shown(t.declaration)} ({shown(t.file)}): difficulty {t.difficulty:.2f}, {t.attempts} attempts, "
             f"p_next {t.p_next:.2f}" + (" (hard)" if t.hard else "") + (f", {value(t):.3f} per $" if per else "")
-            for t in ranked[:SHOWN]]
-    if len(ranked) > SHOWN:
-        rows.append(f"- and {len(ranked) - SHOWN} more open targets")
+            for t in ranked]
+    if len(est.targets) > SHOWN:
+        rows.append(f"- and {len(est.targets) - SHOWN} more open targets")
     return head, "\n".join(rows)

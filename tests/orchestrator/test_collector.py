@@ -39,6 +39,7 @@ def test_what_lives_is_frozen_and_what_a_cycle_dropped_is_freed(monkeypatch: pyt
 
 def test_garbage_that_was_frozen_is_freed_when_the_frozen_objects_have_grown(monkeypatch: pytest.MonkeyPatch
                                                                              ) -> None:
+    monkeypatch.setattr(collector, "COUNT_EVERY", 1)
     collector.settle()
     floor = gc.get_freeze_count()
     monkeypatch.setattr(collector, "_after_full", floor)
@@ -54,3 +55,18 @@ def test_garbage_that_was_frozen_is_freed_when_the_frozen_objects_have_grown(mon
         assert gc.get_freeze_count() <= collector.GROWTH * collector._after_full + 3 * batch
     assert full >= 3
     assert sum(r() is not None for r in refs[:batch * 20]) == 0  # the early rounds' garbage is all freed
+
+
+def test_the_frozen_objects_are_counted_every_count_every_settles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting them walks them all: between counts, garbage frozen stays, however much of it."""
+    monkeypatch.setattr(collector, "_after_full", 0)
+    monkeypatch.setattr(collector, "_settles", 0)
+    fulls = []
+    for _ in range(2 * collector.COUNT_EVERY):
+        held = [Node() for _ in range(1000)]
+        collector.settle()
+        del held
+        fulls.append(collector.settle())
+    counted = [i for i in range(len(fulls)) if 2 * (i + 1) % collector.COUNT_EVERY == 0]  # two settles a round
+    assert fulls[counted[0]]  # the first count: nothing was counted before
+    assert {i for i, full in enumerate(fulls) if full} <= set(counted)
