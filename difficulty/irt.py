@@ -13,7 +13,10 @@ matrix links only a target to the models that attempted it and to its groups, ev
 and no row holds more than its diagonal: a diagonally dominant Stieltjes matrix, whose inverse is non-negative with
 each column's largest entry on the diagonal. So one more failed attempt on a target never lowers its b (for fixed
 discriminations), and never raises its chance of closing by the model that failed (for any concave objective: the
-added term only decreases in θ_m − b_i). The tests check both on generated histories.
+added term only decreases in θ_m − b_i). A target's difficulty is therefore read from the fit at equal
+discriminations (`rasch`, every a_i = 1, the fit before the discriminations are freed): freeing one, when a third
+model attempts the target, moves b either way. Its chances of closing, and the forecast's draws, use the
+discriminations. The tests check both on generated histories.
 
 Newton's method solves it exactly: the targets' block of the Hessian is diagonal, so each step eliminates it and
 solves the small block of abilities and group means (`_schur`). The same factorization gives the Laplace
@@ -67,6 +70,7 @@ class Fit:
     gamma: list[float]
     b: list[float]
     a: list[float]
+    rasch: list[float] = field(default_factory=list)  # each b with every discrimination 1: what `difficulty` reads
     d: list[float] = field(default_factory=list)  # each b's precision given the small block (Hessian diagonal)
     links: list[list[tuple[int, float]]] = field(default_factory=list)  # each b's Hessian entries with the small block
     chol: list[list[float]] = field(default_factory=list)  # Cholesky factor of the small block's marginal precision
@@ -80,8 +84,9 @@ class Fit:
         return sigmoid(self.a[target] * (self.theta[model] - self.b[target]))
 
     def difficulty(self, target: int) -> float:
-        """σ(b): the chance that an attempt by a model of ability 0 (the centre of the models' prior) fails."""
-        return sigmoid(self.b[target])
+        """σ(b) at equal discriminations: the chance that an attempt by a model of ability 0 (the centre of the
+        models' prior) fails, were every target to discriminate alike; one more failure never lowers it."""
+        return sigmoid(self.rasch[target])
 
     def draw(self, rng: random.Random, targets: list[int]) -> tuple[list[float], dict[int, float]]:
         """Abilities and the difficulties of `targets`, drawn together from the posterior's Laplace approximation for
@@ -204,6 +209,7 @@ def fit(problem: Problem) -> Fit:
     for c in problem.cells:
         f.cells[c.target].append(c)
     _newton(f)
+    f.rasch = list(f.b)
     for _ in range(ROUNDS if free else 0):  # the mode for the discriminations as they end: Newton's comes last
         moved = _discriminations(f, free)
         _newton(f)

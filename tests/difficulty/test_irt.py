@@ -1,6 +1,5 @@
 """The difficulty model's fit: it recovers known difficulties, its priors and splits say what they should, and one
-more failure never makes a target look easier, save the one that frees its discrimination (a known exception,
-kept as a strict xfail)."""
+more failure never makes a target look easier, nor (save the one that frees its discrimination) likelier to close."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from backtest import ranks
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from synthetic import ROOT
 
@@ -179,10 +178,10 @@ def test_one_more_failure_never_lowers_a_difficulty(history: list[tuple[int, int
                                                     chapters: bool) -> None:
     """Whatever the history (up to four models, so discriminations are fitted too, and targets in chapters or
     not), one more failed attempt on a target never lowers its difficulty, nor raises the failing model's chance of
-    closing it — save when that attempt is the one that brings the target its third model, so that its
-    discrimination starts being fitted: that case does not hold (the next test)."""
+    closing it — save, for the chance, when that attempt is the one that brings the target its third model, so that
+    its discrimination starts being fitted (the difficulty is read at equal discriminations)."""
     tried = {m for i, m, _ in history if i == target}
-    assume(not (len(tried) < MIN_MODELS <= len(tried | {model})))
+    frees = len(tried) < MIN_MODELS <= len(tried | {model})
 
     def source(names: range) -> bytes:
         return ("namespace Book\n\n" + "".join(f"theorem t{i} : True := by\n  sorry\n\n" for i in names)
@@ -199,14 +198,13 @@ def test_one_more_failure_never_lowers_a_difficulty(history: list[tuple[int, int
     was, now = before.target(name), after.target(name)
     assert was is not None and now is not None
     assert now.difficulty >= was.difficulty - 1e-9
-    assert now.p_next <= was.p_next + 1e-9
+    assert frees or now.p_next <= was.p_next + 1e-9
 
 
-@pytest.mark.xfail(strict=True, reason="the failure that brings a target its third model frees its discrimination, "
-                   "and the refit may lower its difficulty (here by 3.5e-4)")
-def test_the_failure_that_frees_a_discrimination_may_lower_a_difficulty() -> None:
-    """Found by the property test above: models b and c failed Book.t2 twice each; model a's first failure on it
-    makes three models, so its discrimination is fitted from then on, and its difficulty drops a little."""
+def test_the_failure_that_frees_a_discrimination_does_not_lower_a_difficulty() -> None:
+    """Found by the property test above, when the difficulty was read with the discriminations: models b and c
+    failed Book.t2 twice each; model a's first failure on it makes three models, so its discrimination is fitted
+    from then on, and its b drops a little (by 3.5e-4). The difficulty, at equal discriminations, does not."""
     history = [(0, 0, False)] * 5 + [(2, 1, False), (2, 1, False), (2, 2, False), (2, 2, False)]
     source = ("namespace Book\n\n" + "".join(f"theorem t{i} : True := by\n  sorry\n\n" for i in range(4))
               + "end Book\n").encode()
