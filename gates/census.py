@@ -155,7 +155,7 @@ class Census:
     @cached_property
     def named(self) -> frozenset[str]:
         """The names of its named declarations."""
-        return frozenset(d.name for _, d in self.decls() if d.name)
+        return frozenset(_maps(self).names)
 
     def locations(self) -> list[Location]:
         return [Location(path, h.line, h.column, h.declaration, h.keyword)
@@ -223,6 +223,7 @@ class _Maps:
     by_key: dict[str, Decl]
     holders: dict[str, frozenset[str]]  # a declaration key → the paths declaring it
     declaring: dict[str, frozenset[str]]  # a normalised name → the paths declaring it
+    names: dict[str, int]  # a declaration's name → how many declarations so named
 
 
 DERIVED_UP_TO = 16  # files that may differ from a census's for its maps to be derived from that census's
@@ -268,6 +269,17 @@ def _keys(f: FileIndex) -> dict[str, Decl]:
     return kept
 
 
+def _names(f: FileIndex) -> dict[str, int]:
+    kept = f.memo.get("census.names")
+    if not isinstance(kept, dict):
+        counts: dict[str, int] = {}
+        for d in f.decls:
+            if d.name:
+                counts[d.name] = counts.get(d.name, 0) + 1
+        kept = f.memo["census.names"] = counts
+    return kept
+
+
 def _normals(f: FileIndex) -> list[str]:
     kept = f.memo.get("normal")
     if not isinstance(kept, list):
@@ -279,14 +291,17 @@ def _fresh(files: dict[str, FileIndex]) -> _Maps:
     located: dict[str, tuple[str, Decl]] = {}
     holders: dict[str, set[str]] = {}
     declaring: dict[str, set[str]] = {}
+    names: dict[str, int] = {}
     for path, f in files.items():
+        for name, n in _names(f).items():
+            names[name] = names.get(name, 0) + n
         for key, d in _keys(f).items():
             located[key] = (path, d)  # the files in order: the last so keyed wins
             holders.setdefault(key, set()).add(path)
         for name in _normals(f):
             declaring.setdefault(name, set()).add(path)
     return _Maps(files, _listed(files), located, {k: d for k, (_, d) in located.items()},
-                 {k: frozenset(v) for k, v in holders.items()}, {k: frozenset(v) for k, v in declaring.items()})
+                 {k: frozenset(v) for k, v in holders.items()}, {k: frozenset(v) for k, v in declaring.items()}, names)
 
 
 def _listed(files: dict[str, FileIndex]) -> list[tuple[str, Decl]]:
@@ -300,15 +315,19 @@ def _derive(files: dict[str, FileIndex], near: _Maps) -> _Maps | None:
     if len(differ) > max(DERIVED_UP_TO, len(files) // 4):
         return None
     position = {path: i for i, path in enumerate(files)}
-    located, by_key, holders, declaring = (dict(near.located), dict(near.by_key), dict(near.holders),
-                                           dict(near.declaring))
+    located, by_key, holders, declaring, counts = (dict(near.located), dict(near.by_key), dict(near.holders),
+                                                   dict(near.declaring), dict(near.names))
     keys: set[str] = set()
     names: set[str] = set()
     for path in differ:
-        for f in (near.files.get(path), files.get(path)):
+        for f, sign in ((near.files.get(path), -1), (files.get(path), 1)):
             if f is not None:
                 keys |= _keys(f).keys()
                 names.update(_normals(f))
+                for name, n in _names(f).items():
+                    counts[name] = counts.get(name, 0) + sign * n
+                    if not counts[name]:
+                        del counts[name]
     gone = set(differ)
     for key in keys:
         now = {p for p in holders.get(key, ()) if p not in gone} | {
@@ -326,7 +345,7 @@ def _derive(files: dict[str, FileIndex], near: _Maps) -> _Maps | None:
             declaring[name] = frozenset(now)
         else:
             declaring.pop(name, None)
-    return _Maps(files, _listed(files), located, by_key, holders, declaring)
+    return _Maps(files, _listed(files), located, by_key, holders, declaring, counts)
 
 
 def state(c: Census) -> tuple[object, ...]:

@@ -120,7 +120,7 @@ def _texts(census: Census, path: str, module: Module) -> dict[str, Decl]:
 def _holes(inp: GateInput, base: Baseline, modules: list[Module]) -> list[str]:
     """Holes no text shows, in what the change wrote or altered: a hole is written where it is, or it held one at
     the base and the change left its text as it was."""
-    texts = {d.key: d.text_hash for _, d in inp.before.decls()}
+    was_keyed = inp.before.by_key
     paths = {m.module: p for p, m in inp.after.lean.items()}
     out = []
     for m in modules:
@@ -132,7 +132,7 @@ def _holes(inp: GateInput, base: Baseline, modules: list[Module]) -> list[str]:
             if d is not None and d.holes > 0:
                 continue
             # A hole of the base, left as it was: its text unchanged, or (no text declaring it) its terms.
-            untouched = (texts.get(d.key) == d.text_hash if d is not None
+            untouched = ((old := was_keyed.get(d.key)) is not None and old.text_hash == d.text_hash if d is not None
                          else was is not None and all(was.consts.get(c) == m.consts[c] for c in consts))
             if untouched and owner in held:
                 continue

@@ -57,10 +57,11 @@ class SorryAge:
 Blamed = dict[int, tuple[str, int, str]]  # line → (commit, committer time, subject)
 
 
-def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool = True) -> list[SorryAge]:
-    """Every hole line of `census` with the age of its last change at `rev` (the working tree when None), oldest
-    first. One `git blame` per file with holes whose content is not in the cache, limited to their lines; the
-    cache is updated unless `keep` is false (a dry run writes nothing)."""
+def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool = True, at_least: float = 0.0
+         ) -> list[SorryAge]:
+    """Every hole line of `census` at least `at_least` days old, with the age of its last change at `rev` (the
+    working tree when None), oldest first. One `git blame` per file with holes whose content is not in the cache,
+    limited to their lines; the cache is updated unless `keep` is false (a dry run writes nothing)."""
     owners: dict[str, dict[int, str]] = {}
     for path, index in census.files.items():
         for h in index.holes:
@@ -87,8 +88,9 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool
         for line, (commit, when, summary) in blamed.items():
             if line in owners[path]:
                 if when not in days:
-                    days[when] = (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400
-                out.append(SorryAge(owners[path][line], path, line, max(0.0, days[when]), commit, summary))
+                    days[when] = max(0.0, (now - datetime.fromtimestamp(when, UTC)).total_seconds() / 86400)
+                if days[when] >= at_least:
+                    out.append(SorryAge(owners[path][line], path, line, days[when], commit, summary))
     if keep and rev is not None and fresh:  # uncommitted lines are not worth keeping
         for path, blamed in fresh.items():
             _put(folder, _key(path, blobs[path]), blamed)
@@ -100,7 +102,7 @@ def ages(git: Git, rev: str | None, census: Census, now: datetime, *, keep: bool
 def persistent(git: Git, rev: str | None, census: Census, now: datetime, days: float, *, keep: bool = True
                ) -> list[SorryAge]:
     """The holes whose line is unchanged for `days` or more, oldest first."""
-    return [a for a in ages(git, rev, census, now, keep=keep) if a.age_days >= days]
+    return ages(git, rev, census, now, keep=keep, at_least=days)
 
 
 def _blobs(git: Git, rev: str | None, paths: list[str]) -> list[str]:

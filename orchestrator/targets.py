@@ -29,7 +29,8 @@ _CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 
 def aimed(strategy: str, scope: list[str], census: Census) -> list[str]:
     """The declarations holding a hole in the Scope's files that `strategy` aims at, sorted."""
-    holding = sorted({h.name for h in census.holed() if matches(h.path, scope)})
+    inside = {path for path in census.files if matches(path, scope)}  # each file matched once, not each hole
+    holding = sorted({h.name for h in census.holed() if h.path in inside})
     if not holding:
         return []
     text = "\n".join(line for line in lines(strategy) if (d := directives.directive(line)) is None or d[0] != "PROVER")

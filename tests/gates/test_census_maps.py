@@ -46,11 +46,11 @@ FRESH = module._fresh
 
 def fresh(c: Census) -> tuple[object, ...]:
     m = FRESH(c.files)
-    return m.decls, m.located, m.by_key, m.holders, m.declaring
+    return m.decls, m.located, m.by_key, m.holders, m.declaring, frozenset(m.names), m.names
 
 
 def mapped(c: Census) -> tuple[object, ...]:
-    return list(c.decls()), c.located, c.by_key, module._maps(c).holders, c._declaring
+    return list(c.decls()), c.located, c.by_key, module._maps(c).holders, c._declaring, c.named, module._maps(c).names
 
 
 @settings(max_examples=150, deadline=None)
