@@ -129,7 +129,7 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
 def _target(name: str, known: dict[str, Known], holding: dict[str, int], attempts: Attempts, difficulty: float,
             p: float, model: str, hard: bool) -> Target:
     k = known.get(name)
-    return Target(name, k.file if k else "", k.chapter if k else "", difficulty, len(attempts.own.get(name, [])), p,
+    return Target(name, k.file if k else "", k.chapter if k else "", difficulty, len(attempts.own.get(name, ())), p,
                   model, holding[name], hard)
 
 

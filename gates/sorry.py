@@ -41,14 +41,18 @@ def traded(before: Census, after: Census) -> list[str]:
 
 def _traded(before: Census, after: Census) -> list[str]:
     now, old_keys = after.by_key, before.by_key.keys()
-    out = [old.name or f"{old.kind} at line {old.line}" for _, old in before.decls()
-           if not old.holes and (new := now.get(old.key)) is not None and new.holes]
+    out: list[str] = []
     gone: dict[str, list[str]] = {}
     for _, old in before.decls():
-        if not old.holes and old.key not in now:
+        if old.holes:
+            continue
+        new = now.get(old.key)
+        if new is None:
             gone.setdefault(old.statement_hash, []).append(old.name or f"{old.kind} at line {old.line}")
-    for _, new in after.decls():
-        if new.holes and new.key not in old_keys and new.statement_hash in gone:
+        elif new.holes:
+            out.append(old.name or f"{old.kind} at line {old.line}")
+    for _, new in after.written_holes():
+        if new.key not in old_keys and new.statement_hash in gone:
             out += [f"{name} (now {new.name or f'{new.kind} at line {new.line}'})" for name in gone[new.statement_hash]]
     return out
 
