@@ -138,6 +138,12 @@ class Census:
             kept = self.__dict__["_graph"] = (self.files, ImportGraph(self))
         return kept[1]
 
+    def declaring(self, name: str) -> list[str]:
+        """The path of each declaration named `name`, in file order (a path twice for two in one file)."""
+        paths = _maps(self).declaring.get(normal(name), frozenset())
+        ordered = [p for p in self.files if p in paths] if len(paths) > 1 else list(paths)
+        return [p for p in ordered for _ in range(_names(self.files[p]).get(name, 0))]
+
     def written_holes(self) -> Iterator[tuple[str, Decl]]:
         """Every declaration whose text holds a sorry or admit, with its path, in file order."""
         return itertools.chain.from_iterable(_holding_rows(path, f) for path, f in self.files.items())

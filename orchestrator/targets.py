@@ -53,10 +53,7 @@ def uses(census: Census, names: list[str], *, most: int = 12) -> str:
     """How the project uses `names`: each declaration whose file sees one and whose text names it (as the audit's
     successor tests find users, `audit.successors.Users`), with the line where it does; at most `most` users of
     each. The users are what a weaker statement would break: the Worker reads them before touching one."""
-    where: dict[str, list[str]] = {}
-    for path, d in census.decls():
-        if d.name in names:
-            where.setdefault(d.name, []).append(path)
+    where = {name: paths for name in names if (paths := census.declaring(name))}
     users = Users(census)
     out: list[str] = []
     for name in names:

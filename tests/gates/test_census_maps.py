@@ -78,3 +78,12 @@ def test_maps_derived_through_the_files_that_differ_are_those_made_afresh(
     finally:
         module._fresh = FRESH
     assert afresh == [] or len(files) > module.DERIVED_UP_TO
+
+
+@settings(max_examples=100, deadline=None)
+@given(TREE)
+def test_the_paths_declaring_a_name_are_those_a_walk_of_the_declarations_finds(
+        files: dict[int, list[tuple[str, str | None, bool]]]) -> None:
+    tree = indexed(files, {})
+    for name in [f"Book.{n}" for n in NAMES] + ["Book.anon", "Book.gone"]:
+        assert tree.declaring(name) == [path for path, d in tree.decls() if d.name == name]
