@@ -118,10 +118,11 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
     targets = []
     for name in sorted(holding):
         i = t_index[name]
-        hard = hard_model is not None and result.difficulty(i) > settings.hard_above
+        difficulty = result.difficulty(i)
+        hard = hard_model is not None and difficulty > settings.hard_above
         serving = hard_model if hard and hard_model else model
-        targets.append(_target(name, known, holding, attempts, result.difficulty(i), result.p(i, m_index[serving]),
-                               serving, hard))
+        targets.append(_target(name, known, holding, attempts, difficulty, result.p(i, m_index[serving]), serving,
+                               hard))
     targets.sort(key=lambda t: (-t.difficulty, t.declaration))
     return Estimate("irt", model, hard_model, targets, attempts, known, census, result, t_index, m_index)
 

@@ -131,8 +131,12 @@ def describe(census: Census, roots: Iterable[str], names: Collection[str]) -> di
         global _LAST
         if _LAST is None or _LAST.roots != roots:
             _LAST = Reading(roots)
-        _LAST.update(census)
-        return _LAST.answer(names)
+        try:
+            _LAST.update(census)
+            return _LAST.answer(names)
+        except BaseException:
+            _LAST = None  # half brought up to date: the next call reads afresh
+            raise
 
 
 _LOCK = threading.Lock()

@@ -316,9 +316,12 @@ def _listed(files: dict[str, FileIndex]) -> list[tuple[str, Decl]]:
 
 def _derive(files: dict[str, FileIndex], near: _Maps) -> _Maps | None:
     """`files`' maps from `near`'s, through the files that differ (None when more than DERIVED_UP_TO and a quarter
-    of them do): only the keys and names those files declare, before or now, can map otherwise."""
+    of them do, or when the files both hold are in another order: which declaration of a key comes last would
+    change): only the keys and names those files declare, before or now, can map otherwise."""
     differ = [p for p in near.files.keys() | files.keys() if near.files.get(p) is not files.get(p)]
     if len(differ) > max(DERIVED_UP_TO, len(files) // 4):
+        return None
+    if [p for p in files if p in near.files] != [p for p in near.files if p in files]:
         return None
     position = {path: i for i, path in enumerate(files)}
     located, by_key, holders, declaring, counts = (dict(near.located), dict(near.by_key), dict(near.holders),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -183,3 +184,16 @@ def test_a_declaration_whose_statement_alone_grows_is_read_again() -> None:
         tree = indexed({0: (False, [("theorem", "foo", [], [], False, long)])}, kept)
         warm.update(tree)
         assert warm.answer(["Book.foo"])["Book.foo"].groups[1] == (f"statement {size} characters", 1 / 3)
+
+
+def test_a_reading_that_failed_halfway_is_read_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error while the kept reading is brought up to date leaves nothing half done for the next call."""
+    kept: dict[tuple[str, str], FileIndex] = {}
+    tree = indexed({0: (False, [("theorem", "foo", [], [], True, 0)])}, kept)
+    describe(tree, ["Book"], ["Book.foo"])
+    changed = indexed({0: (False, [("theorem", "foo", [], [], True, 12)])}, kept)  # only its statement grew
+    monkeypatch.setattr(Census, "holed", lambda self: (_ for _ in ()).throw(OSError("disk")))
+    with pytest.raises(OSError):
+        describe(changed, ["Book"], ["Book.foo"])
+    monkeypatch.undo()
+    assert describe(changed, ["Book"], ["Book.foo"])["Book.foo"].groups[1] == ("statement 100–199 characters", 1 / 3)

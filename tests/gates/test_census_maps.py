@@ -87,3 +87,13 @@ def test_the_paths_declaring_a_name_are_those_a_walk_of_the_declarations_finds(
     tree = indexed(files, {})
     for name in [f"Book.{n}" for n in NAMES] + ["Book.anon", "Book.gone"]:
         assert tree.declaring(name) == [path for path, d in tree.decls() if d.name == name]
+
+
+def test_a_census_listing_its_files_in_another_order_is_mapped_afresh() -> None:
+    """`x` is declared in both files, with a hole in B's: the last declaration of a key is B's in the order A, B and
+    A's in the order B, A, whatever the census mapped before listed."""
+    a, b = indexed({0: [("theorem", "foo", False)], 1: [("theorem", "foo", True)]}, {}).files.values()
+    first = Census({"Book/F1.lean": b, "Book/F0.lean": a})
+    assert first.by_key["Book.foo"] is a.decls[0]
+    second = Census({"Book/F0.lean": a, "Book/F1.lean": b})
+    assert second.by_key["Book.foo"] is b.decls[0] and second.by_key["Book.foo"].holes
