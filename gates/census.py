@@ -244,7 +244,7 @@ def _maps(c: Census) -> _Maps:
     kept: _Maps | None = c.__dict__.get("_maps")
     if kept is not None and kept.files is c.files:
         return kept
-    donor: Census | None = c.__dict__.get("_donor")
+    donor: Census | None = c.__dict__.pop("_donor", None)  # once mapped, a census keeps no other alive
     near = _maps(donor) if donor is not None else _recent
     made = _derive(c.files, near) if near is not None else None
     if made is None:
