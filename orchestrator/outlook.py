@@ -104,12 +104,12 @@ def brief(est: Estimate, config: Config) -> tuple[str, str]:
             + (f" A target whose p_next is below {d.prover_below_p:g} after {d.prover_after} failed attempts goes "
                "to the external prover at the start of a cycle." if d.prover_after else ""))
 
-    def value(t: Target) -> float:
-        return t.p_next / (per * (ratio if t.hard else 1.0)) if per else t.p_next
-
     usual, hard = (per, per * ratio) if per else (1.0, 1.0)
-    ranked = heapq.nsmallest(SHOWN, est.targets,  # the key inline: it is asked of every open target
-                             key=lambda t: (-t.p_next / (hard if t.hard else usual), t.declaration))
+
+    def value(t: Target) -> float:
+        return t.p_next / (hard if t.hard else usual)
+
+    ranked = heapq.nsmallest(SHOWN, est.targets, key=lambda t: (-value(t), t.declaration))
     rows = [f"- {shown(t.declaration)} ({shown(t.file)}): difficulty {t.difficulty:.2f}, {t.attempts} attempts, "
             f"p_next {t.p_next:.2f}" + (" (hard)" if t.hard else "") + (f", {value(t):.3f} per $" if per else "")
             for t in ranked]
