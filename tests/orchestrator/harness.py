@@ -249,6 +249,11 @@ BOOK = {"lakefile.toml": 'name = "book"\n[[lean_lib]]\nname = "Book"\n',
 """The Lake project at the repository root, with the Lean root `Book`."""
 
 
+IGNORED = ".lake/\n.prover-state/heartbeat.json\n.prover-state/run.lock\n.prover-state/**/.*.tmp\n"
+"""The build folder and the rules `init` adds: a cycle killed while its heartbeat was being written leaves the
+write's temp file, which the checkout ignores."""
+
+
 def make_project(root: Path, server: AnthropicStandin, *, files: dict[str, str] | None = None,
                  config: str | None = None, lean: dict[str, str] | None = None) -> Project:
     """`lean`: the Lake project's files (default `BOOK`)."""
@@ -256,8 +261,7 @@ def make_project(root: Path, server: AnthropicStandin, *, files: dict[str, str] 
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     write(repo, {**(BOOK if lean is None else lean), "plan.md": PLAN,
-                 "autoformalize.toml": config or config_text(),
-                 ".gitignore": ".lake/\n.prover-state/heartbeat.json\n.prover-state/run.lock\n",
+                 "autoformalize.toml": config or config_text(), ".gitignore": IGNORED,
                  "CLAUDE.md": "# Rules\nSorry-first.\n", **(files or {})})
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "initial")
