@@ -21,7 +21,7 @@ from orchestrator.cli import main
 from orchestrator.commands import status
 from orchestrator.git import Git
 from tests.conftest import git, write
-from tests.orchestrator.harness import A, Project, config_text, evaluation, strategy
+from tests.orchestrator.harness import IGNORED, A, Project, config_text, evaluation, strategy
 from tests.orchestrator.test_round import Workers, _edit, _finish, _log, items
 
 
@@ -310,7 +310,7 @@ ATTACKS = {  # what the patch writes besides the honest change; what the refusal
     "lakefile.olean": ({"lakefile.olean": "a configuration Lake reads in place of the lakefile"}, {},
                        ["lakefile.olean (a Lean build output)"]),
     "ignored path": ({"build/ir/Book/A.c": "planted"}, {},
-                     ["build/ir/Book/A.c (ignored by git: .gitignore:4: /build/)"]),
+                     [f"build/ir/Book/A.c (ignored by git: .gitignore:{len(IGNORED.splitlines()) + 1}: /build/)"]),
     "symlink": ({}, {"lakefile.lean": Path(".ssh/id_rsa")}, ["lakefile.lean (a symlink)"]),
 }
 
