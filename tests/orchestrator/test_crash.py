@@ -73,12 +73,15 @@ def test_killed_during_the_worker_then_a_clean_next_cycle(project: Project) -> N
 
 
 def fake_git(tmp_path: Path, pause_when: str) -> dict[str, str]:
-    """A `git` that pauses (and says so in a marker file) before a matching command, then runs the real one."""
+    """A `git` that pauses (and says so in a marker file) before a matching command until the process that ran it
+    is gone, and then exits without running it; any other command runs the real one. (A pause that ended in the
+    real command would run it long after the test killed the cycle, in the middle of whatever came next.)"""
     real = subprocess.run(["which", "git"], capture_output=True, text=True, check=True).stdout.strip()
     marker = tmp_path / "paused"
     script = tmp_path / "bin" / "git"
     script.parent.mkdir()
-    script.write_text(f'#!/bin/sh\ncase "$*" in\n  *"{pause_when}"*) touch {marker}; sleep 60;;\nesac\n'
+    script.write_text(f'#!/bin/sh\ncase "$*" in\n  *"{pause_when}"*) touch {marker}\n'
+                      '    while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; exit 137;;\nesac\n'
                       f'exec {real} "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return {"GIT_PYTHON_GIT_EXECUTABLE": str(script), "PAUSE_MARKER": str(marker)}
