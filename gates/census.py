@@ -144,6 +144,24 @@ class Census:
         ordered = [p for p in self.files if p in paths] if len(paths) > 1 else list(paths)
         return [p for p in ordered for _ in range(_names(self.files[p]).get(name, 0))]
 
+    def changes(self, other: Census) -> tuple[list[str], set[str]]:
+        """The paths whose index differs from `other`'s (its own in file order, then those only `other` has), and
+        every declaration key they declare in either: a key none of them declares is declared by the same files,
+        and so by the same declarations, in both (what the gates compare of two censuses is within these)."""
+        differ = ([p for p, f in self.files.items() if other.files.get(p) is not f]
+                  + [p for p in other.files if p not in self.files])
+        keys = {k for p in differ for f in (self.files.get(p), other.files.get(p)) if f is not None for k in _keys(f)}
+        return differ, keys
+
+    def holders(self, key: str) -> frozenset[str]:
+        """The paths declaring `key`."""
+        return _maps(self).holders.get(key, frozenset())
+
+    def decls_in(self, paths: Iterable[str]) -> Iterator[tuple[str, Decl]]:
+        """The declarations of `paths` with their path, in file order."""
+        wanted = set(paths)
+        return ((p, d) for p, f in self.files.items() if p in wanted for d in f.decls)
+
     def written_holes(self) -> Iterator[tuple[str, Decl]]:
         """Every declaration whose text holds a sorry or admit, with its path, in file order."""
         return itertools.chain.from_iterable(_holding_rows(path, f) for path, f in self.files.items())

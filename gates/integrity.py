@@ -78,10 +78,10 @@ def _vanished(inp: GateInput) -> list[str]:
     meant_before, meant_now = meanings(inp.before, bodies=False, only=touched), meanings(inp.after, bodies=False,
                                                                                          only=touched)
     old_keys = inp.before.by_key.keys()
-    added = [d for path, d in inp.after.decls() if path in touched and d.key not in old_keys]
+    added = [d for _, d in inp.after.decls_in(touched) if d.key not in old_keys]
     out: list[str] = []
-    for path, d in inp.before.decls():
-        if path not in touched or not d.holes:
+    for path, d in inp.before.decls_in(touched):
+        if not d.holes:
             continue
         label = d.name or f"{d.kind} at {path}:{d.line}"
         successor = now.get(d.key)
@@ -103,12 +103,17 @@ def _vanished(inp: GateInput) -> list[str]:
 def _weakened(inp: GateInput) -> list[str]:
     """A definition a closed theorem's statement names was changed; a proof was traded for a sorry."""
     before, after = inp.before.by_key, inp.after.by_key
-    # A declaration shared by both (an unchanged file's) is unchanged.
-    changed = {d.name.rsplit(".", 1)[-1]: d.name for key, d in before.items() if d.kind in _DEFINING and d.name
+    # A declaration shared by both (an unchanged file's) is unchanged: only the keys of the files that differ can
+    # name another, taken in the base's file order.
+    _, keys = inp.before.changes(inp.after)
+    located = inp.before.located
+    rank = {p: i for i, p in enumerate(inp.before.files)}
+    ordered = sorted((k for k in keys if k in before), key=lambda k: (rank[located[k][0]], located[k][1].line))
+    changed = {d.name.rsplit(".", 1)[-1]: d.name for key in ordered if (d := before[key]).kind in _DEFINING and d.name
                and (key not in after or (after[key] is not d and after[key].text_hash != d.text_hash))}
     out: list[str] = []
-    for key, old in before.items():
-        new = after.get(key)
+    for key in ordered:
+        old, new = before[key], after.get(key)
         if new is None:
             continue
         if old.holes and new.holes < old.holes and changed:

@@ -40,20 +40,27 @@ def traded(before: Census, after: Census) -> list[str]:
 
 
 def _traded(before: Census, after: Census) -> list[str]:
-    now, old_keys = after.by_key, before.by_key.keys()
+    # Only the files that differ, and the declarations elsewhere sharing a key with theirs, can compare otherwise
+    # than with themselves (`Census.changes`).
+    # Of a key declared twice, the last declaration is the one compared, as everywhere (`Census.by_key`).
+    differ, keys = before.changes(after)
+    whole = set(differ)
+    then, now = before.by_key, after.by_key
     out: list[str] = []
     gone: dict[str, list[str]] = {}
-    for _, old in before.decls():
-        if old.holes:
+    for path, old in before.decls_in(whole | {p for k in keys for p in before.holders(k)}):
+        if old.holes or (path not in whole and old.key not in keys) or then[old.key] is not old:
             continue
         new = now.get(old.key)
         if new is None:
             gone.setdefault(old.statement_hash, []).append(old.name or f"{old.kind} at line {old.line}")
         elif new.holes:
             out.append(old.name or f"{old.kind} at line {old.line}")
-    for _, new in after.written_holes():
-        if new.key not in old_keys and new.statement_hash in gone:
-            out += [f"{name} (now {new.name or f'{new.kind} at line {new.line}'})" for name in gone[new.statement_hash]]
+    if gone:  # a key the base lacks is declared only by files that differ
+        for _, new in after.decls_in(whole):
+            if new.holes and new.key not in then and new.statement_hash in gone:
+                out += [f"{name} (now {new.name or f'{new.kind} at line {new.line}'})"
+                        for name in gone[new.statement_hash]]
     return out
 
 
@@ -79,22 +86,42 @@ def leaners(before: Census, after: Census) -> dict[str, list[str]]:
 
 
 def _leaners(before: Census, after: Census) -> dict[str, list[str]]:
+    # Closed as the facts count a close (`orchestrator.facts.closed`): held a hole at the base, as Lean says where it
+    # listed the file, and holds none now.
     holed = {h.name for h in after.holed()}
-    after_decls = after.by_key
-    closed = [(name, new) for _, old in before.written_holes()
-              if (new := after_decls.get(old.key)) is not None and (name := new.name) and name not in holed]
+    present = after.by_key
+    closed = [(name, new) for h in before.holed()
+              if h.name not in holed and (new := present.get(h.name)) is not None and (name := new.name)]
     if not closed:
         return {}
-    holding: dict[str, str] = {}
-    for _, d in after.decls():
-        if d.name and d.name in holed:
-            holding[d.name] = d.name
-            holding.setdefault(d.name.rsplit(".", 1)[-1], d.name)
+    written = {name: set(_NAMES.findall(new.body_code)) for name, new in closed}
+    holding = _holding(after, holed, set().union(*written.values()))
     out: dict[str, list[str]] = {}
-    for name, new in closed:
-        used = {holding[n] for n in _NAMES.findall(new.body_code) if n in holding} - {name}
-        if used:
-            out[name] = sorted(used)
+    for name, used in written.items():
+        if found := {holding[n] for n in used if n in holding} - {name}:
+            out[name] = sorted(found)
+    return out
+
+
+def _holding(census: Census, holed: set[str], written: set[str]) -> dict[str, str]:
+    """Each of the `written` names that stands for a declaration holding a hole → that declaration's name: the name
+    itself, else the first declaration in file order whose last component it is."""
+    declared = {n for n in written & holed if census.declaring(n)}
+    out = {n: n for n in declared}
+    tails = written - declared
+    alike: dict[str, list[str]] = {}
+    for n in holed:
+        if (tail := n.rpartition(".")[2]) in tails and n != tail:
+            alike.setdefault(tail, []).append(n)
+    rank = {p: i for i, p in enumerate(census.files)} if alike else {}
+
+    def place(name: str) -> tuple[int, int]:
+        path = census.declaring(name)[0]
+        return rank[path], next(i for i, d in enumerate(census.files[path].decls) if d.name == name)
+
+    for tail, names in alike.items():
+        if names := [n for n in names if census.declaring(n)]:
+            out[tail] = min(names, key=place)
     return out
 
 

@@ -178,8 +178,8 @@ def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:
     traded)."""
     was = {h.name for h in before.holed()}
     now = {h.name for h in after.holed()}
-    present = after.by_key.keys() | now
-    closing = sorted(k for k in was if k in present and k not in now)
+    present = after.by_key
+    closing = sorted(k for k in was if k not in now and k in present)
     leaned = set(leaners(before, after)) if closing else set()
     modules = list(after.lean.values())
     for name in closing:  # the last listing holding its constant says what it rests on
