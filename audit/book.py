@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,14 +205,14 @@ def _owned(entities: Iterable[Entity]) -> tuple[set[str], set[str]]:
     return {n for e in found for n in e.lean}, {e.id for e in found if e.lean}
 
 
-def _declared(census: Census) -> set[str]:
-    return set(census.named)
+def _declared(census: Census) -> AbstractSet[str]:
+    return census.named
 
 
 def _present(ledger: Pairing, census: Census) -> Pairing:
     """`ledger` without the declarations `census` does not declare."""
     declared = _declared(census)
-    return Pairing(entities={key: entry if declared.issuperset(entry.declarations) else entry.model_copy(
+    return Pairing(entities={key: entry if all(n in declared for n in entry.declarations) else entry.model_copy(
         update={"declarations": {n: m for n, m in entry.declarations.items() if n in declared}})
         for key, entry in ledger.entities.items()})
 

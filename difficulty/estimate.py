@@ -9,10 +9,11 @@ model's chance of closing it at the next attempt; and it draws those chances for
 
 from __future__ import annotations
 
+import heapq
 import random
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from difficulty import paper, priors
 from difficulty.attempts import Attempts, gather
@@ -40,11 +41,18 @@ class Target(NamedTuple):  # a tuple: made for every open target each cycle
 
 @dataclass
 class Estimate:
+    """The fit, with each open target's `Target` made when asked: a cycle asks for a few (the Planner's candidates,
+    the targets that keep failing, those aimed at), of tens of thousands in a large book."""
+
     method: str
     model: str  # the Worker's model
     hard_model: str | None
-    targets: list[Target]  # the open targets, hardest first
+    make: Callable[[str], Target]  # an open target's `Target`
+    open: list[str]  # the open targets, by name
     attempts: Attempts
+    alike: dict[Hashable, list[str]] = field(default_factory=dict)
+    """The open targets no attempt reached, by what their `Target`s share (all but the name, the file and the
+    holes: the fit gives them one difficulty); the others each have their own."""
     known: dict[str, Known] = field(default_factory=dict)
     tree: Census | None = None  # the tree it was fitted on
     _fit: Fit | None = None
@@ -52,6 +60,28 @@ class Estimate:
     _models: dict[str, int] = field(default_factory=dict)
     _chain: Iterator[tuple[list[float], list[float]]] | None = None
     _after: dict[str, tuple[str, ...]] | None = None
+    _targets: list[Target] | None = None
+    _open: frozenset[str] | None = None
+
+    @property
+    def targets(self) -> list[Target]:
+        """Every open target, hardest first (made once, when first asked)."""
+        if self._targets is None:
+            self._targets = sorted(map(self.make, self.open), key=lambda t: (-t.difficulty, t.declaration))
+        return self._targets
+
+    def tried(self) -> list[Target]:
+        """The open targets with attempts of their own, by name."""
+        return [self.make(n) for n in sorted(self.open) if n in self.attempts.own]
+
+    def ranked(self, n: int, key: Callable[[Target], Any]) -> list[Target]:
+        """The first `n` open targets by `key`, which must order targets sharing all but their name by the name (as
+        `(…, t.declaration)` does): of the targets no attempt reached, only the first `n` names of each kind can
+        be among them."""
+        alike = {name for names in self.alike.values() for name in names} if self.alike else set()
+        own = [self.make(name) for name in self.open if name not in alike]
+        first = [self.make(name) for names in self.alike.values() for name in heapq.nsmallest(n, names)]
+        return heapq.nsmallest(n, own + first, key=key)
 
     def after(self) -> dict[str, tuple[str, ...]]:
         """The open targets each open target's proof uses (`priors.after`), read once when first asked."""
@@ -60,7 +90,9 @@ class Estimate:
         return self._after
 
     def target(self, name: str) -> Target | None:
-        return next((t for t in self.targets if t.declaration == name), None)
+        if self._open is None:
+            self._open = frozenset(self.open)
+        return self.make(name) if name in self._open else None
 
     def chances(self, rng: random.Random) -> list[float]:
         """Each open target's chance of closing at an attempt (in `targets` order), for one simulated run: drawn from
@@ -115,16 +147,20 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
                       [Cell(t_index[t], m_index[m], n, k) for t, by in cells.items() for m, (n, k) in by.items()],
                       [rows[k.groups] if (k := known.get(n)) is not None else none for n in names])
     result = fit(problem)
-    targets = []
-    for name in sorted(holding):
+    alike: dict[Hashable, list[str]] = {}
+    for name in holding:
+        if name not in cells:  # no attempt reached it: the fit gives all of its kind one difficulty
+            alike.setdefault(k.groups if (k := known.get(name)) is not None else None, []).append(name)
+
+    def make(name: str) -> Target:
         i = t_index[name]
         difficulty = result.difficulty(i)
         hard = hard_model is not None and difficulty > settings.hard_above
         serving = hard_model if hard and hard_model else model
-        targets.append(_target(name, known, holding, attempts, difficulty, result.p(i, m_index[serving]), serving,
-                               hard))
-    targets.sort(key=lambda t: (-t.difficulty, t.declaration))
-    return Estimate("irt", model, hard_model, targets, attempts, known, census, result, t_index, m_index)
+        return _target(name, known, holding, attempts, difficulty, result.p(i, m_index[serving]), serving, hard)
+
+    return Estimate("irt", model, hard_model, make, list(holding), attempts, alike, known, census, result, t_index,
+                    m_index)
 
 
 def _target(name: str, known: dict[str, Known], holding: dict[str, int], attempts: Attempts, difficulty: float,
@@ -143,15 +179,17 @@ def _paper(attempts: Attempts, cells: dict[str, dict[str, list[float]]], holding
     for _, target, m, closed in ordered:  # each model's ability, its attempts replayed in record order
         theta[m] = paper.update(theta.get(m, paper.THETA_0), bank[target], closed)
     unknown = paper.Item(0.5, 1.0)  # a target nobody attempted: the middle of the scale
-    targets = []
-    for name in sorted(holding):
+
+    def make(name: str) -> Target:
         item = bank.get(name, unknown)
         hard = hard_model is not None and item.difficulty > settings.hard_above
         serving = hard_model if hard and hard_model else model
         p = sigmoid(item.discrimination * (theta.get(serving, paper.THETA_0) - item.difficulty))
-        targets.append(_target(name, known, holding, attempts, item.difficulty, p, serving, hard))
-    targets.sort(key=lambda t: (-t.difficulty, t.declaration))
-    return Estimate("paper", model, hard_model, targets, attempts, known, census)
+        return _target(name, known, holding, attempts, item.difficulty, p, serving, hard)
+
+    untried = [name for name in holding if name not in bank]
+    return Estimate("paper", model, hard_model, make, list(holding), attempts, {None: untried} if untried else {},
+                    known, census)
 
 
 def open_names(census: Census) -> Collection[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from gates.env import Module, normal
@@ -176,10 +176,10 @@ class Census:
         """Each declaration key → the last declaration so keyed, in file order (read only)."""
         return _maps(self).by_key
 
-    @cached_property
-    def named(self) -> frozenset[str]:
-        """The names of its named declarations."""
-        return frozenset(_maps(self).names)
+    @property
+    def named(self) -> AbstractSet[str]:
+        """The names of its named declarations (read only: a view of its maps, made with them)."""
+        return _maps(self).names.keys()
 
     def locations(self) -> list[Location]:
         return [Location(path, h.line, h.column, h.declaration, h.keyword)

@@ -207,9 +207,9 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
     before_affected = inp.before.graph.dependents({c.path for c in inp.lean_changes()})
     was_holed = {h.name for h in inp.before.holed() if h.path in before_affected}
     now_holed = {h.name for h in inp.after.holed()}
-    present = inp.after.named | {h.name for h in inp.after.holed()}
-    closed = sorted(n for n in was_holed if n in present and n not in now_holed)
-    locked = sorted(d.name for path, d in inp.after.decls() if d.name in inp.locked and path in affected)
+    present = inp.after.named
+    closed = sorted(n for n in was_holed if n not in now_holed and n in present)
+    locked = sorted(d.name for _, d in inp.after.decls_in(affected) if d.name in inp.locked)
     declared = restatements(inp.strategy)
     out: list[str] = []
     notes: list[str] = []

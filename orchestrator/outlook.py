@@ -8,7 +8,6 @@ the Planner is shown of them.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 
 from agents.prices import session_cost
@@ -67,7 +66,7 @@ def hard_targets(est: Estimate, jobs: ProverJobs, config: Config) -> list[str]:
     for j in jobs.jobs:
         for t in j.targets:
             sent[t.declaration] = max(sent.get(t.declaration, 0), j.submitted_cycle)
-    return [t.declaration for t in est.targets
+    return [t.declaration for t in est.tried()  # `after` is at least one failure of its own
             if t.declaration not in held and t.p_next < config.difficulty.prover_below_p
             and est.attempts.failures_since(t.declaration, sent.get(t.declaration, 0)) >= after]
 
@@ -88,7 +87,7 @@ def brief(est: Estimate, config: Config) -> tuple[str, str]:
     """The Planner's "Difficulty" section: what the figures mean and what the loop does with them, in the
     orchestrator's words (no name a Worker chose), and the candidate targets as data — most expected closes per
     dollar first (most likely to close where no cycle's cost is known) — each name rendered by `shown`."""
-    if not est.targets:
+    if not est.open:
         return "", ""
     per = cost_per_attempt(est)
     ratio = spend.hard_ratio if (spend := spend_for(config, est)) is not None else 1.0
@@ -109,10 +108,10 @@ def brief(est: Estimate, config: Config) -> tuple[str, str]:
     def value(t: Target) -> float:
         return t.p_next / (hard if t.hard else usual)
 
-    ranked = heapq.nsmallest(SHOWN, est.targets, key=lambda t: (-value(t), t.declaration))
+    ranked = est.ranked(SHOWN, key=lambda t: (-value(t), t.declaration))
     rows = [f"- {shown(t.declaration)} ({shown(t.file)}): difficulty {t.difficulty:.2f}, {t.attempts} attempts, "
             f"p_next {t.p_next:.2f}" + (" (hard)" if t.hard else "") + (f", {value(t):.3f} per $" if per else "")
             for t in ranked]
-    if len(est.targets) > SHOWN:
-        rows.append(f"- and {len(est.targets) - SHOWN} more open targets")
+    if len(est.open) > SHOWN:
+        rows.append(f"- and {len(est.open) - SHOWN} more open targets")
     return head, "\n".join(rows)
