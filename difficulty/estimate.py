@@ -71,8 +71,9 @@ class Estimate:
         return self._targets
 
     def tried(self) -> list[Target]:
-        """The open targets with attempts of their own, by name."""
-        return [self.make(n) for n in sorted(self.open) if n in self.attempts.own]
+        """The open targets with attempts of their own, hardest first."""
+        return sorted((self.make(n) for n in self.open if n in self.attempts.own),
+                      key=lambda t: (-t.difficulty, t.declaration))
 
     def ranked(self, n: int, key: Callable[[Target], Any]) -> list[Target]:
         """The first `n` open targets by `key`, which must order targets sharing all but their name by the name (as

@@ -153,9 +153,10 @@ class Census:
         keys = {k for p in differ for f in (self.files.get(p), other.files.get(p)) if f is not None for k in _keys(f)}
         return differ, keys
 
-    def holders(self, key: str) -> frozenset[str]:
-        """The paths declaring `key`."""
-        return _maps(self).holders.get(key, frozenset())
+    def declared(self, path: str, key: str) -> Decl | None:
+        """The last declaration keyed `key` in the file `path`, if it has one."""
+        f = self.files.get(path)
+        return _keys(f).get(key) if f is not None else None
 
     def decls_in(self, paths: Iterable[str]) -> Iterator[tuple[str, Decl]]:
         """The declarations of `paths` with their path, in file order."""

@@ -40,24 +40,24 @@ def traded(before: Census, after: Census) -> list[str]:
 
 
 def _traded(before: Census, after: Census) -> list[str]:
-    # Only the files that differ, and the declarations elsewhere sharing a key with theirs, can compare otherwise
-    # than with themselves (`Census.changes`).
-    # Of a key declared twice, the last declaration is the one compared, as everywhere (`Census.by_key`).
-    differ, keys = before.changes(after)
-    whole = set(differ)
+    # Each declaration of the base is followed to its key's declaration in its own file after the change, else
+    # (moved, or its file gone) to the change's declaration of that key: a name declared in two files (private
+    # ones may be) is followed twin by twin. A file that does not differ holds the same declarations after, each
+    # its own follower (`Census.changes`).
+    differ, _ = before.changes(after)
     then, now = before.by_key, after.by_key
     out: list[str] = []
     gone: dict[str, list[str]] = {}
-    for path, old in before.decls_in(whole | {p for k in keys for p in before.holders(k)}):
-        if old.holes or (path not in whole and old.key not in keys) or then[old.key] is not old:
+    for path, old in before.decls_in(differ):
+        if old.holes:
             continue
-        new = now.get(old.key)
+        new = after.declared(path, old.key) or now.get(old.key)
         if new is None:
             gone.setdefault(old.statement_hash, []).append(old.name or f"{old.kind} at line {old.line}")
         elif new.holes:
             out.append(old.name or f"{old.kind} at line {old.line}")
-    if gone:  # a key the base lacks is declared only by files that differ
-        for _, new in after.decls_in(whole):
+    if gone:  # a key the base lacks is declared only in files that differ
+        for _, new in after.decls_in(differ):
             if new.holes and new.key not in then and new.statement_hash in gone:
                 out += [f"{name} (now {new.name or f'{new.kind} at line {new.line}'})"
                         for name in gone[new.statement_hash]]

@@ -19,9 +19,11 @@ NAMES = ["foo", "bar", "A.foo", "B.foo", "B.bar", "qux"]
 # A declaration: its name, its statement, whether it holds a sorry, and the name its proof uses (if any).
 DECL = st.tuples(st.sampled_from(NAMES), st.sampled_from(["True", "1 = 1"]), st.booleans(),
                  st.one_of(st.none(), st.sampled_from(NAMES)))
-FILE = st.lists(DECL, min_size=1, max_size=4)
+FILE = st.lists(DECL, min_size=1, max_size=4, unique_by=lambda d: d[0])  # Lean: a name once a file
 TREE = st.dictionaries(st.integers(0, 4), FILE, max_size=5)
-EDITS = st.lists(st.tuples(st.integers(0, 4), st.one_of(st.none(), FILE)), min_size=1, max_size=5)
+# A change: files rewritten or removed (None), several at once.
+EDITS = st.lists(st.dictionaries(st.integers(0, 4), st.one_of(st.none(), FILE), min_size=1, max_size=3), min_size=1,
+                 max_size=4)
 _NAMES = re.compile(rf"[{ID_FIRST}][{ID_REST}.]*")
 
 
@@ -43,14 +45,15 @@ def indexed(files: dict[int, list[tuple[str, str, bool, str | None]]],
 
 
 def traded_whole(before: Census, after: Census) -> list[str]:
-    """Every declaration of the base compared, as the gate did before it read only the files that differ."""
+    """Every declaration of the base followed, as the gate did before it read only the files that differ."""
     now, old_keys = after.by_key, before.by_key.keys()
     out: list[str] = []
     gone: dict[str, list[str]] = {}
-    for _, old in before.decls():
-        if old.holes or before.by_key[old.key] is not old:  # of a key declared twice, the last is compared
+    for path, old in before.decls():
+        if old.holes:
             continue
-        new = now.get(old.key)
+        mine = [d for d in after.files[path].decls if d.key == old.key] if path in after.files else []
+        new = mine[-1] if mine else now.get(old.key)
         if new is None:
             gone.setdefault(old.statement_hash, []).append(old.name or "")
         elif new.holes:
@@ -82,15 +85,16 @@ def leaners_whole(before: Census, after: Census) -> dict[str, list[str]]:
 @given(TREE, EDITS)
 def test_what_the_files_that_differ_say_is_what_the_whole_trees_say(
         start: dict[int, list[tuple[str, str, bool, str | None]]],
-        edits: list[tuple[int, list[tuple[str, str, bool, str | None]] | None]]) -> None:
+        edits: list[dict[int, list[tuple[str, str, bool, str | None]] | None]]) -> None:
     kept: dict[tuple[str, str], FileIndex] = {}
     files = dict(start)
     before = indexed(files, kept)
-    for i, content in edits:
-        if content is None:
-            files.pop(i, None)
-        else:
-            files[i] = content
+    for change in edits:
+        for i, content in change.items():
+            if content is None:
+                files.pop(i, None)
+            else:
+                files[i] = content
         after = indexed(files, kept)
         differ, keys = before.changes(after)
         assert set(differ) == {p for p in before.files.keys() | after.files.keys()
@@ -102,19 +106,27 @@ def test_what_the_files_that_differ_say_is_what_the_whole_trees_say(
         before = after
 
 
-def test_a_name_twice_in_files_the_change_leaves_is_no_trade() -> None:
-    """A name proved in one file and left with a sorry in a later one: the later is the one Lean's name stands for
-    (`Census.by_key`), and no change that leaves it traded a proof (comparing every declaration, the earlier was
-    compared with its twin each time)."""
+def test_a_name_in_two_files_is_followed_twin_by_twin() -> None:
+    """A name proved in one file and holding a sorry in a later one (Lean allows two private ones): a change that
+    leaves the proved one traded nothing, whatever else it does; one that puts a sorry in it traded its proof."""
     kept: dict[tuple[str, str], FileIndex] = {}
     files = {0: [("foo", "True", False, None)], 1: [("foo", "True", True, None)], 2: [("bar", "True", True, None)]}
     before = indexed(files, kept)
-    after = indexed({**files, 2: [("bar", "True", False, None)]}, kept)
-    assert sorry._traded(before, after) == []
-    assert sorry._traded(before, indexed({**files, 0: [("qux", "True", False, None)]}, kept)) == []
-    assert sorry._traded(before, indexed({**files, 0: [("foo", "True", True, None)]}, kept)) == []
-    proved = indexed({**files, 1: [("foo", "True", False, None)]}, kept)
-    assert sorry._traded(proved, before) == ["foo"]
+    assert sorry._traded(before, indexed({**files, 2: [("bar", "True", False, None)]}, kept)) == []
+    assert sorry._traded(before, indexed({**files, 1: [("qux", "True", True, None)]}, kept)) == []
+    assert sorry._traded(before, indexed({**files, 0: [("foo", "True", True, None)]}, kept)) == ["foo"]
+
+
+def test_both_twins_gone_and_one_statement_back_with_a_sorry_is_a_trade() -> None:
+    """Two proved twins of different statements both removed while a new declaration with the earlier one's
+    statement holds a sorry: that proof was traded, whichever twin the name stood for."""
+    kept: dict[tuple[str, str], FileIndex] = {}
+    files = {0: [("foo", "1 = 1", False, None)], 1: [("foo", "True", False, None)], 2: [("qux", "True", True, None)]}
+    before = indexed(files, kept)
+    after = indexed({0: [("bar", "1 = 1", True, None)], 1: [("B.bar", "True", False, None)],
+                     2: [("qux", "True", False, None)]}, kept)
+    assert before.holes == after.holes
+    assert sorry._traded(before, after) == ["foo (now bar)"]
 
 
 def test_a_short_name_stands_for_the_first_declaration_so_ending() -> None:
