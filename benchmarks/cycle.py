@@ -176,7 +176,7 @@ def peak_mib() -> float:
 
 
 def one_cycle(repo: Path, target: str, server: AnthropicStandin, profile: cProfile.Profile | None = None
-              ) -> tuple[float, float, float]:
+              ) -> tuple[float, float, float, float]:
     script(server, repo, target)
     timer_model, timer_compiler = Timed(), Timed()
     config = load_config(repo)
@@ -194,7 +194,7 @@ def one_cycle(repo: Path, target: str, server: AnthropicStandin, profile: cProfi
         return timer_compiler.compiler(real_compiler(root))
 
     deps.model, deps.compiler, deps.session = timed, compiler, session
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if profile is not None:
         profile.enable()
     try:
@@ -202,9 +202,9 @@ def one_cycle(repo: Path, target: str, server: AnthropicStandin, profile: cProfi
     finally:
         if profile is not None:
             profile.disable()
-    total = time.perf_counter() - start
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert record.outcome == "accepted", record.gates
-    return total, timer_model.seconds, timer_compiler.seconds
+    return total, timer_model.seconds, timer_compiler.seconds, cpu
 
 
 def planner_prompt(cycles: int) -> int:
@@ -236,8 +236,9 @@ def main() -> None:
     args = parser.parse_args()
     configure_logs(level=logging.WARNING)
     print(f"{'lines':>10} {'cycle':>6} {'total s':>8} {'model s':>8} {'compiler s':>11} {'orchestrator s':>15} "
-          f"{'peak RSS MiB':>13}")
+          f"{'its CPU s':>10} {'peak RSS MiB':>13}")
     steady: dict[int, float] = {}
+    steady_cpu: dict[int, float] = {}
     for lines in args.lines:
         with tempfile.TemporaryDirectory() as tmp, AnthropicStandin() as server:
             # The working copy goes to the cache directory: this run's own, removed with it.
@@ -245,26 +246,32 @@ def main() -> None:
                               XDG_CACHE_HOME=str(Path(tmp) / "cache"))
             repo, target = project(Path(tmp), lines)
             own: list[float] = []
+            # The process's own CPU time: the orchestrator's threads, the stand-in model's thread; not git's or the
+            # compiler's processes. A shared machine's stolen time counts in the wall time, not in this.
+            cpu_own: list[float] = []
             timed = max(2, args.cycles)
             for n in range(1, timed + 1 + (args.profile is not None)):
                 # The profiled cycle is not timed: cProfile doubles the time of code making many small calls.
                 profile = cProfile.Profile() if n > timed else None
                 server.requests.clear()  # the stand-in's record of requests is no memory of the orchestrator's
                 peak_reset()
-                total, model, compiler = one_cycle(repo, target, server, profile)
+                total, model, compiler, cpu = one_cycle(repo, target, server, profile)
                 if profile is None:
                     own.append(total - model - compiler)
+                    cpu_own.append(cpu)
                 print(f"{lines:>10,} {n:>6} {total:>8.2f} {model:>8.2f} {compiler:>11.2f} "
-                      f"{total - model - compiler:>15.2f} {peak_mib():>13.0f}", flush=True)
+                      f"{total - model - compiler:>15.2f} {cpu:>10.2f} {peak_mib():>13.0f}", flush=True)
                 if profile is not None:
                     args.profile.mkdir(parents=True, exist_ok=True)
                     profile.dump_stats(args.profile / f"cycle-{lines}.prof")
                     pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
-            steady[lines] = statistics.median(own[1:])
-            print(f"# steady state at {lines:,} lines: median {steady[lines]:.2f} s over cycles 2–{len(own)}")
+            steady[lines], steady_cpu[lines] = statistics.median(own[1:]), statistics.median(cpu_own[1:])
+            print(f"# steady state at {lines:,} lines: median {steady[lines]:.2f} s over cycles 2–{len(own)} "
+                  f"(its CPU {steady_cpu[lines]:.2f} s)")
     if len(steady) > 1:
         small, large = min(steady), max(steady)
-        print(f"# steady state at {large:,} lines / at {small:,} lines: {steady[large] / steady[small]:.2f}")
+        print(f"# steady state at {large:,} lines / at {small:,} lines: {steady[large] / steady[small]:.2f} "
+              f"(its CPU: {steady_cpu[large] / steady_cpu[small]:.2f})")
     for cycles in (10, 100, 1_000, 5_000):
         chars = planner_prompt(cycles)
         print(f"planner prompt at cycle {cycles:>5,}: {chars:>7,} characters (~{chars // 4:,} tokens)")
