@@ -48,7 +48,7 @@ class Estimate:
     model: str  # the Worker's model
     hard_model: str | None
     make: Callable[[str], Target]  # an open target's `Target`
-    open: list[str]  # the open targets, by name
+    open: frozenset[str]  # the open targets, by name
     attempts: Attempts
     alike: dict[Hashable, list[str]] = field(default_factory=dict)
     """The open targets no attempt reached, by what their `Target`s share (all but the name, the file and the
@@ -61,19 +61,17 @@ class Estimate:
     _chain: Iterator[tuple[list[float], list[float]]] | None = None
     _after: dict[str, tuple[str, ...]] | None = None
     _targets: list[Target] | None = None
-    _open: frozenset[str] | None = None
 
     @property
     def targets(self) -> list[Target]:
         """Every open target, hardest first (made once, when first asked)."""
         if self._targets is None:
-            self._targets = sorted(map(self.make, self.open), key=lambda t: (-t.difficulty, t.declaration))
+            self._targets = sorted(map(self.make, self.open), key=_hardest)
         return self._targets
 
     def tried(self) -> list[Target]:
         """The open targets with attempts of their own, hardest first."""
-        return sorted((self.make(n) for n in self.open if n in self.attempts.own),
-                      key=lambda t: (-t.difficulty, t.declaration))
+        return sorted((self.make(n) for n in self.open if n in self.attempts.own), key=_hardest)
 
     def ranked(self, n: int, key: Callable[[Target], Any]) -> list[Target]:
         """The first `n` open targets by `key`, which must order targets sharing all but their name by the name (as
@@ -91,9 +89,7 @@ class Estimate:
         return self._after
 
     def target(self, name: str) -> Target | None:
-        if self._open is None:
-            self._open = frozenset(self.open)
-        return self.make(name) if name in self._open else None
+        return self.make(name) if name in self.open else None
 
     def chances(self, rng: random.Random) -> list[float]:
         """Each open target's chance of closing at an attempt (in `targets` order), for one simulated run: drawn from
@@ -160,8 +156,12 @@ def estimate(records: Sequence[HistoryRecord], census: Census, roots: Iterable[s
         serving = hard_model if hard and hard_model else model
         return _target(name, known, holding, attempts, difficulty, result.p(i, m_index[serving]), serving, hard)
 
-    return Estimate("irt", model, hard_model, make, list(holding), attempts, alike, known, census, result, t_index,
+    return Estimate("irt", model, hard_model, make, frozenset(holding), attempts, alike, known, census, result, t_index,
                     m_index)
+
+
+def _hardest(t: Target) -> tuple[float, str]:
+    return -t.difficulty, t.declaration
 
 
 def _target(name: str, known: dict[str, Known], holding: dict[str, int], attempts: Attempts, difficulty: float,
@@ -189,7 +189,7 @@ def _paper(attempts: Attempts, cells: dict[str, dict[str, list[float]]], holding
         return _target(name, known, holding, attempts, item.difficulty, p, serving, hard)
 
     untried = [name for name in holding if name not in bank]
-    return Estimate("paper", model, hard_model, make, list(holding), attempts, {None: untried} if untried else {},
+    return Estimate("paper", model, hard_model, make, frozenset(holding), attempts, {None: untried} if untried else {},
                     known, census)
 
 
