@@ -8,7 +8,15 @@ bash scripts/bubblewrap.sh
 
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[test]"
+# constraints.txt: the versions CI tested (scripts/lock.sh writes it).
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[test]"
+# Codex CLI, a Worker engine the tests run for real, at the version CI tested (scripts/codex/package-lock.json).
+if command -v npm >/dev/null 2>&1; then
+    npm ci --silent --no-audit --no-fund --prefix scripts/codex
+    ln -sf ../../scripts/codex/node_modules/.bin/codex .venv/bin/codex
+else
+    echo "npm was not found: the Codex Worker's tests will be skipped (install Node.js and npm, then run this again)" >&2
+fi
 
 demo=demo/numerics
 run() { echo; echo "\$ autoformalize $*"; .venv/bin/autoformalize "$@"; }
