@@ -22,7 +22,7 @@ from state.history import HistoryRecord, Outcome
 SPLIT_WEIGHT = 0.5
 RECENT_COSTS = 100  # priced records the forecast samples a cycle's cost from, the latest
 UNKNOWN = "unknown"  # the model of a record that names none
-NO_ATTEMPT = (Outcome.ERROR, Outcome.INTERRUPTED)
+NO_ATTEMPT = (Outcome.ERROR, Outcome.INTERRUPTED, Outcome.PAUSED)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,10 @@ class LoopConfig(BaseModel):
     to pivot: to attack a smaller prerequisite seam."""
     backoff_s: float = Field(default=60.0, gt=0)
     """After a cycle ends in an infrastructure error, `run` waits this long, doubling on each further one."""
+    pause_s: float = Field(default=900.0, gt=0)
+    """After a rate limit or a subscription's usage cap that named no reset time, the loop pauses this long,
+    doubling for each paused cycle in a row (at most `MAX_PAUSE_S`, six hours). A limit that names its reset time
+    pauses the loop until then."""
     max_total_cycles: int | None = Field(default=None, ge=1)
     """`run` stops once the history reaches this cycle number; no cap when unset."""
     stop_when_done: bool = True

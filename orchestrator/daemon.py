@@ -8,7 +8,8 @@ second request exits at once; the journal makes either safe.
 Two cycles in a row whose Planner answer could not be used back off like an infrastructure error, with an
 alert. Budgets: a cycle refused by `per_cycle_usd` ends and the next one starts
 afresh; once `per_day_usd` is spent the daemon sleeps until the next UTC day;
-once `total_usd` is spent it stops.
+once `total_usd` is spent it stops. A rate limit or a subscription's usage cap pauses it until the limit lifts
+(`orchestrator.pause`), and counts as no failure.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import structlog
 
 from agents.ledger import Limit
 from gates.census import census
+from orchestrator import pause
 from orchestrator.config import Config
 from orchestrator.cycle import Interrupted, Options, run_cycle
 from orchestrator.cyclestate import budget_of
@@ -67,6 +69,14 @@ def run_daemon(repo: Path, config: Config, deps: Deps, limits: Limits, options: 
                 return reason
             if _day_spent(repo, config, deps.clock.now()):
                 _wait_for_tomorrow(deps.clock.now(), beat, options.stop)
+                continue
+            paused = pause.pending(read_history(paths.history).records, deps.clock.now())
+            if paused is not None:  # a rate limit or usage cap: neither a failure nor a stall
+                wait = max(1.0, (paused - deps.clock.now()).total_seconds())
+                log.info("daemon.paused", until=paused.isoformat())
+                say(f"paused by a rate limit until {paused.isoformat(timespec='minutes')}; waiting {wait:.0f}s")
+                beat.phase("paused", wait)
+                options.stop.wait(wait)
                 continue
             failed = ""
             try:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from orchestrator import pause
 from state.history import HistoryRecord, Outcome
 
 log = structlog.get_logger()
@@ -152,8 +153,10 @@ class Notifier:
 def stalled(history: list[HistoryRecord], record: HistoryRecord, every: int) -> int:
     """The length of the run of cycles without progress (by the facts, not the score) ending at `record`, when it
     is a multiple of `every`; else 0."""
+    if record.outcome is Outcome.PAUSED:  # a rate limit is neither progress nor a stall
+        return 0
     streak = 0
-    for r in reversed([*(h for h in history if h.cycle < record.cycle), record]):
+    for r in reversed(pause.counted([*(h for h in history if h.cycle < record.cycle), record])):
         if r.made_progress:
             break
         streak += 1
@@ -163,7 +166,7 @@ def stalled(history: list[HistoryRecord], record: HistoryRecord, every: int) -> 
 def planner_streak(history: list[HistoryRecord], record: HistoryRecord) -> int:
     """How many cycles in a row, ending at `record`, could not use the Planner's answer."""
     streak = 0
-    for r in reversed([*(h for h in history if h.cycle < record.cycle), record]):
+    for r in reversed(pause.counted([*(h for h in history if h.cycle < record.cycle), record])):
         if not r.planner_failed:
             break
         streak += 1

@@ -13,7 +13,7 @@ from pathlib import Path
 from agents.config import EXTRAS, SDKS, AgentConfig, installed
 from agents.prices import price_table
 from gates import sandbox
-from orchestrator import ignores, toolchain, workcopy
+from orchestrator import ignores, pause, toolchain, workcopy
 from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.cyclestate import budget_of
 from orchestrator.git import Git
@@ -97,6 +97,17 @@ def budget(root: Path, config: Config) -> list[str]:
     return found
 
 
+def paused(root: Path, config: Config) -> str | None:
+    """Why no cycle runs now because a rate limit or usage cap paused the loop, or None."""
+    records = read_history(config.state(root).history).records
+    until = pause.pending(records, datetime.now(UTC))
+    if until is None:
+        return None
+    why = next((r.error for r in reversed(records) if r.paused_until == until and r.error), "")
+    return (f"a rate limit paused the loop until {until.isoformat(timespec='minutes')}"
+            f"{f' ({why[:200]})' if why else ''}; no cycle runs until then")
+
+
 def checkout(root: Path, config: Config) -> list[str]:
     """What the cycle's sync refuses: another branch, a locked index, state files ignored, uncommitted changes."""
     git, paths = Git(root), config.state(root)
@@ -118,4 +129,6 @@ def checkout(root: Path, config: Config) -> list[str]:
 
 def refusals(root: Path, config: Config, roles: Iterable[str]) -> list[str]:
     """Everything above: each refusal a cycle would make before it spends."""
-    return [*checkout(root, config), *setup(root, config, roles), *budget(root, config)]
+    waiting = paused(root, config)
+    return [*checkout(root, config), *setup(root, config, roles), *budget(root, config),
+            *([waiting] if waiting else [])]

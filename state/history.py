@@ -31,6 +31,7 @@ class Outcome(StrEnum):
     NO_CHANGE = "no_change"
     ERROR = "error"
     INTERRUPTED = "interrupted"
+    PAUSED = "paused"  # a rate limit or usage cap stopped its model calls before anything landed
 
 
 class GateVerdict(BaseModel):
@@ -151,8 +152,9 @@ class HistoryRecord(BaseModel):
     decomposed: list[str] = Field(default_factory=list)  # declarations whose hole a declared split divided
     parts: dict[str, list[str]] = Field(default_factory=dict)  # each decomposed declaration → the parts it uses
     worker_model: str | None = None  # the model the Worker's session was opened with ([agents.worker] hard_model)
+    paused_until: datetime | None = None  # a rate limit or usage cap stopped a role: the loop waits until then
 
-    @field_validator("started_at", "finished_at")
+    @field_validator("started_at", "finished_at", "paused_until")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
         if value is None:

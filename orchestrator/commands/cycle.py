@@ -60,6 +60,9 @@ def ready(root: Path, config: Config) -> bool:
         click.echo(f"Today's budget is spent (${budget.today_usd:.2f} of [budget] per_day_usd ${day:.2f}); "
                    "no cycle runs until the next UTC day.")
         return False
+    if (why := readiness.paused(root, config)) is not None:
+        click.echo(f"{why[0].upper()}{why[1:]}.")
+        return False
     return True
 
 

@@ -1,0 +1,57 @@
+"""When a rate limit pauses the loop, and which records a streak counts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from orchestrator import pause
+from orchestrator.notify import planner_streak, stalled
+from state.history import HistoryRecord, Outcome
+
+NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
+
+
+def record(cycle: int, outcome: Outcome, **fields: object) -> HistoryRecord:
+    return HistoryRecord(cycle=cycle, outcome=outcome, finished_at=NOW, **fields)  # type: ignore[arg-type]
+
+
+def test_a_reset_time_given_is_the_pause() -> None:
+    resets = NOW + timedelta(hours=3, minutes=7)
+    assert pause.until(NOW, [], resets, 900) == resets
+
+
+def test_without_a_reset_time_the_pause_doubles_for_each_paused_cycle_in_a_row() -> None:
+    history = [record(1, Outcome.ACCEPTED)]
+    assert pause.until(NOW, history, None, 900) == NOW + timedelta(seconds=900)
+    history += [record(2, Outcome.PAUSED), record(3, Outcome.PAUSED)]
+    assert pause.until(NOW, history, None, 900) == NOW + timedelta(seconds=3600)
+    history += [record(4, Outcome.PAUSED)] * 30
+    assert pause.until(NOW, history, None, 900) == NOW + timedelta(seconds=pause.MAX_PAUSE_S)
+    # A reset time already past says nothing: the backoff decides.
+    assert pause.until(NOW, [], NOW - timedelta(minutes=1), 60) == NOW + timedelta(seconds=60)
+
+
+def test_pending_is_the_last_pause_still_ahead_of_any_item_of_the_last_round() -> None:
+    later = NOW + timedelta(hours=1)
+    assert pause.pending([], NOW) is None
+    assert pause.pending([record(1, Outcome.PAUSED, paused_until=later)], NOW) == later
+    assert pause.pending([record(1, Outcome.PAUSED, paused_until=later)], later) is None
+    assert pause.pending([record(1, Outcome.PAUSED, paused_until=later), record(2, Outcome.NO_CHANGE)], NOW) is None
+    round_ = [record(3, Outcome.PAUSED, paused_until=later, round=2, item="a"),
+              record(4, Outcome.ACCEPTED, round=2, item="b")]
+    assert pause.pending([record(1, Outcome.ACCEPTED, round=1, item="a"), *round_],
+                         NOW) == later
+
+
+def test_a_paused_cycle_neither_stalls_nor_breaks_a_stall() -> None:
+    idle = [record(i, Outcome.NO_CHANGE, progress=False) for i in (1, 2, 3)]
+    paused = record(4, Outcome.PAUSED, progress=False)
+    fourth = record(5, Outcome.NO_CHANGE, progress=False)
+    assert stalled(idle, paused, 4) == 0  # the pause is not the fourth stalled cycle
+    assert stalled([*idle, paused], fourth, 4) == 4  # the next idle cycle is, and the pause did not reset the run
+    assert stalled([*idle[:1], paused], record(6, Outcome.NO_CHANGE, progress=False), 2) == 2
+
+
+def test_a_paused_cycle_does_not_break_a_planner_failure_streak() -> None:
+    failed = [record(1, Outcome.ERROR, planner_failed="no Scope"), record(2, Outcome.PAUSED)]
+    assert planner_streak(failed, record(3, Outcome.ERROR, planner_failed="no Scope")) == 2
