@@ -11,22 +11,25 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.lsp import DEFAULT_TOOLS
 from agents.lsp import SERVER as LEAN_SERVER
 
-Backend = Literal["anthropic", "claude-code", "openai"]
+Backend = Literal["anthropic", "claude-code", "openai", "codex"]
 KEY_VARIABLES = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
 """Any one of these satisfies a backend when the endpoint names no `api_key_env`."""
-FAMILY = {"anthropic": "anthropic", "claude-code": "anthropic", "openai": "openai"}
-"""The model family behind each backend (Claude Code runs Anthropic's models)."""
+FAMILY = {"anthropic": "anthropic", "claude-code": "anthropic", "openai": "openai", "codex": "openai"}
+"""The model family behind each backend (Claude Code runs Anthropic's models, Codex OpenAI's)."""
+ENGINES = ("claude-code", "codex")
+"""The backends that run a coding agent's CLI as the Worker (`agents.coding`)."""
 JUDGES = {"anthropic": ("anthropic", "claude-sonnet-4-6"), "openai": ("openai", "gpt-5-mini")}
 """The judge's backend and model by family, when `[agents.judge]` names neither."""
 SDKS = {"anthropic": "anthropic", "claude-code": "claude_agent_sdk", "openai": "openai"}
-"""The Python package each backend's client imports (the openai and claude-code ones come with their extras)."""
+"""The Python package each backend's client imports (the openai and claude-code ones come with their extras); Codex
+is a program, not a package (`agents.backends.codex.check`)."""
 EXTRAS = {"claude-code": "claude-code", "openai": "openai"}
 """The extra of this package that installs a backend's SDK."""
 
 
 def installed(backend: str) -> bool:
-    """Whether the backend's SDK can be imported here."""
-    return importlib.util.find_spec(SDKS[backend]) is not None
+    """Whether the backend's SDK can be imported here (a backend with none needs none)."""
+    return backend not in SDKS or importlib.util.find_spec(SDKS[backend]) is not None
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
 its name."""
@@ -38,12 +41,14 @@ class Endpoint(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     backend: Backend = "anthropic"
-    """Which client talks to the model: anthropic, claude-code (a Claude Code session), or openai (any
-    OpenAI-compatible server: vLLM, llama.cpp, DeepSeek, OpenRouter…)."""
+    """Which client talks to the model: anthropic, claude-code (a Claude Code session), openai (any
+    OpenAI-compatible server: vLLM, llama.cpp, DeepSeek, OpenRouter…), or codex (a Codex CLI session; the Worker
+    only)."""
     model: str
     """The model name as the backend knows it."""
     base_url: str | None = None
-    """The server, when not the backend's default (ANTHROPIC_BASE_URL / OPENAI_BASE_URL are read otherwise)."""
+    """The server, when not the backend's default (ANTHROPIC_BASE_URL / OPENAI_BASE_URL are read otherwise; for
+    codex, a Responses API server Codex is pointed at as a model provider)."""
     api_key_env: str | None = None
     """The environment variable holding this endpoint's key, when not the backend's usual one."""
 
@@ -75,22 +80,24 @@ class AgentConfig(Endpoint):
     allowed_tools: list[str] | None = None
     """claude-code only: the Claude Code tools the session may use (default: file tools and lake/lean commands)."""
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """claude-code only: MCP servers for the session, e.g. lean-lsp-mcp, as Claude Code's mcpServers entries (the
-    name `prover` is taken by the external prover's tools)."""
+    """claude-code and codex: command-line MCP servers for the session, each `{ command = "…", args = […], env =
+    {…} }` (the name `prover` is taken by the external prover's tools). The product starts each in its sandbox
+    for Worker-written code and the engine reaches it through a relay."""
     cli_path: str | None = None
-    """claude-code only: the `claude` executable (default: the one bundled with claude-agent-sdk, else PATH)."""
+    """claude-code and codex: the engine's executable (default: for claude-code the `claude` bundled with
+    claude-agent-sdk, else PATH; for codex `codex` on PATH)."""
 
     @property
     def serves_tools(self) -> bool:
         """Whether every endpoint can run a tool session (a claude-code model answers one-shot, without tools)."""
-        return all(e.backend != "claude-code" for e in [self, *self.fallbacks])
+        return all(e.backend not in ENGINES for e in [self, *self.fallbacks])
 
 
 class WorkerConfig(AgentConfig):
     lean_tools: Literal["builtin", "lean-lsp-mcp"] = "builtin"
     """`lean-lsp-mcp` gives the Worker Lean's language server beside its own tools: goals, hovers, diagnostics,
     several tactics tried at once, local search (pip install 'autoformalize[lean-lsp]'). The server runs in the
-    sandbox for the Worker's working copy; a claude-code Worker gets it as the MCP server `lean_lsp`."""
+    sandbox for the Worker's working copy; a claude-code or codex Worker gets it as the MCP server `lean_lsp`."""
     lean_lsp_command: list[str] = Field(default_factory=list)
     """The command starting lean-lsp-mcp over stdio (default: this Python's `lean_lsp_mcp` module when installed,
     else `lean-lsp-mcp` on PATH)."""
@@ -103,6 +110,13 @@ class WorkerConfig(AgentConfig):
     error."""
     lean_lsp_output_chars: int = Field(default=20_000, ge=1_000)
     """Characters of one call's result the Worker reads; the rest is cut."""
+    effort: Literal["low", "medium", "high", "xhigh"] | None = None
+    """claude-code and codex: how hard the engine's model reasons (Claude Code's `--effort`, Codex's
+    `model_reasoning_effort`); unset: the engine's default."""
+    codex_config: dict[str, Any] = Field(default_factory=dict)
+    """codex only: further Codex settings, each passed as `-c key=value` (a dotted key, a TOML value), after the
+    product's own, e.g. `{ model_catalog_json = "/path/catalog.json" }`. The sandbox, the approval policy, the
+    provider and the MCP servers are the product's and cannot be set here."""
     hard_model: str | None = None
     """A model for the cycles aiming at a target harder than `[difficulty] hard_above` (`autoformalize forecast`
     shows each target's difficulty), on the same backend; unset: the Worker's model works every target."""
@@ -160,12 +174,17 @@ class AgentsConfig(BaseModel):
 
     @model_validator(mode="after")
     def _worker_session_has_no_fallbacks(self) -> Self:
-        if self.worker.backend == "claude-code" and self.worker.fallbacks:
-            raise ValueError("worker: a claude-code session cannot fall back to another endpoint; remove "
+        worker = self.worker
+        if worker.backend in ENGINES and worker.fallbacks:
+            raise ValueError(f"worker: a {worker.backend} session cannot fall back to another endpoint; remove "
                              "`fallbacks` or use the anthropic or openai backend")
-        if self.worker.backend == "claude-code" and PROVER_SERVER in self.worker.mcp_servers:
+        if worker.backend in ENGINES and PROVER_SERVER in worker.mcp_servers:
             raise ValueError(f"worker: the MCP server name {PROVER_SERVER!r} is taken by the external prover's "
                              "tools; rename that server")
+        for name, agent in self:
+            if name != "worker" and any(e.backend == "codex" for e in [agent, *agent.fallbacks]):
+                raise ValueError(f"{name}: the codex backend runs the Worker only; give the {name} the anthropic, "
+                                 "openai or claude-code backend")
         return self
 
 

@@ -8,6 +8,7 @@ offered. Retries, cost and logging wrap `send` from outside.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -95,3 +96,12 @@ class ModelRejected(InfraError):
 
 class ContextTooLong(ModelRejected):
     """The request is longer than the model's context window: a shorter one may be accepted."""
+
+
+class RateLimited(ModelUnavailable):
+    """A rate limit or a subscription's usage cap refused the call: the loop pauses until `until` (when the answer
+    gave a reset time), and the cycle counts as neither failed nor stalled."""
+
+    def __init__(self, message: str, until: datetime | None = None) -> None:
+        super().__init__(message)
+        self.until = until

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
@@ -33,6 +34,7 @@ class Stop(StrEnum):
     BUDGET = "budget"  # the next model call could cross a spending limit
     CONTEXT = "context"  # the session outgrew the model's context window, summarized or not
     REFUSED = "refused"  # the model refused a request mid-session (its work so far is still gated)
+    LIMITED = "limited"  # a rate limit or usage cap stopped it (its work so far is still gated; the loop pauses)
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,13 @@ class Round:
 
 
 class Session(Protocol):
-    """A Worker session: an API tool loop (`WorkerSession`) or a coding-agent CLI (claude-code)."""
+    """A Worker session: an API tool loop (`WorkerSession`) or a coding agent (`agents.coding.CodingSession`)."""
 
     turns: int
     rounds: list[Round]
     context: Context
     tools: Tally  # its tool calls by name, as far as it can see them
+    limited_until: datetime | None  # after `Stop.LIMITED`: when the limit lifts, when it said
 
     def run(self, prompt: str) -> Round:
         """The first round, from the strategy and context."""
@@ -121,6 +124,7 @@ class WorkerSession:
     rounds: list[Round] = field(default_factory=list)
     context: Context = field(default_factory=Context)
     tools: Tally = field(default_factory=Tally)  # the calls made, by tool name
+    limited_until: datetime | None = None  # an API session ends on a rate limit only as an error, after retries
     prompt: System | None = None  # the system prompt; the Worker's when None
     role: str = "worker"  # in the log's events
     max_tokens: int = MAX_TOKENS  # of each reply

@@ -77,6 +77,8 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = ("alternatives", "ca-certificates", "group", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
        "nsswitch.conf", "passwd", "ssl")
 ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "ELAN_TOOLCHAIN")
+NETWORK_ETC = ("resolv.conf", "hosts", "host.conf", "gai.conf", "hostname")
+"""What an engine's process reads to reach its API by name, beside `ETC`."""
 PROBE_TIMEOUT_S = 30.0
 FILTER_FD = "3"
 WITH_FILTER = 'exec "$@" 3<"$0"'
@@ -121,6 +123,62 @@ class Sandbox:
                 *_namespaces(), *(["--seccomp", FILTER_FD] if bpf else []),
                 *self.mounts(args, work, outputs=outputs), "--chdir", str(self.project(work)), "--",
                 *limits.inside(self.config), *args]
+
+    def engine(self, args: Sequence[str], work: Path, home: Path, env: Mapping[str, str], *,
+               shown: Sequence[Path] = (), writable: Sequence[Path] = ()) -> tuple[list[str], dict[str, str]]:
+        """A coding agent's own process (`args`, its CLI) confined for the whole session: it reaches the network
+        (its model's API), writes only the working copy `work` (its `.lake/packages` read-only), its private
+        `home` (HOME: its settings, sessions and login) and `writable` (its temporary files), reads the system, the
+        toolchain, its own installation and `shown` (a relay's socket, a Python), and nothing else: not your home
+        directory, the user's checkout, its git directory or its state. `env` is its environment beside the
+        allowlist (its key, its settings): no other credential. It runs in a user namespace of its own, as you (as
+        root: as root of that namespace, with no capability outside it), so an engine's own sandbox (Codex's
+        bubblewrap) can run inside it; the code the Worker writes never runs here but through `wrap` (the relay) or
+        the engine's own sandbox.
+
+        The command and the whole environment to run it with (`os.execve`'s, `Popen(env=…)`'s); with `mode =
+        "none"`, the engine itself with that environment."""
+        env = {**{k: v for k, v in self.environment().items() if k not in ("HOME", "TMPDIR")}, "HOME": str(home),
+               **env}
+        if not self.on:
+            return list(args), env
+        work, home = work.resolve(), home.resolve()
+        rw = [work, home, *(p.resolve() for p in writable)]
+        lake = self.project(work) / ".lake"
+        lake.mkdir(exist_ok=True)
+        self.relink(work)
+        if limits.as_root():  # its builds write `.lake` as root of its namespace: root outside, with no capability
+            _hand_over(work, lake, 0)
+        out = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+               "--die-with-parent", "--new-session"]
+        for name in SYSTEM:
+            path = Path(name)
+            if path.is_symlink():
+                out += ["--symlink", os.readlink(path), name]
+            elif path.is_dir():
+                out += ["--ro-bind", name, name]
+        out += ["--perms", "0755", "--dir", "/etc"]
+        out += [a for name in (*ETC, *NETWORK_ETC) for a in ("--ro-bind-try", f"/etc/{name}", f"/etc/{name}")]
+        out += ["--perms", "1777", "--size", str(self.config.tmp_mb * limits.MIB), "--tmpfs", "/tmp"]
+        shown_dirs = [*(Path(p) for p in SYSTEM), *(Path(p).resolve() for p in SYSTEM if Path(p).exists())]
+        made = {Path("/tmp")}
+        programs = [_executable(args[0], work), *(p for p in shown if p.is_file() and os.access(p, os.X_OK))]
+        wanted = [elan_home(), *(Path(p).expanduser() for p in self.config.read_only), *shown,
+                  *(q for exe in programs for q in (*_program(exe), *_program(exe.resolve())))]
+        for source, dest in sorted(self._visible(wanted), key=lambda pair: len(pair[1].parts)):
+            if any(_within(dest, s) for s in shown_dirs) or any(_within(dest, w) for w in rw):
+                continue
+            out += [*_parents(dest, shown_dirs, made), "--ro-bind", str(source), str(dest)]
+            shown_dirs.append(dest)
+        for place in sorted(rw, key=lambda p: len(p.parts)):
+            out += [*_parents(place, shown_dirs, made), "--bind", str(place), str(place)]
+            shown_dirs.append(place)
+        packages = lake / "packages"
+        if packages.is_dir():
+            target = packages.resolve()
+            out += [*_parents(target, shown_dirs, made), "--ro-bind", str(target), str(target)]
+        out += ["--dev", "/dev", "--proc", "/proc", "--chdir", str(work)]
+        return [tool("bwrap"), *out, "--", *args], env
 
     def project(self, work: Path) -> Path:
         """Where Lake runs in the working copy `work`: the folder holding the lakefile."""
@@ -167,7 +225,7 @@ class Sandbox:
         lake = self.project(work) / ".lake"
         lake.mkdir(exist_ok=True)
         self.relink(work)
-        if limits.as_root():
+        if limits.as_root() and outputs:  # read-only, it needs no ownership (and takes none from an engine's build)
             _hand_over(work, lake, self.config.unprivileged_uid)
         out += [*_parents(work, shown, made), "--ro-bind", str(work), str(work), "--bind" if outputs else "--ro-bind",
                 str(lake), str(lake)]
@@ -187,11 +245,15 @@ class Sandbox:
         """What the command needs to see, as (source, where it is shown): the toolchain, its program, the absolute
         paths it names, `read_only`, the tools run inside; each at its real path and, when it is reached through a
         symlink (`~/.elan` on another disk), at that path too; never a directory holding a hidden path."""
-        hidden = [p.resolve() for p in (*self.hidden, Path.home())]
         exe = _executable(args[0], self.project(work))
-        paths = [elan_home(), *(Path(p).expanduser() for p in self.config.read_only), *_program(exe),
-                 *_program(exe.resolve()), *(Path(a) for a in args[1:] if a.startswith("/")),
-                 *(Path(t) for t in limits.tools(self.config))]
+        return self._visible([elan_home(), *(Path(p).expanduser() for p in self.config.read_only), *_program(exe),
+                              *_program(exe.resolve()), *(Path(a) for a in args[1:] if a.startswith("/")),
+                              *(Path(t) for t in limits.tools(self.config))])
+
+    def _visible(self, paths: Sequence[Path]) -> list[tuple[Path, Path]]:
+        """`paths` that exist as (source, where it is shown): at its real path and at the path it was named by;
+        never `/` or a directory holding a hidden path (the checkout, its git directory, your home)."""
+        hidden = [p.resolve() for p in (*self.hidden, Path.home())]
         out: list[tuple[Path, Path]] = []
         for path in (p for p in paths if p.exists()):
             real = path.resolve()

@@ -24,12 +24,13 @@ from agents import briefs, consultant, evaluator, planner
 from agents.config import AgentConfig
 from agents.consultant import NoAdvice
 from agents.lookup import PACKAGES, Lookup
+from agents.model import RateLimited
 from agents.planner import PlanFailed
 from agents.prices import window_of
 from agents.provers.desk import Desk
 from agents.reader import Bounds, Reader
 from agents.tools import Workspace
-from agents.worker import Limits
+from agents.worker import Limits, Stop
 from audit import ask
 from audit import overlap as mathlib
 from audit.book import Book
@@ -58,6 +59,7 @@ from orchestrator import (
     ignores,
     kernelcheck,
     ownership,
+    pause,
     workcopy,
 )
 from orchestrator import cyclestate as cs
@@ -146,7 +148,7 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
               overlap: c.config.audit.mathlib_timeout_s, evaluate: agents.evaluator.timeout_s,
               escalate: agents.consultant.timeout_s}
     for phase in phases:
-        if c.outcome is Outcome.ERROR:
+        if c.outcome in (Outcome.ERROR, Outcome.PAUSED):
             break
         _checkpoint(c)
         limit = limits[phase]
@@ -162,6 +164,10 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
             beat.phase(phase.__name__, limit, cycle=c.number)
         try:
             phase(c)
+        except RateLimited as e:  # no failure and no stall: the loop waits until the limit lifts
+            c.pause(f"{phase.__name__}: {e}", e.until)
+            if phase in (plan, work):
+                c.outcome = Outcome.PAUSED
         except InfraError as e:
             log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
             if phase in (plan, work):
@@ -449,6 +455,7 @@ def work(c: Cycle) -> None:
                 break
             c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
         _checkpoint(c)
+        limited(c)
         if c.desk is not None:  # the report's `PROVER:` lines, on the tree that lands
             landing = c.after is not None
             c.desk.request(c.session.report(), DirTree(c.work.root) if landing else GitTree(c.git, c.base),
@@ -459,6 +466,18 @@ def work(c: Cycle) -> None:
             c.work.run("reset", "--soft", c.base)
         if c.work.dirty():
             c.worker_commit = c.work.commit_all(f"autoformalize: worker changes of cycle {c.number} (scratch)")
+
+
+def limited(c: Cycle) -> None:
+    """A Worker's session a rate limit or usage cap stopped: the loop pauses, and a cycle that lands nothing by it
+    is `paused` (what the Worker did before the limit was gated as usual, and lands if it passed)."""
+    stopped = next((r for r in c.session.rounds if r.stop is Stop.LIMITED), None) if c.session else None
+    if stopped is None:
+        return
+    assert c.session is not None
+    c.pause(f"work: {stopped.report}", c.session.limited_until)
+    if c.outcome is not Outcome.ACCEPTED:
+        c.outcome = Outcome.PAUSED
 
 
 def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:
@@ -582,7 +601,7 @@ def escalate(c: Cycle) -> None:
     """After `escalate_after` cycles in a row without progress by the facts (and not again for as long), the
     Consultant."""
     every = c.config.loop.escalate_after
-    progress = [r.made_progress for r in c.history.records] + [cs.facts(c).progress]
+    progress = [r.made_progress for r in pause.counted(c.history.records)] + [cs.facts(c).progress]
     if len(progress) < every or any(progress[-every:]):
         return
     consulted = [r.cycle for r in c.history.records if r.consultant]

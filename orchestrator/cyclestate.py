@@ -8,6 +8,8 @@ from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
+import structlog
+
 from agents.config import BudgetConfig
 from agents.context import Context, Quote, Section
 from agents.evaluator import Evaluation
@@ -24,7 +26,7 @@ from gates.chosen import shown
 from gates.environment import Baseline
 from gates.size import Growth, grown, splitting
 from gates.sorry import restructuring, traded
-from orchestrator import outlook, ownership
+from orchestrator import outlook, ownership, pause
 from orchestrator.buildcheck import BuildStatus
 from orchestrator.config import Config
 from orchestrator.deps import Deps
@@ -38,6 +40,8 @@ from state.paths import StatePaths
 from state.prover_jobs import ProverJob
 from state.reviews import Standing, unanswered
 from state.statement_lock import read_lock
+
+log = structlog.get_logger()
 
 PIVOT_BLOCKERS = 2  # different blockers in the last `[loop] stuck_cap` records that still call for a pivot
 
@@ -107,6 +111,7 @@ class Cycle:
     locked: dict[str, str] = field(default_factory=dict)  # the statement lock the gates last held the change to
     error: str | None = None
     infra: bool = False  # the error was the infrastructure's, not the agents'
+    paused_until: datetime | None = None  # a rate limit or usage cap stopped a role: the loop waits until then
     record: HistoryRecord | None = None
     commit: str | None = None
     book: Book | None = None  # the book's trusted text, from the base (when the judge is on)
@@ -132,6 +137,13 @@ class Cycle:
 
     def fail(self, error: str, *, infra: bool) -> None:
         self.outcome, self.error, self.infra = Outcome.ERROR, error, infra
+
+    def pause(self, error: str, resets_at: datetime | None) -> None:
+        """A rate limit or usage cap stopped a role: the loop waits until it lifts (`orchestrator.pause`)."""
+        self.paused_until = pause.until(self.deps.clock.now(), self.history.records, resets_at,
+                                        self.config.loop.pause_s)
+        self.error = error
+        log.warning("cycle.paused", until=self.paused_until.isoformat(), error=error[:300])
 
 
 def record(c: Cycle) -> HistoryRecord:
@@ -162,7 +174,8 @@ def record(c: Cycle) -> HistoryRecord:
         planner_failed=c.planner_failed, restated=sorted(c.restated),
         round=c.item.round if c.item else None, item=c.item.name if c.item else None,
         worked_by=c.item.engine if c.item else None, targets=targets(c), closed=done.closed, opened=done.opened,
-        decomposed=done.decomposed, parts=done.parts, worker_model=worker_model(c) if c.session else None)
+        decomposed=done.decomposed, parts=done.parts, worker_model=worker_model(c) if c.session else None,
+        paused_until=c.paused_until)
 
 
 def targets(c: Cycle) -> list[str]:

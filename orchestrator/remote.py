@@ -85,6 +85,7 @@ class Played:
     context: Context
     tools: Tally
     text: str
+    limited_until: datetime | None = None
 
     def run(self, prompt: str) -> Round:
         raise InfraError("a session that ran elsewhere cannot be run again")
@@ -227,7 +228,8 @@ def run(j: Job) -> Result:
         cycle.advance(c, None, cycle.work)
         patch = work.diff_binary(j.base, c.worker_commit) if c.worker_commit else b""
         s = c.session
-        played = Played(s.turns, list(s.rounds), s.context, s.tools, s.report()) if s is not None else None
+        played = Played(s.turns, list(s.rounds), s.context, s.tools, s.report(), s.limited_until) \
+            if s is not None else None
         spent = c.ledger.charges[len(j.charges):]
         return Result(patch, played, list(spent), c.ledger.refused, c.outcome, c.error, c.infra, j.item, j.base)
     finally:
@@ -279,6 +281,7 @@ def adopt(ic: Cycle, result: Result) -> None:
         return
     if not cycle.gate(ic):
         ic.outcome = Outcome.REJECTED
+    cycle.limited(ic)
     if ic.work.dirty():
         ic.worker_commit = ic.work.commit_all(f"autoformalize: worker changes of cycle {ic.number} (scratch)")
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import structlog
 
-from agents import lsp
+from agents import coding, lsp
+from agents.coding import ENGINES
 from agents.config import KEY_VARIABLES, LOOP_ROLES, AgentConfig, Endpoint, WorkerConfig
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
@@ -54,18 +55,15 @@ def real_deps(config: Config, repo: Path, **backend_options: Any) -> Deps:
         chosen = config if model is None else config.model_copy(update={"agents": config.agents.model_copy(
             update={"worker": worker})})
         lean = worker.lean_tools == "lean-lsp-mcp"
-        if worker.backend == "claude-code":
-            from agents.backends.claude_code import ClaudeCodeSession
-
+        if worker.backend in ENGINES:  # a coding agent: its CLI, its own tools, the Lean server as an MCP server
             servers = dict(worker.mcp_servers)
-            if lean:  # the guard runs it in the sandbox, as every command-line server
+            if lean:  # the engine runs it in the sandbox, as every command-line server
                 program, *args = lsp.command(worker.lean_lsp_command)
                 servers[lsp.SERVER] = {"type": "stdio", "command": program, "args": args,
                                        "env": lsp.environment(sandbox.project(workspace.root), worker.lean_lsp_tools,
                                                               worker.lean_lsp_output_chars)}
-            return ClaudeCodeSession(worker.model, workspace, rules, limits, ledger, sandbox,
-                                     allowed_tools=worker.allowed_tools, mcp_servers=servers, stop=stop,
-                                     cli_path=worker.cli_path, lean_tools=worker.lean_lsp_tools if lean else None)
+            return coding.session(coding.Setup(worker, worker.model, workspace, rules, limits, ledger, sandbox, stop,
+                                               servers, worker.lean_lsp_tools if lean else None, config.prices))
         if worker.backend == "openai" and worker.context_tokens is None:
             limits = dataclasses.replace(limits, window=served_window(worker) or limits.window)
         # Before the server starts: nothing after it may fail and leave it running.

@@ -81,17 +81,23 @@ when the API refused the key, HTTP 401/403).
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
 import threading
-import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 import anyio
 import anyio.to_thread
+import claude_agent_sdk
 import structlog
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from claude_agent_sdk import (
@@ -105,6 +111,9 @@ from claude_agent_sdk import (
     McpServerConfig,
     Message,
     ProcessError,
+    RateLimitEvent,
+    RateLimitInfo,
+    ResultError,
     ResultMessage,
     SdkMcpTool,
     SystemMessage,
@@ -115,14 +124,25 @@ from claude_agent_sdk import (
 )
 
 from agents.backends.claude_guard import Guard
-from agents.config import PROVER_SERVER
-from agents.ledger import BudgetExceeded, Charge, Ledger
+from agents.coding import CodingSession, Ended, Quarters, Setup, Turn, Watch
+from agents.config import PROVER_SERVER, WorkerConfig
+from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
 from agents.model import Message as ChatMessage
-from agents.model import ModelRejected, ModelUnavailable, Reply, StopReason, System, ToolCall, ToolResult, ToolSpec
+from agents.model import (
+    ModelRejected,
+    ModelUnavailable,
+    RateLimited,
+    Reply,
+    StopReason,
+    System,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 from agents.tools import SPECS, Workspace
-from agents.worker import Context, Limits, Round, Stop, prompt
-from gates.sandbox import Sandbox
+from agents.worker import prompt
+from state.atomic import write_atomic
 from state.errors import InfraError
 from state.history import Usage
 
@@ -131,7 +151,22 @@ DEFAULT_ALLOWED_TOOLS = ["Read", "Write", "Edit", "MultiEdit", "Glob", "Grep",
                          "Bash(lake build:*)", "Bash(lake env lean:*)", "Bash(lake lean:*)"]
 """What the Worker may use, in Claude Code's permission-rule syntax."""
 ENV = {"DISABLE_AUTOUPDATER": "1",  # an update started mid-cycle can break the next start-up
+       "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # telemetry and error reports: only its API's calls
        "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}  # a command still running would write .lake while the gates run
+MIN_VERSION = (2, 1, 0)
+"""The oldest Claude Code the product drives: its hooks' `updatedInput` and `updatedToolOutput` are 2.1's."""
+VERSION_TIMEOUT_S = 30.0
+FORWARDED = ("ANTHROPIC_", "CLAUDE_", "DISABLE_")
+"""The variables the SDK's environment for the CLI passes into its sandbox: Claude Code's own settings, its
+key or token, the SDK's markers. Nothing else of yours reaches it."""
+LAUNCHER = """#!{python} -I
+import os
+env = {env!r}
+env.update((k, v) for k, v in os.environ.items() if k.startswith({forwarded!r}) and k not in env)
+command = {command!r}
+os.execve(command[0], command + __import__("sys").argv[1:], env)
+"""
+"""The executable the SDK starts (`cli_path`): the CLI in its sandbox."""
 CONNECT_TIMEOUT_S = 60.0
 POLL_S = 0.05
 STDERR_LINES = 30
@@ -161,169 +196,145 @@ PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")
 """The Workspace's tools a claude-code Worker gets through the `prover` MCP server."""
 
 
-class ClaudeCodeSession:
-    """The Worker as a Claude Code session in the working copy; see the module docstring."""
+class ClaudeCode:
+    """Claude Code as the Worker's `Engine` (`agents.coding`); see the module docstring."""
 
-    def __init__(self, model: str, workspace: Workspace, rules: str, limits: Limits, ledger: Ledger,
-                 sandbox: Sandbox, *,
-                 role: str = "worker", allowed_tools: list[str] | None = None,
-                 mcp_servers: dict[str, dict[str, Any]] | None = None, stop: threading.Event | None = None,
-                 cli_path: str | None = None, interrupt_grace_s: float = 10.0,
-                 lean_tools: Collection[str] | None = None) -> None:
-        """`allowed_tools` defaults to `DEFAULT_ALLOWED_TOOLS`; `mcp_servers` are Claude Code `mcpServers`
-        entries; `cli_path` defaults to the SDK's search; `interrupt_grace_s` is how long an interrupted round
-        may take to end before its CLI is killed; `lean_tools`: the tools of the Lean server (`mcp_servers`'
-        `lean_lsp`) the session may call, None when it has none."""
-        self.model = model
-        self.workspace = workspace
-        self.limits = limits
-        self.ledger = ledger
-        self.role = role
-        self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if allowed_tools is None else allowed_tools)
-        self.guard = Guard(workspace, sandbox, tuple(self.allowed_tools),
-                           None if lean_tools is None else frozenset(lean_tools))
+    name = BACKEND
+
+    def __init__(self, setup: Setup) -> None:
+        c = setup.config
+        self.setup = setup
+        self.model = setup.model
+        self.workspace = setup.workspace
+        self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if c.allowed_tools is None else c.allowed_tools)
+        self.quarters = Quarters(setup, permitted=lambda command: self.guard.permits(command))
+        self.guard = Guard(setup.workspace, setup.sandbox, tuple(self.allowed_tools), self.quarters.run,
+                           None if setup.lean_tools is None else frozenset(setup.lean_tools))
         self.tools = self.guard.tally
-        # Command-line servers run inside the sandbox; the prover's SDK server joins them.
-        self.mcp_servers: dict[str, Any] = {name: self.guard.mcp_server(entry)
-                                            for name, entry in (mcp_servers or {}).items()}
-        self.stop = stop if stop is not None else threading.Event()
-        self.cli_path = cli_path
-        self.interrupt_grace_s = interrupt_grace_s
-        self.turns = 0
-        self.rounds: list[Round] = []
-        self.context = Context()  # Claude Code keeps its own context; only the turns are known here
-        self.usage = Usage()
+        # Command-line servers: started by the product in its sandbox, reached through the relay.
+        self.mcp_servers: dict[str, Any] = {name: {"type": "stdio", "command": argv[0], "args": argv[1:]}
+                                            for name, argv in self.quarters.mcp_servers().items()}
+        self.cli = cli_of(c.cli_path)
         self.session_id: str | None = None
-        self.deadline = time.monotonic() + limits.timeout_s
-        prover = workspace.desk is not None and workspace.desk.off is None
+        prover = setup.workspace.desk is not None and setup.workspace.desk.off is None
         if prover:
-            self.mcp_servers[PROVER_SERVER] = prover_server(workspace)
-        note = render_note(self.allowed_tools, workspace.state_dir, prover=prover, lake_dir=sandbox.lake_dir)
-        self.system_prompt = prompt(rules, lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
-        self._cli = _Cli("the Worker's session", cli_path)
-        self._finalizer = weakref.finalize(self, self._cli.close)
+            self.mcp_servers[PROVER_SERVER] = prover_server(setup.workspace)
+        note = render_note(self.allowed_tools, setup.workspace.state_dir, prover=prover,
+                           lake_dir=setup.sandbox.lake_dir)
+        self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
+        self.login = _login_file()
+        if self.login is not None and not _keyed():
+            (self.quarters.home / ".claude").mkdir()
+            shutil.copy2(self.login, self.quarters.home / ".claude" / ".credentials.json")
+        self._cli = _Cli("the Worker's session", self._launcher() if self.cli is not None else None)
+        self._finalizer = weakref.finalize(self, _close, self._cli, self.quarters, self.login)
 
-    # -- the Session protocol -------------------------------------------------------------
-
-    def run(self, prompt: str) -> Round:
-        """The first round: the strategy and context as the opening message."""
-        return self._round(prompt)
-
-    def resume(self, feedback: str) -> Round:
-        """A repair round: the gates' report as the next message of the same conversation."""
-        return self._round(feedback)
-
-    def report(self) -> str:
-        """Every round's report, in order; the last round's is what the gates read."""
-        if len(self.rounds) <= 1:
-            return self.rounds[0].report if self.rounds else ""
-        return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
+    def send(self, text: str, budget_usd: float | None, watch: Watch) -> Turn:
+        if self.cli is None:
+            raise ModelUnavailable(f"the claude CLI was not found {_where(self.setup.config.cli_path)}; install "
+                                   "Claude Code or fix cli_path — the cycle is recorded as an infrastructure error")
+        if self._cli.closed:
+            raise ModelUnavailable("the claude CLI of this session was closed — the cycle is recorded as an "
+                                   "infrastructure error")
+        if not self._cli.open_:
+            # The CLI's budget bounds its running total, which starts at this open: what the ledger has left.
+            self._cli.open(self._options(budget_usd), CONNECT_TIMEOUT_S)
+        turn = self._cli.converse(text, watch, self.setup.interrupt_grace_s)
+        if turn.result is not None:
+            self.session_id = turn.result.session_id
+        log.info("claude_code.round", denials=len(turn.result.permission_denials or []) if turn.result else None)
+        return turn.settled()
 
     def close(self) -> None:
-        """End the CLI process (idempotent). Later rounds end at once."""
+        """End the CLI process and remove the session's private directory (idempotent)."""
         self._finalizer()
-
-    # -- rounds ---------------------------------------------------------------------------
-
-    def _round(self, text: str) -> Round:
-        stop = self._limit()
-        if stop is not None:
-            self.close()
-            return self._end(stop, self._placeholder(stop))
-        try:
-            self.ledger.admit(self.role, 0.0)  # a round's worst case is unknown: refuse only once over a limit
-        except BudgetExceeded as e:
-            self.close()
-            return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
-        try:
-            if not self._cli.open_:
-                # The CLI's budget bounds its running total, which starts at this open: what the ledger has left.
-                self._cli.open(self._options(self.ledger.headroom()),
-                               min(CONNECT_TIMEOUT_S, max(1.0, self.deadline - time.monotonic())))
-            turn = self._cli.converse(text, self._live_limit, self.interrupt_grace_s)
-        except InfraError:
-            self.close()
-            raise
-        self._charge(turn)
-        self.turns += turn.calls
-        stop, report = self._outcome(turn)
-        if stop not in (Stop.FINISHED, Stop.ENDED) or turn.interrupted_for is not None:
-            self.close()  # a limit was reached: no round can follow
-        log.info("worker.round", backend=BACKEND, stop=str(stop), turns=self.turns, session=self.session_id,
-                 denials=len(turn.result.permission_denials or []) if turn.result else None)
-        return self._end(stop, report)
 
     def _options(self, budget_usd: float | None) -> ClaudeAgentOptions:
         return ClaudeAgentOptions(max_budget_usd=budget_usd,
-            model=self.model, cwd=str(self.workspace.root), cli_path=self.cli_path,
+            model=self.model, cwd=str(self.workspace.root), cli_path=self._cli.cli_path,
             system_prompt={"type": "preset", "preset": "claude_code", "append": self.system_prompt},
             tools=builtin_tools(self.allowed_tools),
             allowed_tools=auto_approved(self.mcp_servers),
             can_use_tool=self.guard.can_use_tool(),
             hooks={"PreToolUse": [self.guard.hook()], "PostToolUse": [self.guard.post_hook()]},
-            permission_mode="default", setting_sources=[], max_turns=self.limits.max_turns,
+            permission_mode="default", setting_sources=[], max_turns=self.setup.limits.max_turns,
+            effort=self.setup.config.effort,
             mcp_servers=cast(dict[str, McpServerConfig], self.mcp_servers), strict_mcp_config=True,
             env=dict(ENV), stderr=self._cli.stderr.append)
 
-    def _limit(self) -> Stop | None:
-        """Why no round may start now (like `WorkerSession`'s limits), or None."""
-        if self.stop.is_set():
-            return Stop.STOPPED
-        if self.turns >= self.limits.max_turns:
-            return Stop.TURNS
-        if time.monotonic() >= self.deadline:
-            return Stop.TIME
-        budget = self.limits.token_budget
-        if budget is not None and self.usage.input + self.usage.output + self.usage.cache_write >= budget:
-            return Stop.TOKENS
-        if self._cli.closed:
-            return Stop.STOPPED
-        return None
+    def _launcher(self) -> str:
+        """The executable the SDK starts: the CLI in the engine's sandbox, with the environment the SDK gives it
+        cut to Claude Code's own variables (its key among them) and the allowlist."""
+        assert self.cli is not None
+        command, env = self.quarters.confined([str(self.cli)], {})
+        launcher = self.quarters.root / "claude"
+        launcher.write_text(LAUNCHER.format(python=sys.executable, env=env, forwarded=FORWARDED, command=command),
+                            encoding="utf-8")
+        launcher.chmod(0o700)
+        return str(launcher)
 
-    def _live_limit(self, turn: _Turn) -> Stop | None:
-        """Why a round under way must be interrupted, or None."""
-        if self.stop.is_set():
-            return Stop.STOPPED
-        if time.monotonic() >= self.deadline:
-            return Stop.TIME
-        if turn.awaiting_model and self.turns + turn.calls >= self.limits.max_turns:  # no call beyond the limit
-            return Stop.TURNS
-        return None
 
-    def _charge(self, turn: _Turn) -> None:
-        if turn.result is not None:
-            usage, cost = usage_of(turn.result.usage), turn.cost
-            self.session_id = turn.result.session_id
-        elif turn.step_usage != Usage():  # cut off without a result: what its steps reported, at an unknown cost
-            usage, cost = turn.step_usage, None
-        else:
-            return
-        self.usage += usage
-        self.ledger.add(Charge(self.role, BACKEND, turn.model or self.model, usage, cost))
+def session(setup: Setup) -> CodingSession:
+    """The Worker's session in Claude Code."""
+    return CodingSession(ClaudeCode(setup), setup.workspace, setup.limits, setup.ledger, role=setup.role,
+                         stop=setup.stop, prices=setup.prices)
 
-    def _outcome(self, turn: _Turn) -> tuple[Stop, str]:
-        result = turn.result
-        finished = result is not None and result.subtype == "success" and not result.is_error
-        if turn.interrupted_for is not None and not finished:  # a report that beat the interruption still counts
-            return turn.interrupted_for, self._placeholder(turn.interrupted_for)
-        assert result is not None  # a round ends with a result, an interruption or an error
-        if result.subtype == "error_max_turns":
-            return Stop.TURNS, self._placeholder(Stop.TURNS)
-        if result.subtype == "error_max_budget_usd":
-            return Stop.BUDGET, self._placeholder(Stop.BUDGET)
-        if result.is_error:
-            self.close()
-            raise result_failure(result, "the Worker's session")
-        report = self.workspace.secrets.redact((result.result or turn.last_text).strip())
-        return (Stop.FINISHED, report) if report else (Stop.ENDED, "(The Worker ended without a report.)")
 
-    def _placeholder(self, stop: Stop) -> str:
-        return f"(The session stopped at its {stop.value} limit without a report; {self.turns} model calls were made.)"
+def cli_of(configured: str | None) -> Path | None:
+    """The claude CLI to run: `cli_path`, else the one bundled in claude-agent-sdk's wheel, else `claude` on PATH."""
+    if configured:
+        return Path(configured) if Path(configured).is_file() else None
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if bundled.is_file():
+        return bundled
+    found = shutil.which("claude")
+    return Path(found) if found else None
 
-    def _end(self, stop: Stop, report: str) -> Round:
-        done = Round(stop, report)
-        self.rounds.append(done)
-        return done
+
+def check(config: WorkerConfig) -> str | None:
+    """Why the configured Claude Code cannot run a Worker here (missing, too old, not answering), or None."""
+    cli = cli_of(config.cli_path)
+    if cli is None:
+        return (f"the claude CLI was not found {_where(config.cli_path)}: install claude-agent-sdk (`pip install "
+                f"'autoformalize[claude-code]'`), or Claude Code, or fix [agents.worker] cli_path")
+    try:
+        done = subprocess.run([str(cli), "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"the claude CLI at {cli} does not run ({e}); reinstall it"
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
+    if done.returncode != 0 or found is None:
+        tail = (done.stderr or done.stdout).strip()[-300:] or f"exit code {done.returncode}"
+        return f"the claude CLI at {cli} does not answer `--version` ({tail}); reinstall it"
+    version = tuple(int(g) for g in found.groups())
+    if version < MIN_VERSION:
+        return (f"the claude CLI at {cli} is {'.'.join(map(str, version))}, older than the "
+                f"{'.'.join(map(str, MIN_VERSION))} the product drives; update Claude Code")
+    return None
+
+
+def _where(cli_path: str | None) -> str:
+    return f"at {cli_path}" if cli_path else "on PATH (nor bundled with claude-agent-sdk)"
+
+
+def _keyed() -> bool:
+    """Whether Claude Code runs on a key or token from the environment rather than its own login."""
+    return any(os.environ.get(v) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"))
+
+
+def _login_file() -> Path | None:
+    """Claude Code's own login (`claude login` on Linux keeps it in this file), when there is one."""
+    path = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / ".credentials.json"
+    return path if path.is_file() else None
+
+
+def _close(cli: _Cli, quarters: Quarters, login: Path | None) -> None:
+    """The CLI ended, its login handed back (Claude Code refreshes it), its private directory removed."""
+    cli.close()
+    used = quarters.home / ".claude" / ".credentials.json"
+    if login is not None and used.is_file() and used.read_bytes() != login.read_bytes():
+        write_atomic(login, used.read_bytes())
+    quarters.close()
 
 
 class ClaudeCodeModel:
@@ -350,7 +361,7 @@ class ClaudeCodeModel:
     def send(self, system: System, messages: list[ChatMessage], tools: list[ToolSpec] | None = None, *,
              max_tokens: int = 8192) -> Reply:
         if tools:
-            raise ValueError("the claude-code model serves tool-less roles; the Worker uses ClaudeCodeSession")
+            raise ValueError("the claude-code model serves tool-less roles; the Worker is a ClaudeCode engine")
         stderr: deque[str] = deque(maxlen=STDERR_LINES)
         options = ClaudeAgentOptions(
             model=self.name, cli_path=self.cli_path, system_prompt="\n\n".join(p for p in (system.stable,
@@ -366,12 +377,12 @@ class ClaudeCodeModel:
         if self.ledger is not None:
             self.ledger.add(Charge(self.role, BACKEND, turn.model or self.name, usage, result.total_cost_usd))
         if result.is_error:
-            raise result_failure(result, f"a call of model {self.name}")
+            raise result_failure(result, f"a call of model {self.name}", turn.limit)
         stop = StopReason.MAX_TOKENS if result.stop_reason == "max_tokens" else StopReason.END
         log.info("model.call", backend=BACKEND, model=self.name, input_tokens=usage.input, output_tokens=usage.output,
                  cache_read_tokens=usage.cache_read, cache_write_tokens=usage.cache_write,
                  cost_usd=result.total_cost_usd)
-        return Reply(text=(result.result or turn.last_text).strip(), usage=usage, stop=stop,
+        return Reply(text=(result.result or turn.text).strip(), usage=usage, stop=stop,
                      model=turn.model or self.name, cost_usd=result.total_cost_usd)
 
     async def _ask(self, prompt: str, options: ClaudeAgentOptions, stderr: deque[str]) -> _Turn:
@@ -384,6 +395,8 @@ class ClaudeCodeModel:
             raise ModelUnavailable(f"the claude CLI did not answer within {self.timeout_s:.0f}s for model "
                                    f"{self.name}; the cycle is recorded as an infrastructure error") from None
         except Exception as e:  # the SDK's errors, and bare Exceptions for untyped ones: all are the CLI's
+            if isinstance(e, ResultError) and turn.result is not None:
+                return turn  # its error result was read before the CLI exited: `send` says what it means
             await anyio.sleep(POLL_S)  # let the last stderr lines arrive
             raise cli_failure(e, stderr, self.cli_path, "a call of model " + self.name,
                               started=turn.started) from e
@@ -394,20 +407,15 @@ class ClaudeCodeModel:
 
 
 @dataclass
-class _Turn:
-    """What one round (one prompt) brought back."""
+class _Turn(Turn):
+    """What one round brought back, as the CLI's messages said it."""
 
     started: bool = False  # the CLI said `init`: it is past start-up
-    calls: int = 0  # model calls (distinct top-level assistant message ids)
-    awaiting_model: bool = False  # tool results went back: the next thing is a model call
-    last_text: str = ""
-    model: str = ""
     result: ResultMessage | None = None
-    cost: float | None = None  # what this round added to the process's running total
-    step_usage: Usage = field(default_factory=Usage)
-    interrupted_for: Stop | None = None
+    step_usage: Usage = field(default_factory=Usage)  # what its assistant messages reported, one per model call
+    limit: RateLimitInfo | None = None  # the last rate-limit state the CLI reported as rejected
     abandoned: bool = False  # the CLI did not end an interrupted turn in time
-    error: Exception | None = None
+    failure: Exception | None = None
     _ids: set[str] = field(default_factory=set)
 
     def take(self, message: Message) -> None:
@@ -423,12 +431,37 @@ class _Turn:
                 self.step_usage += usage_of(message.usage)
             text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
             if text.strip():
-                self.last_text = text
+                self.text = text
         elif isinstance(message, UserMessage) and message.parent_tool_use_id is None:
             self.awaiting_model = True
+        elif isinstance(message, RateLimitEvent):
+            info = message.rate_limit_info
+            self.limit = info if info.status == "rejected" else None
         elif isinstance(message, ResultMessage):
             self.result = message
             self.awaiting_model = False
+
+    def settled(self) -> Turn:
+        """The round in the seam's terms, from its result (or, cut off, from what its steps reported)."""
+        result = self.result
+        if result is None:
+            self.usage = self.step_usage
+            return self
+        self.usage = usage_of(result.usage)
+        if result.subtype == "error_max_turns":
+            self.ended = Ended.TURNS
+        elif result.subtype == "error_max_budget_usd":
+            self.ended = Ended.BUDGET
+        elif result.is_error or result.subtype != "success":
+            self.error = result_detail(result)
+            limited = self.limit is not None or result.api_error_status == 429
+            self.ended = Ended.LIMITED if limited else Ended.FAILED
+            self.resets_at = resets_at(self.limit)
+            self.rejected = result.api_error_status in (401, 403)
+        else:
+            self.ended = Ended.DONE
+            self.text = (result.result or self.text)
+        return self
 
 
 class _Cli:
@@ -470,27 +503,27 @@ class _Cli:
             raise cli_failure(e, self.stderr, self.cli_path, self.what, started=False) from e
         self._client = client
 
-    def converse(self, text: str, limit: Callable[[_Turn], Stop | None], grace_s: float) -> _Turn:
+    def converse(self, text: str, limit: Watch, grace_s: float) -> _Turn:
         """Send `text` and read until the round's result; `limit` is polled, and a reason it gives interrupts."""
         assert self._portal is not None
         turn = self._portal.call(self._converse, text, limit, grace_s)
-        if turn.error is not None:
-            raise cli_failure(turn.error, self.stderr, self.cli_path, self.what, started=True)
+        if turn.failure is not None:
+            raise cli_failure(turn.failure, self.stderr, self.cli_path, self.what, started=True)
         return turn
 
-    async def _converse(self, text: str, limit: Callable[[_Turn], Stop | None], grace_s: float) -> _Turn:
+    async def _converse(self, text: str, limit: Watch, grace_s: float) -> _Turn:
         assert self._client is not None
         turn = _Turn(started=True)
         try:
             await self._client.query(text)
         except ClaudeSDKError as e:
-            turn.error = e
+            turn.failure = e
             return turn
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._read, turn, tg.cancel_scope)
             await self._watch(turn, limit, grace_s)
             tg.cancel_scope.cancel()
-        if turn.error is not None:
+        if turn.failure is not None:
             await anyio.sleep(POLL_S)  # let the last stderr lines arrive
         total = turn.result.total_cost_usd if turn.result is not None else None
         if total is not None:
@@ -504,11 +537,11 @@ class _Cli:
             async for message in self._client.receive_response():
                 turn.take(message)
         except Exception as e:  # the SDK raises its errors, and bare Exceptions for untyped ones: all are the CLI's
-            turn.error = e
+            turn.failure = e
         finally:
             scope.cancel()
 
-    async def _watch(self, turn: _Turn, limit: Callable[[_Turn], Stop | None], grace_s: float) -> None:
+    async def _watch(self, turn: _Turn, limit: Watch, grace_s: float) -> None:
         """Return only to give up on the round; the reader cancels this when the round ends."""
         while (reason := limit(turn)) is None:
             await anyio.sleep(POLL_S)
@@ -633,10 +666,24 @@ def cli_failure(err: Exception, stderr: deque[str], cli_path: str | None, what: 
     return ModelUnavailable(f"the claude CLI broke the protocol {when} ({type(err).__name__}: {err}) — {infra}")
 
 
-def result_failure(result: ResultMessage, what: str) -> InfraError:
-    """A result that reports an error the Worker did not cause (the API failed, the key was refused, …)."""
-    detail = "; ".join(result.errors or []) or (result.result or "").strip() or result.subtype
-    message = f"Claude Code ended {what} with an error ({result.subtype}): {detail[:1000]}"
+def result_detail(result: ResultMessage) -> str:
+    """What a failed result says went wrong."""
+    return ("; ".join(result.errors or []) or (result.result or "").strip() or result.subtype)[:1000]
+
+
+def resets_at(limit: RateLimitInfo | None) -> datetime | None:
+    """When a rejected rate limit lifts, as the CLI reported it (a Unix time), or None."""
+    if limit is None or not limit.resets_at:
+        return None
+    return datetime.fromtimestamp(limit.resets_at, UTC)
+
+
+def result_failure(result: ResultMessage, what: str, limit: RateLimitInfo | None = None) -> InfraError:
+    """A result that reports an error the Worker did not cause (the API failed, the key was refused, a rate limit or
+    a subscription's cap was reached, …)."""
+    message = f"Claude Code ended {what} with an error ({result.subtype}): {result_detail(result)}"
+    if limit is not None or result.api_error_status == 429:
+        return RateLimited(f"{message}; the loop pauses until the limit lifts", resets_at(limit))
     if result.api_error_status in (401, 403):
         return ModelRejected(f"{message}; check the claude CLI's login or key")
     return ModelUnavailable(f"{message} — the cycle is recorded as an infrastructure error")

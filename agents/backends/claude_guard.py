@@ -29,14 +29,17 @@ connect to a CLI that cannot honour it), takes the decision:
   allows (the Scope, not protected, in the working copy), and never a known
   secret's value in what they write;
 - Bash: only the commands the rules name (every part of a compound command,
-  no command substitution), in the foreground only, rewritten to run inside
-  the sandbox (`Sandbox.wrap`) with the allowlisted environment. The rules
-  say what the Worker means to run; the sandbox is the boundary (`lake env
-  lean --run X.lean` runs X, a redirection writes a file: inside it);
+  no command substitution), in the foreground only, rewritten to `run`'s
+  command: the relay's client (`agents.relay`), so that the product runs it
+  in the sandbox for Worker-written code (`Sandbox.wrap`) with the
+  allowlisted environment, outside the engine's own sandbox. The rules say
+  what the Worker means to run; the sandbox is the boundary (`lake env lean
+  --run X.lean` runs X, a redirection writes a file: inside it);
 - TodoWrite: allowed; the MCP servers' tools: left to the rules that approve
   them (the prover's are the Workspace's own, confined there; a command-line
-  server runs in the sandbox with `.lake` read-only, as it lives while the
-  gates compile), except the Lean server's (`mcp__lean_lsp__…`, with
+  server is started by the product in the sandbox with `.lake` read-only, as
+  it lives while the gates compile, and reached through the relay), except
+  the Lean server's (`mcp__lean_lsp__…`, with
   `lean_tools = "lean-lsp-mcp"`): only those `lean_lsp_tools` names;
 - any other tool: refused.
 
@@ -66,7 +69,7 @@ import fnmatch
 import re
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,7 @@ class Guard:
     workspace: Workspace
     sandbox: Sandbox
     rules: tuple[str, ...]  # the allowed tools, in Claude Code's permission-rule syntax
+    run: Callable[[str], list[str]]  # the command that runs an allowed one confined (the relay's client)
     lean_tools: frozenset[str] | None = None  # the Lean server's tools allowed, when the session has that server
     tally: Tally = field(default_factory=Tally)  # the calls the hooks saw, by name (the Lean server's unprefixed)
     started: dict[str, tuple[str, float]] = field(default_factory=dict)  # tool_use_id → (name, when)
@@ -203,8 +207,11 @@ class Guard:
         if tool_input.get("run_in_background"):
             return Verdict(False, "refused: commands run in the foreground only (the gates must never compile "
                                   "while one of yours still runs); run it again without run_in_background")
-        wrapped = shlex.join(self.sandbox.wrap(["/bin/sh", "-c", command], self.workspace.root))
-        return Verdict(True, updated={**tool_input, "command": wrapped})
+        return Verdict(True, updated={**tool_input, "command": shlex.join(self.run(command))})
+
+    def permits(self, command: str) -> bool:
+        """Whether the rules let `command` run (the relay asks again before it runs one)."""
+        return _permitted(command, [r for r in self.rules if r.partition("(")[0] == "Bash"])
 
     # -- the two ways the CLI asks ----------------------------------------------------------------
 
@@ -266,16 +273,6 @@ class Guard:
             return PermissionResultDeny(message=verdict.reason or f"refused: {name} is not allowed here")
 
         return can_use_tool
-
-    def mcp_server(self, entry: dict[str, Any]) -> dict[str, Any]:
-        """A configured MCP server, its command (a Lean server, say) run inside the sandbox; remote ones as they
-        are."""
-        command = entry.get("command")
-        if not isinstance(command, str) or entry.get("type", "stdio") != "stdio":
-            return entry
-        wrapped = self.sandbox.wrap([command, *entry.get("args", [])], self.workspace.root,
-                                    env=entry.get("env") or {}, outputs=False)  # it lives through the gates
-        return {**{k: v for k, v in entry.items() if k != "env"}, "command": wrapped[0], "args": wrapped[1:]}
 
 
 def relative(root: Path, path: str) -> str:

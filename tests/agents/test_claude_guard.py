@@ -1,11 +1,11 @@
-"""The claude-code guard's decision on each kind of tool call (the CLI's side: test_claude_code_real_cli.py)."""
+"""The claude-code guard's decision on each kind of tool call (the CLI's side: test_claude_code.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import shlex
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,12 @@ def guard(tmp_path: Path) -> Guard:
     compiler = LakeCompiler(root, BuildConfig(), shared)
     workspace = Workspace(root, ["Book/*.lean"], ["lakefile.toml"], ".prover-state", ["Book"], compiler,
                           secrets=Secrets({"ANTHROPIC_API_KEY": KEY}))
-    return Guard(workspace, shared, RULES)
+    return Guard(workspace, shared, RULES, sandboxed(shared, root))
+
+
+def sandboxed(sandbox: Sandbox, root: Path) -> Callable[[str], list[str]]:
+    """A command as the sandbox runs it (a session's relay does this for it, outside the engine's sandbox)."""
+    return lambda command: sandbox.wrap(["/bin/sh", "-c", command], root)
 
 
 def allowed(guard: Guard, name: str, **tool_input: object) -> bool | None:
@@ -120,7 +125,7 @@ def test_bash_runs_only_the_rules_commands_rewritten_into_the_sandbox(guard: Gua
 def test_the_rewritten_command_runs_in_the_sandbox(guard: Guard, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     rules = (*RULES, "Bash(env)")
-    verdict = Guard(guard.workspace, guard.sandbox, rules).decide("Bash", {"command": "env"})
+    verdict = Guard(guard.workspace, guard.sandbox, rules, guard.run).decide("Bash", {"command": "env"})
     assert verdict.updated is not None
 
     done = subprocess.run(verdict.updated["command"], shell=True, capture_output=True, text=True, check=True)
@@ -141,19 +146,6 @@ def test_a_call_that_cannot_be_checked_is_refused(guard: Guard) -> None:
     assert verdict.allow is False and verdict.reason.startswith("refused: the call could not be checked")
 
 
-def test_an_mcp_server_command_runs_in_the_sandbox(guard: Guard) -> None:
-    entry = {"command": sys.executable, "args": ["-m", "lean_lsp_mcp"], "env": {"LEAN_LOG": "1"}}
-
-    wrapped = guard.mcp_server(entry)
-
-    assert wrapped["args"][-3:] == [sys.executable, "-m", "lean_lsp_mcp"]
-    assert wrapped["command"].endswith("/env") or wrapped["command"].endswith("/systemd-run")
-    lake = str(guard.workspace.root.resolve() / ".lake")
-    assert ["--ro-bind", lake, lake] == wrapped["args"][wrapped["args"].index(lake) - 1:][:3]  # it outlives a gate
-    assert "LEAN_LOG=1" in wrapped["args"] and "env" not in wrapped
-    assert guard.mcp_server({"type": "http", "url": "https://x"}) == {"type": "http", "url": "https://x"}
-
-
 async def _post(guard: Guard, tool: str, tool_input: dict[str, object], response: object) -> dict[str, Any]:
     """The PostToolUse hook's answer, as the CLI asks for it after a call ran."""
     hook = guard.post_hook().hooks[0]
@@ -163,7 +155,7 @@ async def _post(guard: Guard, tool: str, tool_input: dict[str, object], response
 
 
 def test_the_lean_servers_tools_are_limited_to_the_allowlist(guard: Guard) -> None:
-    lean = Guard(guard.workspace, guard.sandbox, RULES, frozenset({"lean_goal"}))
+    lean = Guard(guard.workspace, guard.sandbox, RULES, guard.run, frozenset({"lean_goal"}))
     assert allowed(lean, "mcp__lean_lsp__lean_goal", file_path="Book/A.lean", line=1) is None  # its rule approves
     refused = lean.decide("mcp__lean_lsp__lean_loogle", {"query": "Real.sin"})
     assert refused.allow is False and "lean_lsp_tools" in refused.reason
@@ -171,7 +163,7 @@ def test_the_lean_servers_tools_are_limited_to_the_allowlist(guard: Guard) -> No
 
 
 def test_the_hooks_count_the_calls_they_let_through(guard: Guard) -> None:
-    lean = Guard(guard.workspace, guard.sandbox, RULES, frozenset({"lean_goal"}))
+    lean = Guard(guard.workspace, guard.sandbox, RULES, guard.run, frozenset({"lean_goal"}))
 
     async def call(tool: str, use: str, tool_input: dict[str, object]) -> None:
         pre = lean.hook().hooks[0]

@@ -172,9 +172,12 @@ def blocking(inside: threading.Event, release: threading.Event, answer: str = "t
 
 
 def role_of(request: RecordedRequest) -> str:
+    """The role whose system prompt the request carries: at its start, or (Claude Code's Worker, whose prompt is
+    appended to the CLI's own) at the start of a block or a paragraph of it."""
     system = request.body.get("system") or []
-    text = system if isinstance(system, str) else " ".join(b.get("text", "") for b in system)
-    return next((role for role, marker in ROLES.items() if text.startswith(marker)), "unknown")
+    blocks = [system] if isinstance(system, str) else [b.get("text", "") for b in system]
+    return next((role for role, marker in ROLES.items()
+                 if any(b.startswith(marker) or f"\n{marker}" in b for b in blocks)), "unknown")
 
 
 def user_text(request: RecordedRequest) -> str:

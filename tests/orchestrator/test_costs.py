@@ -6,7 +6,6 @@ import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,7 @@ from orchestrator.cyclestate import budget_of
 from orchestrator.wiring import check_endpoints, loop_roles
 from state.errors import UsageError
 from state.history import HistoryRecord, Outcome, append_record
-from tests.conftest import GIT_ENV, git, write
+from tests.conftest import git, write
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy
 from tests.standin.anthropic_server import RecordedRequest, Reply, error_reply, text_reply, tool_use_reply
 from tests.standin.openai_server import OpenAIStandin
@@ -164,29 +163,6 @@ def test_the_budgets_count_the_known_part_of_a_partly_priced_cycle(project: Proj
     assert budget.tightest(0.0) == (Limit.TOTAL, pytest.approx(-0.2))
 
 
-def test_a_claude_code_worker_is_held_to_what_the_budget_leaves(project: Project, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    script, log = tmp_path / "claude-script.json", tmp_path / "claude-log.jsonl"
-    monkeypatch.setenv("CLAUDE_STANDIN_SCRIPT", str(script))
-    monkeypatch.setenv("CLAUDE_STANDIN_LOG", str(log))
-    for name, value in GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    script.write_text(json.dumps({"turns": [{
-        "actions": [{"edit": "Book/A.lean", "old": "  sorry", "new": "  simp"}, {"text": "closed"}],
-        "total_cost_usd": 7.5, "usage": {"input_tokens": 300, "output_tokens": 40}}]}))
-    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-opus-4-6",
-                                          "cli_path": str(CLAUDE_CLI)}}, budget={"per_cycle_usd": 1.0})
-    project.agents.plan(strategy("Book/A.lean"))  # $0.000175 of the $1.00
-    project.agents.evaluate(evaluation(1))
-
-    record, _ = project.cycle()
-
-    start = next(json.loads(line) for line in log.read_text().splitlines() if '"start"' in line)
-    given = float(start["argv"][start["argv"].index("--max-budget-usd") + 1])
-    assert given == pytest.approx(1.0 - record.costs["planner"], abs=1e-6)  # type: ignore[operator]
-    assert record.worker_stop == "budget"  # the CLI stopped the session at its budget
-
-
 def test_the_spend_of_a_cycle_that_never_landed_is_recorded_and_counted(project: Project) -> None:
     configure(project, budget={"total_usd": 1.0})
     stop = threading.Event()
@@ -303,38 +279,6 @@ def test_a_role_on_an_openai_compatible_server(project: Project, openai_server: 
     usage = record.usage["evaluator"]
     assert (usage.input, usage.cache_read, usage.output) == (600, 400, 100)
     assert record.costs["evaluator"] == pytest.approx((600 * 1.0 + 400 * 0.1 + 100 * 2.0) / 1e6)
-
-
-CLAUDE_CLI = Path(__file__).resolve().parents[1] / "standin" / "claude_cli.py"
-
-
-def test_a_claude_code_worker_in_a_whole_cycle(project: Project, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    script = tmp_path / "claude-script.json"
-    monkeypatch.setenv("CLAUDE_STANDIN_SCRIPT", str(script))
-    monkeypatch.setenv("CLAUDE_STANDIN_LOG", str(tmp_path / "claude-log.jsonl"))
-    for name, value in GIT_ENV.items():  # the session's own `git commit` needs an identity
-        monkeypatch.setenv(name, value)
-    script.write_text(json.dumps({"turns": [{
-        "actions": [{"edit": "Book/A.lean", "old": "  sorry", "new": "  simp"},
-                    {"commit": "the session commits on its own"},
-                    {"text": "## Worked on\nBook.hard\n## Result\nclosed by simp"}],
-        "total_cost_usd": 0.42, "usage": {"input_tokens": 300, "output_tokens": 40}}]}))
-    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-test-1",
-                                          "cli_path": str(CLAUDE_CLI),
-                                          "allowed_tools": ["Read", "Edit", "Glob", "Grep",
-                                                            "Bash(git commit:*)"]}})
-    base = project.head()
-    project.agents.plan(strategy("Book/A.lean"))
-    project.agents.evaluate(evaluation(1))
-
-    record, cycle = project.cycle()
-
-    assert record.outcome == "accepted", record.gates
-    assert record.served_by["worker"] == ["claude-code:claude-test-1"] and record.costs["worker"] == 0.42
-    assert record.usage["worker"].input == 300
-    assert git(project.repo, "rev-parse", "HEAD~1").strip() == base  # the session's commit was squashed
-    assert "simp" in project.show("HEAD", "Book/A.lean") and "closed by simp" in cycle.session.report()  # type: ignore[union-attr]
 
 
 def test_a_missing_claude_cli_is_an_infrastructure_error(project: Project) -> None:

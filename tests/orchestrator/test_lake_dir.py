@@ -197,8 +197,9 @@ def test_a_claude_code_workers_lean_server_is_pointed_at_the_project_folder(reas
     workspace = Workspace(reasbook.repo, [PART], [], ".prover-state", ROOTS, reasbook.deps().compiler(reasbook.repo))
     session = reasbook.deps().session(workspace, "rules", Limits(5, 60), Ledger(), threading.Event())
     try:
-        args = session.mcp_servers["lean_lsp"]["args"]  # type: ignore[attr-defined]
-        assert f"LEAN_PROJECT_PATH={reasbook.repo.resolve() / 'ReasBook'}" in args
-        assert "Commands run in `ReasBook/`" in session.system_prompt  # type: ignore[attr-defined]
+        engine = session.engine  # type: ignore[attr-defined]
+        started = engine.quarters._resolve({"kind": "mcp", "name": "lean_lsp"})  # what the relay runs for it
+        assert f"LEAN_PROJECT_PATH={reasbook.repo.resolve() / 'ReasBook'}" in started and "--ro-bind" in started
+        assert "Commands run in `ReasBook/`" in engine.system_prompt
     finally:
         session.close()

@@ -3,15 +3,10 @@ outputs): its calls are counted in the record, and the next Planner reads which 
 
 from __future__ import annotations
 
-import shutil
 import sys
-import threading
 from pathlib import Path
 
-from agents.ledger import Ledger
 from agents.lsp import DEFAULT_TOOLS
-from agents.tools import Workspace
-from agents.worker import Limits
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy, user_text
 from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply, tool_use_reply
 
@@ -51,29 +46,6 @@ def test_the_workers_goal_and_search_calls_land_in_the_record(project: Project) 
     planner = user_text(project.agents.requests["planner"][-1])
     assert "## The Worker's tool calls in recent cycles" in planner
     assert "Cycles 1: lean_goal 2" in planner and "lean_multi_attempt 1" in planner
-
-
-def test_a_claude_code_worker_gets_the_same_server_in_the_sandbox(project: Project) -> None:
-    project.commit_files({"autoformalize.toml": config_text(agents={"worker": {
-        "backend": "claude-code", "model": "claude-opus-4-6", "lean_tools": "lean-lsp-mcp",
-        "lean_lsp_tools": ["lean_goal", "lean_multi_attempt"]}})}, "claude-code with lean tools")
-    from agents.backends.claude_code import ClaudeCodeSession
-
-    workspace = Workspace(project.repo, ["Book/A.lean"], [], ".prover-state", ["Book"],
-                          project.deps().compiler(project.repo))
-    session = project.deps().session(workspace, "rules", Limits(5, 60), Ledger(), threading.Event())
-    try:
-        assert isinstance(session, ClaudeCodeSession)
-        server = session.mcp_servers["lean_lsp"]
-        assert shutil.which("bwrap") in server["args"] and "env" not in server  # run in the sandbox
-        assert server["args"][-3:] == [sys.executable, "-m", "lean_lsp_mcp"]
-        assert f"LEAN_PROJECT_PATH={project.repo.resolve()}" in server["args"]
-        assert "`mcp__lean_lsp__lean_goal`" in session.system_prompt
-        assert session.guard.decide("mcp__lean_lsp__lean_goal", GOAL).allow is None
-        assert session.guard.decide("mcp__lean_lsp__lean_hover_info", GOAL).allow is False
-        assert session.tools is session.guard.tally
-    finally:
-        session.close()
 
 
 def test_the_planner_reads_lean_goals_through_the_same_server_without_running_code(project: Project) -> None:

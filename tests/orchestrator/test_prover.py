@@ -7,7 +7,6 @@ import subprocess
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
@@ -19,6 +18,7 @@ from orchestrator.report import site
 from state.history import HistoryRecord, Outcome
 from state.prover_jobs import JobStatus, ProverJob, ProverJobs, Use, read_jobs
 from tests.conftest import git, write
+from tests.engines import CLAUDE, CLAUDE_MODEL, need
 from tests.orchestrator.harness import A, Project, config_text, evaluation, make_project, strategy, user_text
 from tests.standin.anthropic_server import AnthropicStandin, RecordedRequest, Reply, text_reply
 from tests.standin.aristotle_server import AristotleStandin
@@ -289,42 +289,32 @@ def test_a_proof_of_another_statement_is_no_proof(
     assert (job.status, job.proved, job.use) == (JobStatus.RETURNED, [], Use.UNUSED)
 
 
-CLAUDE_CLI = Path(__file__).resolve().parents[1] / "standin" / "claude_cli.py"
-
-
-class ClaudeWorker:
-    """A claude-code Worker: the stand-in `claude` CLI, its script (read when a cycle starts it) and its log."""
-
-    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.script, self.log = tmp_path / "claude-script.json", tmp_path / "claude-log.jsonl"
-        monkeypatch.setenv("CLAUDE_STANDIN_SCRIPT", str(self.script))
-        monkeypatch.setenv("CLAUDE_STANDIN_LOG", str(self.log))
-
-    def config(self) -> dict[str, object]:
-        return {"worker": {"backend": "claude-code", "model": "claude-test-1", "cli_path": str(CLAUDE_CLI)}}
-
-    def work(self, *actions: dict[str, object]) -> None:
-        self.log.unlink(missing_ok=True)
-        self.script.write_text(json.dumps({"turns": [{"actions": list(actions)}]}))
-
-    def events(self, kind: str) -> list[dict[str, Any]]:
-        return [e for e in map(json.loads, self.log.read_text().splitlines()) if e["event"] == kind]
-
-
 @pytest.fixture
-def claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ClaudeWorker:
-    return ClaudeWorker(tmp_path, monkeypatch)
+def claude(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """A claude-code Worker: the real CLI, against the same scripted API as the other roles."""
+    need("claude", CLAUDE)
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+    return {"worker": {"backend": "claude-code", "model": CLAUDE_MODEL}}
 
 
-def prover_tool(tool: str, **args: str) -> dict[str, object]:
-    return {"mcp": "prover", "tool": tool, "args": args}
+def tool_results(request: RecordedRequest) -> list[tuple[str, bool]]:
+    """The texts and error flags of the tool results a request of the CLI's carries."""
+    out = []
+    for sent in request.body["messages"]:
+        for block in sent["content"] if isinstance(sent["content"], list) else []:
+            if block.get("type") == "tool_result":
+                inner = block.get("content")
+                parts = [inner] if isinstance(inner, str) else [b.get("text", "") for b in inner or []]
+                text = "".join(p.partition("<system-reminder>")[0] for p in parts).strip()  # the CLI's own notes
+                out.append((text, bool(block.get("is_error"))))
+    return out
 
 
 def test_a_claude_code_worker_submits_and_applies_through_the_prover_tools(
-        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin, claude: ClaudeWorker) -> None:
-    project = with_prover(tmp_path, server, aristotle.base_url, agents=claude.config())
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin, claude: dict[str, object]) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url, agents=claude)
     project.agents.plan(strategy("Book/A.lean"))
-    claude.work(prover_tool("submit_to_prover", declarations="hard"), {"text": "handed Book.hard to the prover"})
+    project.agents.work([("mcp__prover__submit_to_prover", {"declarations": "hard"})], "handed Book.hard over")
     project.agents.evaluate(evaluation(0))
     first, _ = project.cycle()
 
@@ -332,20 +322,18 @@ def test_a_claude_code_worker_submits_and_applies_through_the_prover_tools(
     assert (job.status, job.targets[0].declaration) == (JobStatus.SUBMITTED, "Book.hard")
     assert first.prover_jobs == {"submitted": [job.id]}
     assert aristotle.jobs[job.id].files["Book/A.lean"] == A.encode()
-    (result,) = claude.events("tool_result")
-    assert result["tool"] == "mcp__prover__submit_to_prover" and not result["is_error"]
-    assert result["content"] == [{"type": "text", "text": f"submitted job {job.id}: Book.hard"}]
-    (permission,) = claude.events("permission")  # auto-approved: the Workspace confines these tools itself
-    assert (permission["allowed"], permission["asked"]) == (True, False)
-    (start,) = claude.events("start")
-    assert "mcp__prover__apply_prover_result" in start["options"]["append_system_prompt"]
-    listed = {t["name"]: t["description"] for t in claude.events("mcp")[2]["response"]["result"]["tools"]}
-    assert list(listed) == ["submit_to_prover", "prover_result", "apply_prover_result"]
-    assert "check it with `lake env lean <file>`" in listed["apply_prover_result"]
+    opening, answered = project.agents.requests["worker"][:2]
+    assert tool_results(answered) == [(f"submitted job {job.id}: Book.hard", False)]
+    offered = {t["name"]: t.get("description", "") for t in opening.body["tools"]}
+    assert {f"mcp__prover__{name}" for name in ("submit_to_prover", "prover_result", "apply_prover_result")} <= set(
+        offered)
+    assert "check it with `lake env lean <file>`" in offered["mcp__prover__apply_prover_result"]
+    assert "mcp__prover__apply_prover_result" in " ".join(b["text"] for b in opening.body["system"])
 
     aristotle.finish(job.id, {"Book/A.lean": PROVED})
     project.agents.plan(strategy("Book/A.lean"))
-    claude.work(prover_tool("apply_prover_result", declaration="Book.hard"), {"text": "applied the prover's proof"})
+    project.agents.work([("mcp__prover__apply_prover_result", {"declaration": "Book.hard"})],
+                        "applied the prover's proof")
     project.agents.evaluate(evaluation(1))
     record, _ = project.cycle()
 
@@ -354,26 +342,23 @@ def test_a_claude_code_worker_submits_and_applies_through_the_prover_tools(
     (job,) = jobs(project)
     assert (job.status, job.use, job.used_cycle) == (JobStatus.RETURNED, Use.USED, 2)
     assert record.prover_jobs == {"used": [job.id]}
-    (result,) = claude.events("tool_result")
-    assert result["content"][0]["text"].startswith(f"replaced Book.hard in Book/A.lean by the proof of job {job.id}")
-    assert [e["message"]["method"] for e in claude.events("mcp")] == [
-        "initialize", "notifications/initialized", "tools/list", "tools/call"]  # one handshake per process
+    ((text, failed),) = tool_results(project.agents.requests["worker"][-1])
+    assert not failed and text.startswith(f"replaced Book.hard in Book/A.lean by the proof of job {job.id}")
     assert project.clean()
 
 
 def test_a_refused_prover_tool_reaches_a_claude_code_worker_as_an_error(
-        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin, claude: ClaudeWorker) -> None:
-    project = with_prover(tmp_path, server, aristotle.base_url, agents=claude.config())
+        tmp_path: Path, server: AnthropicStandin, aristotle: AristotleStandin, claude: dict[str, object]) -> None:
+    project = with_prover(tmp_path, server, aristotle.base_url, agents=claude)
     project.agents.plan(strategy("Book/A.lean"))
-    claude.work(prover_tool("submit_to_prover", declarations="easy"),
-                prover_tool("prover_result", declaration="hard"), {"text": "nothing to submit"})
+    project.agents.work([("mcp__prover__submit_to_prover", {"declarations": "easy"})],
+                        [("mcp__prover__prover_result", {"declaration": "hard"})], "nothing to submit")
     project.agents.evaluate(evaluation(0))
     record, _ = project.cycle()
 
     assert record.outcome == "no_change" and jobs(project) == [] and aristotle.jobs == {}
-    results = [(e["content"], e["is_error"]) for e in claude.events("tool_result")]
-    assert results == [("refused: 'easy' names no declaration with a sorry", True),
-                       ("refused: no returned proof of 'hard'", True)]
+    assert tool_results(project.agents.requests["worker"][-1]) == [
+        ("refused: 'easy' names no declaration with a sorry", True), ("refused: no returned proof of 'hard'", True)]
 
 
 def pushing_then_evaluating(other: Path, score: int, files: dict[str, str]) -> Callable[[RecordedRequest], Reply]:

@@ -1,0 +1,461 @@
+"""Codex CLI as the Worker's engine (`[agents.worker] backend = "codex"`), through `codex exec --json`.
+
+What the real CLI (0.171, measured against a scripted Responses endpoint) does, and how it is driven here:
+
+- One process per round. The first round runs `codex exec … -` with the brief on stdin; a repair round
+  `codex exec … resume <thread> -`, which continues the same thread from its rollout under the session's
+  private CODEX_HOME. A resume keeps no setting, so every round is given all of them again. stdin is closed
+  after the prompt: Codex reads it to its end.
+- Its events, one JSON object a line: `thread.started` (the thread's id), `item.started` / `item.completed`
+  (`command_execution`, `file_change`, `mcp_tool_call`, `agent_message`, `reasoning`, …), then `turn.completed`
+  with the thread's usage so far, or `error` and `turn.failed` with a message. A round's usage is what grew since
+  the last `turn.completed`; its model calls, as far as the events show them, one for each batch of items that
+  follows the tool results (parallel calls in one answer count once each).
+- Codex's own sandbox is on: `workspace-write`, so its commands write the working copy only (not `/tmp`, not
+  its TMPDIR), with no network; exec asks for no approval (it has no one to ask: a call needing one is refused).
+  Its commands get the core environment only (`shell_environment_policy.inherit = "core"`, no key), a plain
+  shell (no login shell, no snapshot of a shell's startup files), no web search, no plugins, no skills, no
+  analytics; the repository's AGENTS.md is not read (the standing rules carry the loop's and the project's). The
+  Worker's system prompt is Codex's `developer_instructions`, after Codex's own.
+- The whole process runs in the product's engine sandbox (`Sandbox.engine`): its network reaches the provider,
+  it writes the working copy and its private home, and sees nothing else; Codex's sandbox runs inside it. Each
+  configured command-line MCP server (lean-lsp-mcp) is started by the product in its sandbox for Worker-written
+  code and reached through the relay (`agents.relay`), its tools approved for use (exec could not ask) and
+  required, so that they are offered from the first request.
+- The provider: with `[agents.worker] base_url` or a key variable set, Codex is pointed at a model provider of the
+  product's (the Responses API at that URL, default OpenAI's, the key read from `api_key_env`, default
+  OPENAI_API_KEY); with neither, Codex uses its own login (`codex login`: the product copies its `auth.json` into
+  the session's home and back).
+- Interruption: SIGINT to Codex ends its turn at once and the thread stays resumable; an interrupted round that
+  has not ended after `interrupt_grace_s` is killed. Codex reports usage only when a turn ends: the budgets are
+  held between rounds, and a round is bounded by the turn and time limits.
+- A failed turn's message says what happened: a usage cap ("You've hit your usage limit … try again at 5:06 AM")
+  or a rate limit ("… 429 Too Many Requests", "rate limit exceeded … try again in 1.5s") pauses the loop
+  (`Ended.LIMITED`, with the reset time when it names one); "401 Unauthorized" or an exhausted quota is the key's;
+  anything else the provider's or the CLI's. Codex reports no cost: its usage is priced from the price table and
+  `[prices]`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections import deque
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import structlog
+import tomli_w
+
+from agents.coding import CodingSession, Ended, Quarters, Setup, Turn, Watch
+from agents.config import WorkerConfig
+from agents.model import ModelUnavailable
+from agents.tools import Tally
+from agents.worker import prompt
+from gates.sandbox import elan_home
+from state.atomic import write_atomic
+from state.history import Usage
+
+BACKEND = "codex"
+MIN_VERSION = (0, 171, 0)
+"""The oldest Codex the product drives: the flags and events here are that release's."""
+INSTALL = "npm install -g @openai/codex@0.171.0"
+PROVIDER = "autoformalize"
+TOOL_ITEMS = {"command_execution": "shell", "file_change": "apply_patch", "web_search": "web_search"}
+OWNED = ("sandbox", "approval", "model_provider", "mcp_servers", "shell_environment_policy", "developer_instructions",
+         "hooks", "notify")
+"""The settings `codex_config` may not override: the product's confinement and wiring."""
+DISABLED = ("plugins", "apps", "shell_snapshot", "unbounded_connection_retries", "goals", "multi_agent", "hooks")
+VERSION_TIMEOUT_S = 30.0
+POLL_S = 0.05
+STDERR_LINES = 30
+
+log = structlog.get_logger()
+
+CODEX_NOTE = """
+## Working in Codex
+
+This session runs in Codex: the tools named above are replaced by Codex's own. Edit files with `apply_patch`; run
+commands with your shell tool (check a Lean file with `lake env lean <file>`).$lake Your commands run in a sandbox:
+they may write the working copy only, and have no network. Files outside the Scope may be edited, but a change that
+touches one is refused by the gates, so keep to the Scope. Record a blocker by writing a new file
+`$state_dir/issues/<slug>.md` (never an existing one). Do not commit; the loop commits for you. There is no `finish`
+tool: when you are done, end your turn with the report (the headings above, the `RESTRUCTURING:` line if you raised
+the number of sorries or traded a proof for a sorry, and the `SPLITTING:` line if you made a file over the size cap
+longer, each on a line of its own) as your final message. That message is the report. To hand a hard sorry to the
+external prover, add a line `PROVER: <declaration>` to the report.
+"""
+
+
+class Codex:
+    """Codex as the Worker's `Engine` (`agents.coding`); see the module docstring."""
+
+    name = BACKEND
+
+    def __init__(self, setup: Setup, *, program: str | None = None) -> None:
+        self.setup = setup
+        self.model = setup.model
+        self.tools = Tally()
+        self.session_id: str | None = None
+        self.program = program or executable(setup.config)
+        self.quarters = Quarters(setup)
+        self.codex_home = self.quarters.home / ".codex"
+        self.codex_home.mkdir()
+        self.login = _login_file()
+        if self.login is not None and not self._keyed():
+            shutil.copy2(self.login, self.codex_home / "auth.json")
+        lake = setup.sandbox.lake_dir
+        note = CODEX_NOTE.replace("$state_dir", setup.workspace.state_dir).replace(
+            "$lake", "" if lake == "." else f" Run Lake in `{lake}/`, the Lake project's folder.")
+        self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix="mcp__lean_lsp__") + note
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._seen = Usage()  # the thread's usage at its last `turn.completed`
+        self._process: subprocess.Popen[bytes] | None = None
+        self._finalizer = weakref.finalize(self, _close, self.quarters, self.codex_home, self.login,
+                                           self._keyed())
+
+    def send(self, text: str, budget_usd: float | None, watch: Watch) -> Turn:
+        command, env = self.quarters.confined([self.program, *self.arguments()], self.environment())
+        try:
+            process = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, cwd=self.setup.workspace.root, start_new_session=True)
+        except OSError as e:
+            raise ModelUnavailable(f"the codex CLI could not be started ({e}); {INSTALL}, or set [agents.worker] "
+                                   "cli_path — the cycle is recorded as an infrastructure error") from e
+        self._process = process
+        turn = Turn()
+        state = _Reading(self, turn)
+        reader = threading.Thread(target=state.read, args=(process,), name="codex-events", daemon=True)
+        errors = threading.Thread(target=self._errors, args=(process,), name="codex-stderr", daemon=True)
+        reader.start()
+        errors.start()
+        try:
+            assert process.stdin is not None
+            process.stdin.write(text.encode())
+            process.stdin.close()
+        except OSError:
+            pass  # it died at once: what it said is read below
+        interrupted_at: float | None = None
+        while reader.is_alive() or process.poll() is None:
+            if interrupted_at is None and (reason := watch(turn)) is not None:
+                turn.interrupted_for = reason
+                interrupted_at = time.monotonic()
+                _signal(process, signal.SIGINT)
+            if interrupted_at is not None and time.monotonic() - interrupted_at > self.setup.interrupt_grace_s:
+                _kill(process)
+                break
+            reader.join(POLL_S)
+        status = process.wait()
+        reader.join(5)
+        errors.join(1)
+        self._process = None
+        if turn.ended is None and turn.interrupted_for is None:
+            raise ModelUnavailable(f"the codex CLI exited with code {status} before its turn ended: "
+                                   f"{' | '.join(self.stderr) or '(nothing on stderr)'} — the cycle is recorded as "
+                                   "an infrastructure error")
+        log.info("codex.round", status=status, calls=turn.calls, thread=self.session_id, ended=str(turn.ended))
+        return turn
+
+    def close(self) -> None:
+        """End a running round's process and remove the session's private directory (idempotent)."""
+        if self._process is not None:
+            _kill(self._process)
+        self._finalizer()
+
+    def arguments(self) -> list[str]:
+        """`codex exec`'s arguments for the next round: every setting, then the thread to resume, then `-` (the
+        prompt on stdin)."""
+        s, c = self.setup, self.setup.config
+        settings: dict[str, Any] = {
+            "sandbox_workspace_write.network_access": False,
+            "sandbox_workspace_write.exclude_slash_tmp": True,
+            "sandbox_workspace_write.exclude_tmpdir_env_var": True,
+            "shell_environment_policy.inherit": "core",
+            "shell_environment_policy.set.ELAN_HOME": str(elan_home()),
+            "allow_login_shell": False, "web_search": "disabled", "analytics.enabled": False,
+            "project_doc_max_bytes": 0, "skills.include_instructions": False, "skills.bundled.enabled": False,
+            "check_for_update_on_startup": False, "developer_instructions": self.system_prompt}
+        if c.effort:
+            settings["model_reasoning_effort"] = c.effort
+        if self._keyed():
+            settings |= {"model_provider": PROVIDER, f"model_providers.{PROVIDER}.name": PROVIDER,
+                         f"model_providers.{PROVIDER}.base_url": c.base_url or "https://api.openai.com/v1",
+                         f"model_providers.{PROVIDER}.env_key": self._key_variable(),
+                         f"model_providers.{PROVIDER}.wire_api": "responses"}
+        for name, argv in self.quarters.mcp_servers().items():
+            settings |= {f"mcp_servers.{name}.command": argv[0], f"mcp_servers.{name}.args": argv[1:],
+                         f"mcp_servers.{name}.required": True,
+                         f"mcp_servers.{name}.default_tools_approval_mode": "approve"}
+        settings |= {k: v for k, v in c.codex_config.items() if not k.startswith(OWNED)}
+        flags = ["--json", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules",
+                 "-C", str(s.workspace.root), "-m", self.model, "-s", "workspace-write",
+                 *(a for name in DISABLED for a in ("--disable", name)),
+                 *(a for key, value in settings.items() for a in ("-c", f"{key}={_toml(value)}"))]
+        return ["exec", *flags, *(["resume", self.session_id] if self.session_id else []), "-"]
+
+    def environment(self) -> dict[str, str]:
+        """Codex's environment beside the sandbox's allowlist: its home, and its one key."""
+        env = {"CODEX_HOME": str(self.codex_home)}
+        if self._keyed():
+            env[self._key_variable()] = os.environ[self._key_variable()]
+        return env
+
+    def _key_variable(self) -> str:
+        return self.setup.config.api_key_env or "OPENAI_API_KEY"
+
+    def _keyed(self) -> bool:
+        """Whether the session runs on a key (the product's provider) rather than Codex's own login."""
+        return bool(os.environ.get(self._key_variable())) or self.setup.config.base_url is not None
+
+    def _errors(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stderr is not None
+        for raw in process.stderr:
+            line = raw.decode(errors="replace").strip()
+            if line and not line.startswith("Reading additional input from stdin"):
+                self.stderr.append(self.setup.workspace.secrets.redact(line)[:500])
+
+
+class _Reading:
+    """One round's events, read into its `Turn`."""
+
+    def __init__(self, engine: Codex, turn: Turn) -> None:
+        self.engine = engine
+        self.turn = turn
+        self.started: dict[str, tuple[str, float]] = {}  # item id → (tool, when)
+        self.fresh = True  # no item seen since the round started or tool results went back
+
+    def read(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        for raw in process.stdout:
+            try:
+                event = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict):
+                self.take(event)
+
+    def take(self, event: dict[str, Any]) -> None:
+        kind, turn = event.get("type"), self.turn
+        if kind == "thread.started":
+            self.engine.session_id = str(event.get("thread_id") or "") or self.engine.session_id
+        elif kind in ("item.started", "item.completed") and isinstance(event.get("item"), dict):
+            self.item(kind, event["item"])
+        elif kind == "turn.completed":
+            total = _usage(event.get("usage") or {})
+            turn.usage = _minus(total, self.engine._seen)
+            self.engine._seen = total
+            turn.ended, turn.awaiting_model = Ended.DONE, False
+        elif kind == "turn.failed":
+            message = str((event.get("error") or {}).get("message") or "")
+            turn.error = self.engine.setup.workspace.secrets.redact(message)
+            turn.ended, turn.resets_at, turn.rejected = failure(message, datetime.now().astimezone())
+        elif kind == "error":
+            log.info("codex.error", message=str(event.get("message"))[:300])
+
+    def item(self, kind: str, item: dict[str, Any]) -> None:
+        turn = self.turn
+        if turn.awaiting_model or self.fresh:  # a new answer of the model's
+            turn.calls += 1
+            turn.awaiting_model = self.fresh = False
+        name = _tool(item)
+        key = str(item.get("id"))
+        if name is not None and kind == "item.started":
+            self.started[key] = (name, time.monotonic())
+            self.engine.tools.add(name, 0.0)
+        elif name is not None:
+            began = self.started.pop(key, None)
+            if began is None:
+                self.engine.tools.add(name, 0.0)
+            else:
+                self.engine.tools.add(name, time.monotonic() - began[1], count=0)
+            turn.awaiting_model = True
+        elif item.get("type") == "agent_message" and kind == "item.completed":
+            turn.text = str(item.get("text") or "")
+
+
+def session(setup: Setup) -> CodingSession:
+    """The Worker's session in Codex."""
+    return CodingSession(Codex(setup), setup.workspace, setup.limits, setup.ledger, role=setup.role, stop=setup.stop,
+                         prices=setup.prices)
+
+
+def executable(config: WorkerConfig) -> str:
+    """The Codex binary to run: `cli_path`, else `codex` on PATH; npm's wrapper script is followed to the native
+    binary it launches (signals reach that one, and a killed wrapper would orphan it)."""
+    found = config.cli_path or shutil.which("codex")
+    if found is None or not Path(found).exists():
+        where = f"at {config.cli_path}" if config.cli_path else "on PATH"
+        raise ModelUnavailable(f"the codex CLI was not found {where}: {INSTALL} (or set [agents.worker] cli_path) — "
+                               "the cycle is recorded as an infrastructure error")
+    return str(native(Path(found)))
+
+
+def native(path: Path) -> Path:
+    """The native binary behind npm's `codex` wrapper (`@openai/codex/bin/codex.js`), or `path` itself."""
+    real = path.resolve()
+    if real.suffix != ".js" or real.parent.name != "bin":
+        return real
+    package = real.parent.parent  # …/node_modules/@openai/codex
+    for root in (package / "node_modules" / "@openai", package.parent):
+        for candidate in sorted(root.glob("codex-*/vendor/*/bin/codex")):
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return real
+
+
+def check(config: WorkerConfig) -> str | None:
+    """Why the configured Codex cannot run a Worker here (missing, too old, not answering, no credential), or
+    None."""
+    try:
+        program = executable(config)
+    except ModelUnavailable:
+        where = f"at {config.cli_path}" if config.cli_path else "on PATH"
+        return f"the codex CLI was not found {where}: {INSTALL}, or set [agents.worker] cli_path"
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"the codex CLI at {program} does not run ({e}); reinstall it: {INSTALL}"
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
+    if done.returncode != 0 or found is None:
+        tail = (done.stderr or done.stdout).strip()[-300:] or f"exit code {done.returncode}"
+        return f"the codex CLI at {program} does not answer `--version` ({tail}); reinstall it: {INSTALL}"
+    version = tuple(int(g) for g in found.groups())
+    if version < MIN_VERSION:
+        return (f"the codex CLI at {program} is {'.'.join(map(str, version))}, older than the "
+                f"{'.'.join(map(str, MIN_VERSION))} the product drives: {INSTALL}")
+    key = config.api_key_env or "OPENAI_API_KEY"
+    if not os.environ.get(key) and config.base_url is None and _login_file() is None:
+        return f"codex has no credential: set {key}, or log in once with `codex login`"
+    return None
+
+
+def failure(message: str, now: datetime) -> tuple[Ended, datetime | None, bool]:
+    """What a failed turn's message says: how it ended, when a limit lifts (when it says), whether the key or
+    login was refused."""
+    text = message.lower()
+    if any(m in text for m in ("usage limit", "rate limit", "429", "too many requests")):
+        return Ended.LIMITED, resets_at(message, now), False
+    if any(m in text for m in ("401", "unauthorized", "quota exceeded", "insufficient_quota", "incorrect api key")):
+        return Ended.FAILED, None, True
+    return Ended.FAILED, None, False
+
+
+def resets_at(message: str, now: datetime) -> datetime | None:
+    """The time a limit's message says it lifts: "try again in 1.5s" (or m, h), "try again at 5:06 AM" (the next
+    such local time), "try again at Dec 8th, 2026 5:06 AM"; None when it says none."""
+    later = re.search(r"try again in (\d+(?:\.\d+)?)\s*(ms|s|sec|seconds?|m|min|minutes?|h|hours?)\b", message, re.I)
+    if later:
+        unit = later.group(2).lower()
+        seconds = float(later.group(1)) * (0.001 if unit == "ms" else 60 if unit.startswith("m") and unit != "ms"
+                                           else 3600 if unit.startswith("h") else 1)
+        return now + timedelta(seconds=seconds)
+    at = re.search(r"try again at (.+?)\.?\s*$", message, re.I)
+    if not at:
+        return None
+    when = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", at.group(1).strip())
+    for form in ("%I:%M %p", "%b %d, %Y %I:%M %p", "%B %d, %Y %I:%M %p", "%b %d %I:%M %p"):
+        try:
+            parsed = datetime.strptime(when, form)
+        except ValueError:
+            continue
+        if form == "%I:%M %p":
+            moment = now.replace(hour=parsed.hour, minute=parsed.minute, second=0, microsecond=0)
+            return moment if moment > now else moment + timedelta(days=1)
+        year = parsed.year if "%Y" in form else now.year
+        return parsed.replace(year=year, tzinfo=now.tzinfo)
+    return None
+
+
+def _tool(item: dict[str, Any]) -> str | None:
+    """The tool an item is a call of, as the record names it (a Lean server's tool without its prefix)."""
+    kind = str(item.get("type"))
+    if kind == "mcp_tool_call":
+        return str(item.get("tool")) if item.get("server") == "lean_lsp" else f"mcp__{item.get('server')}__" \
+                                                                               f"{item.get('tool')}"
+    return TOOL_ITEMS.get(kind)
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    """A `turn.completed` usage: input as Codex reports it holds the cached and cache-written tokens."""
+    cached = int(raw.get("cached_input_tokens") or 0)
+    written = int(raw.get("cache_write_input_tokens") or 0)
+    return Usage(input=max(0, int(raw.get("input_tokens") or 0) - cached - written), output=int(
+        raw.get("output_tokens") or 0), cache_read=cached, cache_write=written)
+
+
+def _minus(a: Usage, b: Usage) -> Usage:
+    return Usage(input=max(0, a.input - b.input), output=max(0, a.output - b.output),
+                 cache_read=max(0, a.cache_read - b.cache_read), cache_write=max(0, a.cache_write - b.cache_write))
+
+
+def _toml(value: Any) -> str:
+    """A value as `-c key=value` takes it: TOML."""
+    return tomli_w.dumps({"v": value}).partition("=")[2].strip()
+
+
+def _login_file() -> Path | None:
+    """Codex's own login (`codex login`), when there is one."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    path = home / "auth.json"
+    return path if path.is_file() else None
+
+
+def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
+    """`sig` to Codex: every process below `process` (inside the engine's sandbox, its init ignores it), and
+    `process` itself when it is Codex (no sandbox)."""
+    for pid in [*_descendants(process.pid), process.pid]:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """The process and everything below it, at once (the engine's sandbox dies with its parent)."""
+    if process.poll() is None:
+        for pid in [process.pid, *_descendants(process.pid)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        log.warning("codex.unkillable", pid=process.pid)
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process whose parent chain reaches `root`, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        parents[int(entry.name)] = int(fields[1])
+    out, frontier = [], {root}
+    while frontier:
+        children = {pid for pid, parent in parents.items() if parent in frontier}
+        out += sorted(children)
+        frontier = children
+    return out
+
+
+def _close(quarters: Quarters, codex_home: Path, login: Path | None, keyed: bool) -> None:
+    """The session's login handed back (Codex refreshes it), then its private directory removed."""
+    used = codex_home / "auth.json"
+    if login is not None and not keyed and used.is_file() and used.read_bytes() != login.read_bytes():
+        write_atomic(login, used.read_text(encoding="utf-8"))
+    quarters.close()
