@@ -28,8 +28,10 @@ engine is one module and one line there, and `[agents.worker] backend` picks it.
 from __future__ import annotations
 
 import importlib
+import re
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -55,6 +57,7 @@ from state.history import Usage
 
 log = structlog.get_logger()
 
+VERSION_TIMEOUT_S = 30.0
 ENGINES = {"claude-code": "agents.backends.claude_code", "codex": "agents.backends.codex"}
 """Each coding-agent backend (`agents.config.ENGINES`) and the module whose `session(setup)` builds its Worker
 session and whose `check(config)` says why its CLI cannot run here."""
@@ -328,6 +331,47 @@ class CodingSession:
         done = Round(stop, report)
         self.rounds.append(done)
         return done
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What an engine's CLI answered `--version` with: where it is, its version, or why it cannot run a Worker."""
+
+    program: str | None
+    version: str = ""
+    problem: str | None = None
+
+    def line(self, name: str) -> str:
+        """One line for `doctor` and the dry run."""
+        return self.problem or f"{name} {self.version} at {self.program}"
+
+
+def probe(name: str, program: Path | None, minimum: tuple[int, ...], fix: str, missing: str) -> Probe:
+    """Run `program --version` (an engine's CLI, `name`): its version, or the one line saying what is wrong and how
+    to fix it (`fix`): not found (`missing` says where it was looked for), not running, not answering, older than
+    `minimum`."""
+    if program is None or not program.exists():
+        return Probe(None, problem=f"the {name} CLI was not found {missing}: {fix}")
+    try:
+        done = subprocess.run([str(program), "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return Probe(str(program), problem=f"the {name} CLI at {program} does not run ({e}): {fix}")
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
+    if done.returncode != 0 or found is None:
+        tail = (done.stderr or done.stdout).strip()[-300:] or f"exit code {done.returncode}"
+        return Probe(str(program), problem=f"the {name} CLI at {program} does not answer `--version` ({tail}): {fix}")
+    version = ".".join(found.groups())
+    if tuple(int(g) for g in found.groups()) < minimum:
+        return Probe(str(program), version, f"the {name} CLI at {program} is {version}, older than the "
+                                            f"{'.'.join(map(str, minimum))} the product drives: {fix}")
+    return Probe(str(program), version)
+
+
+def check(config: WorkerConfig) -> Probe:
+    """The Worker's engine (`config.backend`, a key of `ENGINES`) as found here."""
+    found: Probe = importlib.import_module(ENGINES[config.backend]).check(config)
+    return found
 
 
 def session(setup: Setup) -> CodingSession:

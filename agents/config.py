@@ -30,6 +30,10 @@ EXTRAS = {"claude-code": "claude-code", "openai": "openai"}
 def installed(backend: str) -> bool:
     """Whether the backend's SDK can be imported here (a backend with none needs none)."""
     return backend not in SDKS or importlib.util.find_spec(SDKS[backend]) is not None
+CODEX_OWNED = frozenset({"sandbox_mode", "sandbox_workspace_write", "approval_policy", "model_provider",
+                         "model_providers", "mcp_servers", "shell_environment_policy", "developer_instructions",
+                         "hooks", "notify", "features", "project_doc_max_bytes"})
+"""Codex's settings the product sets and `codex_config` may not override."""
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
 its name."""
@@ -120,6 +124,14 @@ class WorkerConfig(AgentConfig):
     hard_model: str | None = None
     """A model for the cycles aiming at a target harder than `[difficulty] hard_above` (`autoformalize forecast`
     shows each target's difficulty), on the same backend; unset: the Worker's model works every target."""
+
+    @model_validator(mode="after")
+    def _codex_config_is_the_engines_own(self) -> Self:
+        taken = sorted(k for k in self.codex_config if k.split(".")[0] in CODEX_OWNED)
+        if taken:
+            raise ValueError(f"worker: codex_config may not set {', '.join(taken)}: the sandbox, the approvals, the "
+                             "provider, the MCP servers and the instructions are the product's")
+        return self
 
     @model_validator(mode="after")
     def _lean_server_name(self) -> Self:

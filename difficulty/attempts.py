@@ -22,7 +22,7 @@ from state.history import HistoryRecord, Outcome
 SPLIT_WEIGHT = 0.5
 RECENT_COSTS = 100  # priced records the forecast samples a cycle's cost from, the latest
 UNKNOWN = "unknown"  # the model of a record that names none
-NO_ATTEMPT = (Outcome.ERROR, Outcome.INTERRUPTED, Outcome.PAUSED)
+NO_ATTEMPT = (Outcome.ERROR, Outcome.INTERRUPTED)
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def gather(records: Iterable[HistoryRecord]) -> Attempts:
         if r.pre_sorry_count == 0 and not r.targets and not r.closed:
             continue  # nothing was open at its base to aim at: it says nothing of how often a cycle aims
         out.kept += 1
-        if r.outcome in NO_ATTEMPT:
+        if r.outcome in NO_ATTEMPT or r.paused:  # a rate limit stopped it: no attempt was made
             continue
         tried = list(dict.fromkeys([*r.targets, *r.closed]))  # a close it did not aim at was attempted all the same
         if r.targets:

@@ -148,8 +148,8 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
               overlap: c.config.audit.mathlib_timeout_s, evaluate: agents.evaluator.timeout_s,
               escalate: agents.consultant.timeout_s}
     for phase in phases:
-        if c.outcome in (Outcome.ERROR, Outcome.PAUSED):
-            break
+        if c.outcome is Outcome.ERROR or (c.paused_until is not None and c.outcome is not Outcome.ACCEPTED):
+            break  # failed, or paused by a rate limit with nothing to land: nothing to judge or evaluate
         _checkpoint(c)
         limit = limits[phase]
         if phase is work:  # the base's listing, then the gates and their repair rounds (build, listing, replay,
@@ -167,7 +167,7 @@ def advance(c: Cycle, beat: Beat | None, *phases: Phase) -> None:
         except RateLimited as e:  # no failure and no stall: the loop waits until the limit lifts
             c.pause(f"{phase.__name__}: {e}", e.until)
             if phase in (plan, work):
-                c.outcome = Outcome.PAUSED
+                c.outcome = Outcome.NO_CHANGE
         except InfraError as e:
             log.error("cycle.infrastructure", phase=phase.__name__, error=str(e))
             if phase in (plan, work):
@@ -469,15 +469,15 @@ def work(c: Cycle) -> None:
 
 
 def limited(c: Cycle) -> None:
-    """A Worker's session a rate limit or usage cap stopped: the loop pauses, and a cycle that lands nothing by it
-    is `paused` (what the Worker did before the limit was gated as usual, and lands if it passed)."""
+    """A Worker's session a rate limit or usage cap stopped: the loop pauses (what the Worker did before the limit
+    was gated as usual, and lands if it passed; a cycle that landed nothing is `paused`)."""
     stopped = next((r for r in c.session.rounds if r.stop is Stop.LIMITED), None) if c.session else None
     if stopped is None:
         return
     assert c.session is not None
     c.pause(f"work: {stopped.report}", c.session.limited_until)
-    if c.outcome is not Outcome.ACCEPTED:
-        c.outcome = Outcome.PAUSED
+    if c.outcome is None:
+        c.outcome = Outcome.NO_CHANGE
 
 
 def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from agents import coding
+from agents.config import ENGINES, installed
 from gates import listing
 from gates.base import Compiler, GateInput, GateResult
 from gates.build import LakeCompiler
@@ -62,8 +64,8 @@ class Finding:
 def setup(repo: Path, config: Config) -> list[Finding]:
     """Every setup check, in the order a cycle meets them; Lake's, in the Lake project's folder."""
     lake = repo / config.project.lake_dir
-    return [toolchain(lake), offline(lake), sandbox(config), keys(config), judge(config), remote(repo, config),
-            mathlib_cache(lake), ignored(repo, config)]
+    return [toolchain(lake), offline(lake), sandbox(config), keys(config), engine(config), judge(config),
+            remote(repo, config), mathlib_cache(lake), ignored(repo, config)]
 
 
 def toolchain(repo: Path) -> Finding:
@@ -120,6 +122,19 @@ def keys(config: Config) -> Finding:
     backends = sorted({e.backend for _, agent in config.agents for e in [agent, *agent.fallbacks]
                        if _ in loop_roles(config)})
     return Finding("keys", Status.OK, f"every loop role has its key ({', '.join(backends)})")
+
+
+def engine(config: Config) -> Finding:
+    """The Worker's coding agent, when it is one: its CLI found, its version, its credential."""
+    worker = config.agents.worker
+    if worker.backend not in ENGINES:
+        return Finding("engine", Status.OK, f"none: the Worker is the {worker.backend} backend's tool loop")
+    if not installed(worker.backend):
+        return Finding("engine", Status.FAIL, f"the {worker.backend} backend's SDK is not installed")
+    found = coding.check(worker)
+    if found.problem:
+        return Finding("engine", Status.FAIL, found.problem)
+    return Finding("engine", Status.OK, f"{found.line(worker.backend)}, in a sandbox of its own")
 
 
 def judge(config: Config) -> Finding:

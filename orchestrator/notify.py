@@ -153,7 +153,7 @@ class Notifier:
 def stalled(history: list[HistoryRecord], record: HistoryRecord, every: int) -> int:
     """The length of the run of cycles without progress (by the facts, not the score) ending at `record`, when it
     is a multiple of `every`; else 0."""
-    if record.outcome is Outcome.PAUSED:  # a rate limit is neither progress nor a stall
+    if record.paused:  # a rate limit is neither progress nor a stall
         return 0
     streak = 0
     for r in reversed(pause.counted([*(h for h in history if h.cycle < record.cycle), record])):

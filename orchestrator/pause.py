@@ -4,7 +4,9 @@ A role's model call refused by a rate limit or a usage cap (`agents.model.RateLi
 ended with `Stop.LIMITED`) makes its cycle record `paused_until`: the reset time the answer gave, or, when it gave
 none, `[loop] pause_s` doubled for each paused cycle in a row before it (at most `MAX_PAUSE_S`). `run` sleeps until
 then; `cycle` (a scheduled job, a person stepping) does nothing until then. A cycle that landed nothing because of it
-is `paused`, and paused cycles are left out of every streak: stalls, failures, the Consultant's escalation.
+is `paused` (`HistoryRecord.paused`: its outcome is that of a cycle that landed nothing, `no_change` or, when the
+gates refused what the Worker did before the limit, `rejected`), and paused cycles are left out of every streak:
+stalls, failures, the Consultant's escalation, the difficulty model's attempts.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from state.history import HistoryRecord, Outcome
+from state.history import HistoryRecord
 
 MAX_PAUSE_S = 6 * 3600.0
 """The longest pause when the limit named no reset time."""
@@ -25,7 +27,7 @@ def until(now: datetime, records: Iterable[HistoryRecord], resets_at: datetime |
         return resets_at
     streak = 0
     for r in reversed(list(records)):
-        if r.outcome is not Outcome.PAUSED:
+        if not r.paused:
             break
         streak += 1
     return now + timedelta(seconds=min(MAX_PAUSE_S, pause_s * 2 ** min(streak, 20)))
@@ -45,4 +47,4 @@ def pending(records: list[HistoryRecord], now: datetime) -> datetime | None:
 
 def counted(records: Iterable[HistoryRecord]) -> list[HistoryRecord]:
     """The records a streak counts: every cycle but those a rate limit paused."""
-    return [r for r in records if r.outcome is not Outcome.PAUSED]
+    return [r for r in records if not r.paused]

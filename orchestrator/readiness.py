@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agents.config import EXTRAS, SDKS, AgentConfig, installed
+from agents import coding
+from agents.config import ENGINES, EXTRAS, SDKS, AgentConfig, installed
 from agents.prices import price_table
 from gates import sandbox
 from orchestrator import ignores, pause, toolchain, workcopy
@@ -40,6 +41,10 @@ def endpoints(config: Config, roles: Iterable[str]) -> list[str]:
         found.append(f"the {backend} backend's SDK ({SDKS[backend]}) is not installed (for the "
                      f"{', '.join(sorted(set(needing)))}): install it with `pip install 'autoformalize["
                      f"{EXTRAS.get(backend, backend)}]'`, or configure another backend")
+    worker = config.agents.worker
+    engine = "worker" in roles and worker.backend in ENGINES and installed(worker.backend)
+    if engine and (problem := coding.check(worker).problem) is not None:  # before any model is paid
+        found.append(f"{problem} (for the worker)")
     b = config.budget
     if b.per_cycle_usd is None and b.per_day_usd is None and b.total_usd is None:
         return found

@@ -31,7 +31,6 @@ class Outcome(StrEnum):
     NO_CHANGE = "no_change"
     ERROR = "error"
     INTERRUPTED = "interrupted"
-    PAUSED = "paused"  # a rate limit or usage cap stopped its model calls before anything landed
 
 
 class GateVerdict(BaseModel):
@@ -167,6 +166,12 @@ class HistoryRecord(BaseModel):
         if self.cost_usd is not None:
             return self.cost_usd
         return sum(v for v in self.costs.values() if v is not None)
+
+    @property
+    def paused(self) -> bool:
+        """A rate limit or usage cap stopped the cycle before anything of it landed: neither a failure nor a stall
+        (`orchestrator.pause`)."""
+        return self.paused_until is not None and self.outcome is not Outcome.ACCEPTED
 
     @property
     def made_progress(self) -> bool:

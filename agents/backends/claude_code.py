@@ -1,27 +1,26 @@
-"""Claude Code as the Worker's `Session` and as a one-shot `Model`, through the claude-agent-sdk.
+"""Claude Code as the Worker's engine (`agents.coding`) and as a one-shot `Model`, through the claude-agent-sdk.
 
-The SDK starts the `claude` CLI (its `cli_path`, else the CLI bundled in the
-SDK's wheel, else `claude` on PATH) and talks stream-json to it over
-stdin/stdout.
+The SDK starts the `claude` CLI and talks stream-json to it over stdin/stdout.
+For the Worker the SDK starts a launcher in the session's private directory,
+which runs the CLI (`cli_path`, else the one bundled in the SDK's wheel, else
+`claude` on PATH) in the engine's sandbox (`Sandbox.engine`): the network to
+reach its API, the working copy and a private HOME writable, nothing else of
+your files, and of the environment the SDK gives it only Claude Code's own
+variables (`ANTHROPIC_*`, `CLAUDE_*`: its key or token) and the allowlist.
 
-The Worker (`ClaudeCodeSession`) keeps ONE CLI process for the whole session:
-an event loop in a dedicated thread (an anyio blocking portal) holds a
-connected `ClaudeSDKClient`, and every round is one `query` + `receive_response`
-on it, so a repair round continues the same conversation. The alternative,
-a new process per round resumed by session id, would restart the MCP servers
-(lean-lsp-mcp keeps a Lean server warm) and make the cost accounting ambiguous:
-the CLI reports `total_cost_usd` as a running total of the process (and of a
-resumed transcript only sometimes). The price of one process is that it lives
-until `close()`: the session closes it itself when it cannot go on (a time,
-stop, turn or token limit, a failure), on garbage collection, and at exit; the
-orchestrator should call `close()` when the Worker is done.
+The engine keeps ONE CLI process for the whole session: an event loop in a
+dedicated thread (an anyio blocking portal) holds a connected
+`ClaudeSDKClient`, and every round is one `query` + `receive_response` on it,
+so a repair round continues the same conversation. The alternative, a new
+process per round resumed by session id, would restart the MCP servers and
+make the cost accounting ambiguous: the CLI reports `total_cost_usd` as a
+running total of the process. The price of one process is that it lives until
+`close()`: the session closes it itself when it cannot go on (a limit, a
+failure), on garbage collection, and at exit.
 
 A round's report is the session's final assistant message (Claude Code has no
 `finish` tool); the prompt asks for it in the Worker's report format, with the
-`RESTRUCTURING:` line. A session cannot commit in the sandbox (the git
-directory is not visible there); unsandboxed, and if the allowed tools let it
-(`git commit` is not among the defaults), its commits stay in the worktree for
-the orchestrator to squash into the cycle's one change.
+`RESTRUCTURING:` line.
 
 Confinement (`claude_guard.py` says what the real CLI does and why): one
 PreToolUse hook on every tool call, failing closed, decides it. Reads (Read,
@@ -31,60 +30,57 @@ Glob, Grep) reach the working copy and the dependencies it shares
 write=True)` allows (the Scope, not protected, inside the working copy), and
 never a known secret's value; Bash runs only the commands its rules name
 (`Bash(lake build:*)`, Claude Code's prefix syntax; every part of a compound
-command must match), each rewritten to run inside the sandbox (`Sandbox.wrap`:
-no network, no credential, nothing of your files but the working copy and the
-toolchain), in the foreground only (background tasks are switched off);
-anything else is refused, and the refusal is the tool's error the model
+command must match), each rewritten into the relay's client (`agents.relay`):
+the product runs it in the sandbox for Worker-written code (no network, no
+credential, nothing of your files but the working copy and the toolchain),
+outside the engine's, in the foreground only (background tasks are switched
+off); anything else is refused, and the refusal is the tool's error the model
 receives. A PostToolUse hook redacts the secrets' values from every tool's
 result before the model reads it, and restores `.lake/packages` after Bash.
 No rule auto-approves a built-in tool, so what the CLI still asks the
-`can_use_tool` callback gets the same decision. No settings file is
-loaded (`setting_sources=[]`): a project's or user's `.claude/settings.json`
-could auto-approve tools or run hooks of its own, and the standing rules (what
-the repository's CLAUDE.md holds) are given explicitly instead, in the same
-Worker prompt the API Worker gets, appended to Claude Code's own system
-prompt. Only the MCP servers passed in are started (`--strict-mcp-config`),
-each command-line server inside the sandbox (its `.lake` read-only: it lives
-while the gates compile); their tools are auto-approved.
-The final report passes through the secrets' redaction.
+`can_use_tool` callback gets the same decision. No settings file is loaded
+(`setting_sources=[]`): a project's or user's `.claude/settings.json` could
+auto-approve tools or run hooks of its own, and the standing rules are given
+explicitly instead, in the same Worker prompt the API Worker gets, appended
+to Claude Code's own system prompt. Only the MCP servers passed in are
+started (`--strict-mcp-config`): each command-line server is started by the
+product in the sandbox (its `.lake` read-only: it lives while the gates
+compile) and reached through the relay; their tools are auto-approved. The
+final report passes through the secrets' redaction.
 
 The external prover: when the workspace has a desk whose prover is on, the
 session also gets an in-process (SDK) MCP server, `prover`, whose tools
 `mcp__prover__submit_to_prover`, `mcp__prover__prover_result` and
 `mcp__prover__apply_prover_result` are the Workspace's own tools of those
 names: the same refusals (not a declaration with a sorry, outside the Scope, a
-proof of another statement…) come back as the tool's error. They are
-auto-approved like every MCP server's tools, as the Workspace confines them.
-The CLI reaches them through `mcp_message` control requests that the SDK
-answers in this process; a call runs in a worker thread (a submission uploads
-the project), one at a time.
+proof of another statement…) come back as the tool's error. The CLI reaches
+them through `mcp_message` control requests that the SDK answers in this
+process; a call runs in a worker thread (a submission uploads the project),
+one at a time.
 
-Limits map as in `WorkerSession`: `max_turns` counts model calls over the whole
-session (also passed to the CLI as `--max-turns`, which bounds one round),
-`timeout_s` runs from construction, and a stop request, the deadline or the
-turn limit interrupts the round (a control request; a CLI that does not end
-the turn within `interrupt_grace_s` is killed); `token_budget` and the ledger's
-budget guard are checked before each round, and what the budgets leave when
-the session opens is passed as `--max-budget-usd` (Claude Code checks it
-between model calls, so a round may overshoot by one call).
+Limits (`agents.coding.CodingSession`): `max_turns` is also passed as
+`--max-turns` (it bounds one round); what the budgets leave when the session
+opens is `--max-budget-usd` (Claude Code checks it between model calls, so a
+round may overshoot by one call); an interruption is the SDK's control
+request, and a CLI that does not end the turn within the grace is killed.
 
-Cost: one `Charge` per result message, with the result's `usage` (per turn in
-a streaming session) and, as cost, the growth of its `total_cost_usd` (a
-running total). A round cut off without a result is charged with the usage its
-assistant messages reported and an unknown cost.
+Cost: one `Charge` per round, with the result's `usage` and, as cost, the
+growth of its `total_cost_usd`. A round cut off without a result is charged
+with the usage its assistant messages reported, at the price table's price.
 
-A CLI that is missing, fails to start, exits or breaks the protocol raises
-`ModelUnavailable` (an infrastructure error) with what happened and the tail
-of its stderr; a result reporting an API error raises it too (`ModelRejected`
-when the API refused the key, HTTP 401/403).
+Failures: a result the API failed raises `ModelUnavailable`, the key refused
+`ModelRejected` (HTTP 401/403); a rate limit (HTTP 429 after the CLI's own
+retries, or a `rate_limit_event` whose status is "rejected", which a claude.ai
+login's plan limits give with their reset time) ends the session `limited`
+(`RateLimited` for the one-shot model). A CLI that is missing, fails to start,
+exits or breaks the protocol raises `ModelUnavailable` with what happened and
+the tail of its stderr.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
-import subprocess
 import sys
 import threading
 import weakref
@@ -124,7 +120,7 @@ from claude_agent_sdk import (
 )
 
 from agents.backends.claude_guard import Guard
-from agents.coding import CodingSession, Ended, Quarters, Setup, Turn, Watch
+from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, probe
 from agents.config import PROVER_SERVER, WorkerConfig
 from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
@@ -155,7 +151,6 @@ ENV = {"DISABLE_AUTOUPDATER": "1",  # an update started mid-cycle can break the 
        "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}  # a command still running would write .lake while the gates run
 MIN_VERSION = (2, 1, 0)
 """The oldest Claude Code the product drives: its hooks' `updatedInput` and `updatedToolOutput` are 2.1's."""
-VERSION_TIMEOUT_S = 30.0
 FORWARDED = ("ANTHROPIC_", "CLAUDE_", "DISABLE_")
 """The variables the SDK's environment for the CLI passes into its sandbox: Claude Code's own settings, its
 key or token, the SDK's markers. Nothing else of yours reaches it."""
@@ -291,26 +286,11 @@ def cli_of(configured: str | None) -> Path | None:
     return Path(found) if found else None
 
 
-def check(config: WorkerConfig) -> str | None:
-    """Why the configured Claude Code cannot run a Worker here (missing, too old, not answering), or None."""
-    cli = cli_of(config.cli_path)
-    if cli is None:
-        return (f"the claude CLI was not found {_where(config.cli_path)}: install claude-agent-sdk (`pip install "
-                f"'autoformalize[claude-code]'`), or Claude Code, or fix [agents.worker] cli_path")
-    try:
-        done = subprocess.run([str(cli), "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"the claude CLI at {cli} does not run ({e}); reinstall it"
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
-    if done.returncode != 0 or found is None:
-        tail = (done.stderr or done.stdout).strip()[-300:] or f"exit code {done.returncode}"
-        return f"the claude CLI at {cli} does not answer `--version` ({tail}); reinstall it"
-    version = tuple(int(g) for g in found.groups())
-    if version < MIN_VERSION:
-        return (f"the claude CLI at {cli} is {'.'.join(map(str, version))}, older than the "
-                f"{'.'.join(map(str, MIN_VERSION))} the product drives; update Claude Code")
-    return None
+def check(config: WorkerConfig) -> Probe:
+    """The configured Claude Code as found here, or why it cannot run a Worker (missing, too old, not answering)."""
+    fix = ("install claude-agent-sdk (`pip install 'autoformalize[claude-code]'`) or Claude Code, or fix "
+           "[agents.worker] cli_path")
+    return probe("claude", cli_of(config.cli_path), MIN_VERSION, fix, _where(config.cli_path))
 
 
 def _where(cli_path: str | None) -> str:

@@ -55,7 +55,7 @@ from typing import Any
 import structlog
 import tomli_w
 
-from agents.coding import CodingSession, Ended, Quarters, Setup, Turn, Watch
+from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, probe
 from agents.config import WorkerConfig
 from agents.model import ModelUnavailable
 from agents.tools import Tally
@@ -70,11 +70,7 @@ MIN_VERSION = (0, 171, 0)
 INSTALL = "npm install -g @openai/codex@0.171.0"
 PROVIDER = "autoformalize"
 TOOL_ITEMS = {"command_execution": "shell", "file_change": "apply_patch", "web_search": "web_search"}
-OWNED = ("sandbox", "approval", "model_provider", "mcp_servers", "shell_environment_policy", "developer_instructions",
-         "hooks", "notify")
-"""The settings `codex_config` may not override: the product's confinement and wiring."""
 DISABLED = ("plugins", "apps", "shell_snapshot", "unbounded_connection_retries", "goals", "multi_agent", "hooks")
-VERSION_TIMEOUT_S = 30.0
 POLL_S = 0.05
 STDERR_LINES = 30
 
@@ -194,7 +190,7 @@ class Codex:
             settings |= {f"mcp_servers.{name}.command": argv[0], f"mcp_servers.{name}.args": argv[1:],
                          f"mcp_servers.{name}.required": True,
                          f"mcp_servers.{name}.default_tools_approval_mode": "approve"}
-        settings |= {k: v for k, v in c.codex_config.items() if not k.startswith(OWNED)}
+        settings |= c.codex_config  # `WorkerConfig` refuses the keys that are the product's
         flags = ["--json", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules",
                  "-C", str(s.workspace.root), "-m", self.model, "-s", "workspace-write",
                  *(a for name in DISABLED for a in ("--disable", name)),
@@ -311,31 +307,19 @@ def native(path: Path) -> Path:
     return real
 
 
-def check(config: WorkerConfig) -> str | None:
-    """Why the configured Codex cannot run a Worker here (missing, too old, not answering, no credential), or
-    None."""
-    try:
-        program = executable(config)
-    except ModelUnavailable:
-        where = f"at {config.cli_path}" if config.cli_path else "on PATH"
-        return f"the codex CLI was not found {where}: {INSTALL}, or set [agents.worker] cli_path"
-    try:
-        done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"the codex CLI at {program} does not run ({e}); reinstall it: {INSTALL}"
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
-    if done.returncode != 0 or found is None:
-        tail = (done.stderr or done.stdout).strip()[-300:] or f"exit code {done.returncode}"
-        return f"the codex CLI at {program} does not answer `--version` ({tail}); reinstall it: {INSTALL}"
-    version = tuple(int(g) for g in found.groups())
-    if version < MIN_VERSION:
-        return (f"the codex CLI at {program} is {'.'.join(map(str, version))}, older than the "
-                f"{'.'.join(map(str, MIN_VERSION))} the product drives: {INSTALL}")
+def check(config: WorkerConfig) -> Probe:
+    """The configured Codex as found here, or why it cannot run a Worker (missing, too old, not answering, no
+    credential)."""
+    found = config.cli_path or shutil.which("codex")
+    missing = f"at {config.cli_path}" if config.cli_path else "on PATH"
+    fix = f"{INSTALL}, or set [agents.worker] cli_path"
+    program = native(Path(found)) if found and Path(found).exists() else None
+    probed = probe("codex", program, MIN_VERSION, fix, missing)
     key = config.api_key_env or "OPENAI_API_KEY"
-    if not os.environ.get(key) and config.base_url is None and _login_file() is None:
-        return f"codex has no credential: set {key}, or log in once with `codex login`"
-    return None
+    if probed.problem is None and not os.environ.get(key) and config.base_url is None and _login_file() is None:
+        return Probe(probed.program, probed.version, f"codex has no credential: set {key}, or log in once with "
+                                                     "`codex login`")
+    return probed
 
 
 def failure(message: str, now: datetime) -> tuple[Ended, datetime | None, bool]:

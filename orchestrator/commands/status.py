@@ -18,7 +18,7 @@ from gates.census import census
 from gates.sandbox import describe, probe
 from gates.size import large
 from gates.tree import DirTree
-from orchestrator import ignores
+from orchestrator import ignores, pause
 from orchestrator.blame import persistent
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.git import Git, GitError
@@ -108,6 +108,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
             "pid": lock.holder.pid, "host": lock.holder.host, "started_at": lock.holder.started_at.isoformat()},
         "heartbeat": None if heartbeat is None else heartbeat.model_dump(mode="json"),
         "heartbeat_age_s": None if heartbeat is None else round(heartbeat.age(now), 1),
+        "paused_until": None if (until := pause.pending(history.records, now)) is None else until.isoformat(),
         "spend_usd": {"total": round(spend.total, 4), "today": round(spend.today, 4),
                       "week": round(spend.week, 4), "cycles_without_cost": spend.unpriced_cycles},
         "tokens_by_role": tokens,
@@ -191,6 +192,9 @@ def render(s: dict[str, Any]) -> str:
                  f"  heartbeat  pid {beat['pid']} on {beat.get('host') or '?'}, cycle {beat.get('cycle')}, "
                  f"phase {beat['phase']}, {s['heartbeat_age_s']:.0f}s ago"
                  + ("; items: " + ", ".join(f"{k} {v}" for k, v in beat["items"].items()) if beat.get("items") else ""))
+    if s["paused_until"]:
+        lines.append(f"  paused     until {s['paused_until'][:16]} (UTC): a rate limit or usage cap; the loop goes on "
+                     "then by itself")
     spend = s["spend_usd"]
     lines.append(f"  spend      ${spend['total']:.2f} total, ${spend['today']:.2f} today, "
                  f"${spend['week']:.2f} in 7 days"

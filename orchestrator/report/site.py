@@ -711,7 +711,7 @@ def _entity_row(c: ChapterCoverage, head: str = "th") -> str:
 def _outcomes(outcomes: dict[str, int]) -> str:
     if not outcomes:
         return '<p class="note">No cycle has been recorded yet.</p>'
-    order = ["accepted", "rejected", "no_change", "paused", "error", "interrupted", "legacy"]
+    order = ["accepted", "rejected", "no_change", "error", "interrupted", "legacy"]
     names = sorted(outcomes, key=lambda o: order.index(o) if o in order else len(order))
     head = "".join(f'<th scope="col" class="num">{_e(_outcome_label(o))}</th>' for o in names)
     cells = "".join(f'<td class="num" data-outcome="{_e(o)}">{outcomes[o]}</td>' for o in names)

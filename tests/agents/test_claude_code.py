@@ -313,8 +313,8 @@ def test_a_missing_cli_is_an_infrastructure_error(open_: Opened, tmp_path: Path)
         open_(ClaudeModel(), cli_path=missing).run("go")
     assert str(caught.value) == (f"the claude CLI was not found at {missing}; install Claude Code or fix cli_path — "
                                  "the cycle is recorded as an infrastructure error")
-    assert check(WorkerConfig(backend="claude-code", model="m", cli_path=missing)).startswith(  # type: ignore[union-attr]
-        f"the claude CLI was not found at {missing}")
+    assert (check(WorkerConfig(backend="claude-code", model="m", cli_path=missing)).problem or "").startswith(
+        f"the claude CLI was not found at {missing}: install claude-agent-sdk")
 
 
 def test_a_cli_exiting_at_start_up_is_one_error_naming_what_it_said(open_: Opened, tmp_path: Path) -> None:
@@ -327,8 +327,8 @@ def test_a_cli_exiting_at_start_up_is_one_error_naming_what_it_said(open_: Opene
 
     assert str(caught.value).startswith("the claude CLI exited with code 1 at start-up: ")
     assert "Another process is currently updating Claude" in str(caught.value)
-    assert "does not answer `--version`" in (check(WorkerConfig(backend="claude-code", model="m",
-                                                                cli_path=str(broken))) or "")
+    problem = check(WorkerConfig(backend="claude-code", model="m", cli_path=str(broken))).problem
+    assert problem is not None and "does not answer `--version`" in problem
 
 
 def test_an_old_cli_is_refused_by_the_check(tmp_path: Path) -> None:
@@ -336,10 +336,11 @@ def test_an_old_cli_is_refused_by_the_check(tmp_path: Path) -> None:
     old.write_text("#!/bin/sh\necho '1.0.72 (Claude Code)'\n")
     old.chmod(old.stat().st_mode | stat.S_IXUSR)
 
-    problem = check(WorkerConfig(backend="claude-code", model="m", cli_path=str(old)))
+    problem = check(WorkerConfig(backend="claude-code", model="m", cli_path=str(old))).problem
 
     assert problem is not None and "is 1.0.72, older than the 2.1.0 the product drives" in problem
-    assert check(WorkerConfig(backend="claude-code", model="m")) is None  # the bundled one
+    bundled = check(WorkerConfig(backend="claude-code", model="m"))
+    assert bundled.problem is None and bundled.program == str(CLAUDE)
 
 
 def test_a_cli_killed_mid_session_is_an_infrastructure_error(open_: Opened) -> None:
@@ -456,3 +457,25 @@ def test_the_cli_reads_no_settings_or_memory_of_your_home(open_: Opened) -> None
 
     assert "USER MEMORY MARKER" not in json.dumps(model.requests[0].body)
     assert model.failed(0) and "may only run these commands" in model.text(0)  # no settings of yours approve it
+
+
+def test_past_a_guard_that_let_everything_through_the_cli_still_sees_none_of_your_files(
+        open_: Opened, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The engine's own sandbox is the second wall: with the guard's read check gone (as a bug would take it), the
+    # CLI's Read of your home, of a file elsewhere or of another process's environment finds nothing.
+    from agents.backends.claude_guard import Guard
+
+    monkeypatch.setattr(Guard, "_readable", lambda self, path: True)
+    write(Path(os.environ["HOME"]), {".ssh/id_ed25519": "PRIVATE KEY\n"})
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-another-key")
+    model = ClaudeModel([("Read", {"file_path": f"{os.environ['HOME']}/.ssh/id_ed25519"})],
+                        [("Read", {"file_path": str(tmp_path / "secret-elsewhere.txt")})],
+                        [("Read", {"file_path": "/proc/1/environ"})], REPORT)
+    (tmp_path / "secret-elsewhere.txt").write_text("ELSEWHERE\n")
+
+    open_(model).run("go")
+
+    texts = [model.text(i) for i in range(3)]
+    assert all(model.failed(i) for i in range(3)), texts
+    assert not any(secret in t for t in texts for secret in ("PRIVATE KEY", "ELSEWHERE", "sk-openai-another-key"))
+    assert "does not exist" in texts[0] and "does not exist" in texts[1]

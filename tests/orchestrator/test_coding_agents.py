@@ -104,8 +104,8 @@ def test_a_claude_code_worker_is_held_to_what_the_budget_leaves(claude: Project)
     assert claude.agents.calls["worker"] == 3 and record.costs["worker"] == pytest.approx(1.08)
 
 
-def test_a_claude_code_rate_limit_pauses_the_loop_without_failing_or_stalling(claude: Project,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_claude_code_rate_limit_pauses_the_loop_without_failing_or_stalling(
+        claude: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("LOOP_KEY", FAKE_KEY)  # the loop's API roles, on a key of their own
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", FAKE_KEY)  # the Worker: a claude.ai login, with a plan's limits
@@ -121,11 +121,13 @@ def test_a_claude_code_rate_limit_pauses_the_loop_without_failing_or_stalling(cl
 
     record, _ = claude.cycle()
 
-    assert record.outcome == "paused" and record.paused_until == resets
+    assert record.outcome == "no_change" and record.paused and record.paused_until == resets
     assert record.worker_stop == "limited" and "5-hour limit" in (record.error or "")
     assert claude.agents.calls["evaluator"] == 0  # nothing to evaluate: the cycle waits for the limit
     assert main(["cycle", "--repo", str(claude.repo)]) == 0  # a scheduled run does nothing until then
-    assert [r.outcome for r in claude.history()] == ["paused"]
+    assert [r.cycle for r in claude.history()] == [1]
+    assert main(["status", "--repo", str(claude.repo)]) == 0
+    assert f"paused     until {resets.isoformat()[:16]}" in capsys.readouterr().out
 
 
 def test_a_claude_code_worker_calls_the_lean_servers_tools_through_the_relay(claude: Project) -> None:
@@ -258,9 +260,26 @@ def test_a_codex_rate_limit_pauses_the_loop_until_the_time_it_names(
 
     record, _ = codex.cycle()
 
-    assert record.outcome == "paused" and record.worker_stop == "limited"
+    assert record.outcome == "no_change" and record.paused and record.worker_stop == "limited"
     assert record.paused_until is not None and record.paused_until > datetime.now(UTC) + timedelta(minutes=5)
     assert "usage limit" in (record.error or "") and codex.agents.calls["evaluator"] == 0
+
+
+def test_a_paused_cycle_is_no_stall_the_consultant_is_not_called_for_it(codex: Project,
+                                                                        codex_server: ResponsesStandin) -> None:
+    configure(codex, agents={"worker": codex_worker(codex_server)}, prices={CODEX_MODEL: CODEX_PRICE},
+              loop={"heartbeat_s": 1, "escalate_after": 2})
+    codex.agents.plan(strategy("Book/A.lean"))
+    codex_server.enqueue(error(429, "rate_limit_exceeded", "Rate limit reached for requests"))
+    first, _ = codex.cycle()
+    codex.agents.plan(strategy("Book/A.lean"))
+    codex_server.enqueue(message("nothing to do"))
+    codex.agents.evaluate(evaluation(0))
+
+    second, _ = codex.cycle()
+
+    assert first.paused and not second.paused and not second.made_progress
+    assert codex.agents.calls["consultant"] == 0 and second.consultant is None  # one stalled cycle, not two
 
 
 def test_a_codex_rate_limit_without_a_reset_time_backs_off_and_the_daemon_waits(
@@ -279,12 +298,25 @@ def test_a_codex_rate_limit_without_a_reset_time_backs_off_and_the_daemon_waits(
     thread.join(timeout=20)
 
     (record,) = codex.history()
-    assert record.outcome == "paused" and record.error and "429" in record.error
+    assert record.paused and record.error and "429" in record.error
     assert record.paused_until is not None and record.finished_at is not None
     assert timedelta(seconds=590) <= record.paused_until - record.finished_at <= timedelta(seconds=610)
     assert datetime.fromisoformat(beat["phase_deadline"]) == pytest.approx(record.paused_until,
                                                                            abs=timedelta(seconds=5))
     assert reasons == ["stopped on request"]
+
+
+def test_a_missing_engine_is_one_error_line_before_any_model_is_paid(
+        codex: Project, codex_server: ResponsesStandin, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    configure(codex, agents={"worker": codex_worker(codex_server, cli_path=str(tmp_path / "nowhere/codex"))},
+              prices={CODEX_MODEL: CODEX_PRICE})
+
+    assert main(["cycle", "--repo", str(codex.repo)]) == 2
+
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"error: the codex CLI was not found at {tmp_path / 'nowhere/codex'}: npm install -g "
+                    "@openai/codex@0.171.0, or set [agents.worker] cli_path (for the worker)")
+    assert codex.agents.calls["planner"] == 0 and codex_server.requests == []
 
 
 def test_a_codex_worker_calls_the_lean_servers_tools_through_the_relay(

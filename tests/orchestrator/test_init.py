@@ -150,7 +150,7 @@ def test_the_workflow_timeout_follows_the_config_and_its_cap(make_repo: Callable
     assert "timeout-minutes: 360\n" in workflow(long)
 
 
-@pytest.mark.parametrize("name", ["ci.yml", "mutation.yml"])
+@pytest.mark.parametrize("name", ["ci.yml", "mutation.yml", "newest.yml"])
 def test_the_projects_own_workflows_pass_actionlint(name: str) -> None:
     done = actionlint(Path(__file__).parents[2] / ".github/workflows" / name)
     assert done.returncode == 0, done.stdout + done.stderr
