@@ -79,6 +79,7 @@ the tail of its stderr.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -203,13 +204,21 @@ class ClaudeCode:
         self.workspace = setup.workspace
         self.allowed_tools = list(DEFAULT_ALLOWED_TOOLS if c.allowed_tools is None else c.allowed_tools)
         self.quarters = Quarters(setup, permitted=lambda command: self.guard.permits(command))
+        try:
+            self._prepare(setup)
+        except BaseException:
+            self.quarters.close()
+            raise
+        self._finalizer = weakref.finalize(self, _close, self._cli, self.quarters, self.login)
+
+    def _prepare(self, setup: Setup) -> None:
         self.guard = Guard(setup.workspace, setup.sandbox, tuple(self.allowed_tools), self.quarters.run,
                            None if setup.lean_tools is None else frozenset(setup.lean_tools))
         self.tools = self.guard.tally
         # Command-line servers: started by the product in its sandbox, reached through the relay.
         self.mcp_servers: dict[str, Any] = {name: {"type": "stdio", "command": argv[0], "args": argv[1:]}
                                             for name, argv in self.quarters.mcp_servers().items()}
-        self.cli = cli_of(c.cli_path)
+        self.cli = cli_of(setup.config.cli_path)
         self.session_id: str | None = None
         prover = setup.workspace.desk is not None and setup.workspace.desk.off is None
         if prover:
@@ -222,7 +231,6 @@ class ClaudeCode:
             (self.quarters.home / ".claude").mkdir()
             shutil.copy2(self.login, self.quarters.home / ".claude" / ".credentials.json")
         self._cli = _Cli("the Worker's session", self._launcher() if self.cli is not None else None)
-        self._finalizer = weakref.finalize(self, _close, self._cli, self.quarters, self.login)
 
     def send(self, text: str, budget_usd: float | None, watch: Watch) -> Turn:
         if self.cli is None:
@@ -380,6 +388,8 @@ class ClaudeCodeModel:
             await anyio.sleep(POLL_S)  # let the last stderr lines arrive
             raise cli_failure(e, stderr, self.cli_path, "a call of model " + self.name,
                               started=turn.started) from e
+        finally:
+            gc.collect()  # the CLI's pipes finalized while this loop still runs (see `_disconnect`)
         return turn
 
 
@@ -541,15 +551,28 @@ class _Cli:
             return
         self.closed = True
         portal, portal_cm, client = self._portal, self._portal_cm, self._client
-        self._portal = self._portal_cm = self._client = None
+        self._portal = self._portal_cm = None
         try:
             if portal is not None and client is not None:
-                portal.call(client.disconnect)
+                del client
+                portal.call(_disconnect, self)
         except Exception as e:  # closing must not fail; the SDK's atexit hook reaps its children
             log.warning("claude_code.close_failed", error=str(e)[:300])
         finally:
             if portal_cm is not None:
                 portal_cm.__exit__(None, None, None)
+
+
+async def _disconnect(cli: _Cli) -> None:
+    """The client's CLI ended, then what is left of its process's pipes finalized while this loop still runs: after
+    the loop, the collector would finalize them and each one's finalizer would fail ("Event loop is closed")."""
+    client, cli._client = cli._client, None
+    try:
+        if client is not None:
+            await client.disconnect()
+    finally:
+        del client
+        gc.collect()
 
 
 # --- options, permissions, messages --------------------------------------------------------------------------------

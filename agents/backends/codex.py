@@ -184,8 +184,9 @@ class Codex:
         if self._keyed():
             settings |= {"model_provider": PROVIDER, f"model_providers.{PROVIDER}.name": PROVIDER,
                          f"model_providers.{PROVIDER}.base_url": c.base_url or "https://api.openai.com/v1",
-                         f"model_providers.{PROVIDER}.env_key": self._key_variable(),
                          f"model_providers.{PROVIDER}.wire_api": "responses"}
+            if os.environ.get(self._key_variable()):  # a local server may want none
+                settings[f"model_providers.{PROVIDER}.env_key"] = self._key_variable()
         for name, argv in self.quarters.mcp_servers().items():
             settings |= {f"mcp_servers.{name}.command": argv[0], f"mcp_servers.{name}.args": argv[1:],
                          f"mcp_servers.{name}.required": True,
@@ -200,8 +201,8 @@ class Codex:
     def environment(self) -> dict[str, str]:
         """Codex's environment beside the sandbox's allowlist: its home, and its one key."""
         env = {"CODEX_HOME": str(self.codex_home)}
-        if self._keyed():
-            env[self._key_variable()] = os.environ[self._key_variable()]
+        if key := os.environ.get(self._key_variable()):
+            env[self._key_variable()] = key
         return env
 
     def _key_variable(self) -> str:

@@ -233,7 +233,8 @@ def test_a_stop_request_interrupts_the_round(open_: Opened, repo: Path) -> None:
 
     assert done.stop is Stop.STOPPED and time.monotonic() - started < 15
     assert "stopped at its stopped limit without a report" in done.report
-    assert session.resume("more").stop is Stop.STOPPED and len(open_.server.requests) == 2  # nothing more was sent
+    sent = len(open_.server.requests)
+    assert session.resume("more").stop is Stop.STOPPED and len(open_.server.requests) == sent  # nothing more
 
 
 def test_the_time_limit_ends_a_round_whose_model_stopped_answering(open_: Opened) -> None:
