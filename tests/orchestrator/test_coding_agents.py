@@ -229,6 +229,24 @@ def test_a_codex_workers_cheat_is_refused_and_a_repair_round_resumes_its_thread(
         codex_server.requests[0].body["prompt_cache_key"]
 
 
+def test_a_codex_worker_is_held_to_the_budget_between_its_rounds(codex: Project,
+                                                                 codex_server: ResponsesStandin) -> None:
+    dear = {**CODEX_PRICE, "input": 1000.0}  # USD per million input tokens: 2,000 tokens cost $2
+    configure(codex, agents={"worker": codex_worker(codex_server)}, prices={CODEX_MODEL: dear},
+              gates={"repair_rounds": 1}, budget={"per_cycle_usd": 1.0})
+    codex.agents.plan(strategy("Book/A.lean"))
+    codex_server.enqueue(patch(CLOSE.replace("+  simp", "+  exact absurd_marker"),
+                               usage={"input_tokens": 2_000, "cached_tokens": 0, "output_tokens": 0}),
+                         message("done"))  # $2.06 at [prices], over the cycle's $1.00
+    codex.agents.evaluate(evaluation(0))
+
+    record, _ = codex.cycle()
+
+    assert record.outcome == "rejected" and record.worker_stop == "budget"  # no repair round was started
+    assert len(codex_server.requests) == 2 and record.costs["worker"] == pytest.approx(
+        (2_000 + 60) * 1000.0 / 1e6 + 40 * 0.125 / 1e6 + 20 * 10.0 / 1e6)
+
+
 def test_a_codex_worker_sees_nothing_of_your_home_the_checkout_or_other_keys(
         codex: Project, codex_server: ResponsesStandin, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     home = tmp_path / "home"
