@@ -368,6 +368,13 @@ def probe(name: str, program: Path | None, minimum: tuple[int, ...], fix: str, m
     return Probe(str(program), version)
 
 
+def find(program: str) -> Path | None:
+    """An engine's executable: on PATH, else beside this Python (the quick start links Codex into its virtual
+    environment's `bin`, which need not be on PATH)."""
+    found = shutil.which(program) or shutil.which(program, path=str(Path(sys.executable).parent))
+    return Path(found) if found else None
+
+
 def check(config: WorkerConfig) -> Probe:
     """The Worker's engine (`config.backend`, a key of `ENGINES`) as found here."""
     found: Probe = importlib.import_module(ENGINES[config.backend]).check(config)

@@ -131,8 +131,10 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     system = prompt(rules, worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
     calls["worker"] = (_tokens(system + tools, brief), min(TYPICAL_TURNS, worker.max_turns), worker.max_turns)
     if worker.backend in ENGINES and installed(worker.backend):
-        say(f"work: {coding.check(worker).line(worker.backend)}, in a sandbox of its own (its commands and Lean "
-            "server in the one for Worker-written code)")
+        found = coding.check(worker)
+        say(f"work: {found.problem}" if found.problem else
+            f"work: {found.line(worker.backend)}, in a sandbox of its own (its commands and Lean server in the one for "
+            "Worker-written code)")
     say(_size("work", config.agents.worker.model, system + tools, brief)
         + f"; Lean's listing of what the Scope can alter taken first; up to {config.agents.worker.max_turns} turns, "
           f"{config.agents.worker.timeout_s}s, then the gates with up to {config.gates.repair_rounds} repair rounds")

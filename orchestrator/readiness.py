@@ -41,10 +41,6 @@ def endpoints(config: Config, roles: Iterable[str]) -> list[str]:
         found.append(f"the {backend} backend's SDK ({SDKS[backend]}) is not installed (for the "
                      f"{', '.join(sorted(set(needing)))}): install it with `pip install 'autoformalize["
                      f"{EXTRAS.get(backend, backend)}]'`, or configure another backend")
-    worker = config.agents.worker
-    engine = "worker" in roles and worker.backend in ENGINES and installed(worker.backend)
-    if engine and (problem := coding.check(worker).problem) is not None:  # before any model is paid
-        found.append(f"{problem} (for the worker)")
     b = config.budget
     if b.per_cycle_usd is None and b.per_day_usd is None and b.total_usd is None:
         return found
@@ -62,6 +58,16 @@ def endpoints(config: Config, roles: Iterable[str]) -> list[str]:
     return found
 
 
+def engine(config: Config, roles: Iterable[str]) -> list[str]:
+    """Why the Worker's coding agent cannot run here (its CLI missing, too old, silent; no credential), when the
+    Worker is one: checked before any model is paid."""
+    worker = config.agents.worker
+    if "worker" not in roles or worker.backend not in ENGINES or not installed(worker.backend):
+        return []
+    problem = coding.check(worker).problem
+    return [f"{problem} (for the worker)"] if problem else []
+
+
 def setup(root: Path, config: Config, roles: Iterable[str]) -> list[str]:
     """The sandbox, the toolchain and dependencies on disk, the build's programs, and the roles' endpoints."""
     found = []
@@ -72,7 +78,7 @@ def setup(root: Path, config: Config, roles: Iterable[str]) -> list[str]:
         found.append("; ".join(missing) + ". The sandbox that compiles the Worker's code has no network: run these "
                      "in your checkout first")
     found += programs(config)
-    return found + endpoints(config, roles)
+    return found + endpoints(config, roles) + engine(config, roles)
 
 
 def programs(config: Config) -> list[str]:

@@ -200,9 +200,9 @@ def loop_roles(config: Config) -> tuple[str, ...]:
 
 def check_endpoints(config: Config, roles: Iterable[str]) -> None:
     """Fail before the work starts, not in its middle: a key an endpoint of `roles` needs is missing, its backend's
-    SDK is not installed, or a budget is set and an endpoint's price is unknown (its spend could not be held to
-    the budget)."""
-    from orchestrator.readiness import endpoints
+    SDK is not installed, a budget is set and an endpoint's price is unknown (its spend could not be held to the
+    budget), or the Worker's coding agent cannot run."""
+    from orchestrator.readiness import endpoints, engine
 
-    if found := endpoints(config, roles):
+    if found := [*endpoints(config, roles), *engine(config, roles)]:
         raise UsageError("; ".join(found))

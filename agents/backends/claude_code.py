@@ -121,7 +121,7 @@ from claude_agent_sdk import (
 )
 
 from agents.backends.claude_guard import Guard
-from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, probe
+from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, find, probe
 from agents.config import PROVER_SERVER, WorkerConfig
 from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
@@ -288,21 +288,23 @@ def cli_of(configured: str | None) -> Path | None:
     if configured:
         return Path(configured) if Path(configured).is_file() else None
     bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    if bundled.is_file():
-        return bundled
-    found = shutil.which("claude")
-    return Path(found) if found else None
+    return bundled if bundled.is_file() else find("claude")
 
 
 def check(config: WorkerConfig) -> Probe:
     """The configured Claude Code as found here, or why it cannot run a Worker (missing, too old, not answering)."""
     fix = ("install claude-agent-sdk (`pip install 'autoformalize[claude-code]'`) or Claude Code, or fix "
            "[agents.worker] cli_path")
-    return probe("claude", cli_of(config.cli_path), MIN_VERSION, fix, _where(config.cli_path))
+    probed = probe("claude", cli_of(config.cli_path), MIN_VERSION, fix, _where(config.cli_path))
+    if probed.problem is None and not _keyed() and _login_file() is None:
+        return Probe(probed.program, probed.version, "claude has no credential: set ANTHROPIC_API_KEY (or "
+                                                     "CLAUDE_CODE_OAUTH_TOKEN, which `claude setup-token` prints), "
+                                                     "or log in once with `claude`")
+    return probed
 
 
 def _where(cli_path: str | None) -> str:
-    return f"at {cli_path}" if cli_path else "on PATH (nor bundled with claude-agent-sdk)"
+    return f"at {cli_path}" if cli_path else "bundled with claude-agent-sdk, on PATH or beside this Python"
 
 
 def _keyed() -> bool:

@@ -44,6 +44,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -55,7 +56,7 @@ from typing import Any
 import structlog
 import tomli_w
 
-from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, probe
+from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, find, probe
 from agents.config import WorkerConfig
 from agents.model import ModelUnavailable
 from agents.tools import Tally
@@ -287,12 +288,11 @@ def session(setup: Setup) -> CodingSession:
 def executable(config: WorkerConfig) -> str:
     """The Codex binary to run: `cli_path`, else `codex` on PATH; npm's wrapper script is followed to the native
     binary it launches (signals reach that one, and a killed wrapper would orphan it)."""
-    found = config.cli_path or shutil.which("codex")
-    if found is None or not Path(found).exists():
-        where = f"at {config.cli_path}" if config.cli_path else "on PATH"
-        raise ModelUnavailable(f"the codex CLI was not found {where}: {INSTALL} (or set [agents.worker] cli_path) — "
-                               "the cycle is recorded as an infrastructure error")
-    return str(native(Path(found)))
+    found = Path(config.cli_path) if config.cli_path else find("codex")
+    if found is None or not found.exists():
+        raise ModelUnavailable(f"the codex CLI was not found {_where(config)}: {_fix(config)} — the cycle is "
+                               "recorded as an infrastructure error")
+    return str(native(found))
 
 
 def native(path: Path) -> Path:
@@ -311,16 +311,24 @@ def native(path: Path) -> Path:
 def check(config: WorkerConfig) -> Probe:
     """The configured Codex as found here, or why it cannot run a Worker (missing, too old, not answering, no
     credential)."""
-    found = config.cli_path or shutil.which("codex")
-    missing = f"at {config.cli_path}" if config.cli_path else "on PATH"
-    fix = f"{INSTALL}, or set [agents.worker] cli_path"
-    program = native(Path(found)) if found and Path(found).exists() else None
-    probed = probe("codex", program, MIN_VERSION, fix, missing)
+    found = Path(config.cli_path) if config.cli_path else find("codex")
+    program = native(found) if found is not None and found.exists() else None
+    probed = probe("codex", program, MIN_VERSION, _fix(config), _where(config))
     key = config.api_key_env or "OPENAI_API_KEY"
     if probed.problem is None and not os.environ.get(key) and config.base_url is None and _login_file() is None:
         return Probe(probed.program, probed.version, f"codex has no credential: set {key}, or log in once with "
                                                      "`codex login`")
     return probed
+
+
+def _where(config: WorkerConfig) -> str:
+    if config.cli_path:
+        return f"at {config.cli_path}"
+    return f"on PATH or beside this Python ({Path(sys.executable).parent})"
+
+
+def _fix(config: WorkerConfig) -> str:
+    return f"{INSTALL}, or {'fix' if config.cli_path else 'set'} [agents.worker] cli_path"
 
 
 def failure(message: str, now: datetime) -> tuple[Ended, datetime | None, bool]:

@@ -214,27 +214,30 @@ def test_with_the_prover_off_there_are_no_prover_tools(open_: Opened, repo: Path
 # --- limits ----------------------------------------------------------------------------------------------------------
 
 
-def slow(seconds: float, then: Reply | None = None) -> Callable[[Any], Reply]:
+def slow(seconds: float, arrived: threading.Event | None = None) -> Callable[[Any], Reply]:
+    """An answer that takes `seconds`; `arrived` is set when its request comes."""
+
     def answer(request: Any) -> Reply:
+        if arrived is not None:
+            arrived.set()
         time.sleep(seconds)
-        return then or text_reply("too late")
+        return text_reply("too late")
 
     return answer
 
 
 def test_a_stop_request_interrupts_the_round(open_: Opened, repo: Path) -> None:
     read, _ = read_then_edit(repo)
-    stop = threading.Event()
-    session = open_(ClaudeModel([read], slow(20)), stop=stop)
-    threading.Timer(1.0, stop.set).start()
+    stop, waiting = threading.Event(), threading.Event()
+    session = open_(ClaudeModel([read], slow(20, waiting)), stop=stop)
+    threading.Thread(target=lambda: waiting.wait(60) and stop.set(), daemon=True).start()  # mid-call
 
     started = time.monotonic()
     done = session.run("go")
 
     assert done.stop is Stop.STOPPED and time.monotonic() - started < 15
     assert "stopped at its stopped limit without a report" in done.report
-    sent = len(open_.server.requests)
-    assert session.resume("more").stop is Stop.STOPPED and len(open_.server.requests) == sent  # nothing more
+    assert session.resume("more").stop is Stop.STOPPED and len(open_.server.requests) == 2  # nothing more sent
 
 
 def test_the_time_limit_ends_a_round_whose_model_stopped_answering(open_: Opened) -> None:
@@ -332,7 +335,8 @@ def test_a_cli_exiting_at_start_up_is_one_error_naming_what_it_said(open_: Opene
     assert problem is not None and "does not answer `--version`" in problem
 
 
-def test_an_old_cli_is_refused_by_the_check(tmp_path: Path) -> None:
+def test_an_old_cli_or_one_without_a_credential_is_refused_by_the_check(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     old = tmp_path / "claude"
     old.write_text("#!/bin/sh\necho '1.0.72 (Claude Code)'\n")
     old.chmod(old.stat().st_mode | stat.S_IXUSR)
@@ -341,7 +345,11 @@ def test_an_old_cli_is_refused_by_the_check(tmp_path: Path) -> None:
 
     assert problem is not None and "is 1.0.72, older than the 2.1.0 the product drives" in problem
     bundled = check(WorkerConfig(backend="claude-code", model="m"))
-    assert bundled.problem is None and bundled.program == str(CLAUDE)
+    assert bundled.problem == ("claude has no credential: set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN, which "
+                               "`claude setup-token` prints), or log in once with `claude`")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", FAKE_KEY)
+    bundled = check(WorkerConfig(backend="claude-code", model="m"))
+    assert bundled.problem is None and bundled.program == str(CLAUDE) and bundled.version.startswith("2.1.")
 
 
 def test_a_cli_killed_mid_session_is_an_infrastructure_error(open_: Opened) -> None:

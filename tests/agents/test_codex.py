@@ -176,7 +176,7 @@ def test_a_missing_old_or_broken_cli_is_one_line_naming_the_fix(tmp_path: Path, 
     broken = check(WorkerConfig(**base, cli_path=fake(tmp_path, "echo 'dyld: missing symbol' >&2; exit 127")))
 
     assert missing.problem == (f"the codex CLI was not found at {tmp_path / 'nowhere'}: npm install -g "
-                               "@openai/codex@0.171.0, or set [agents.worker] cli_path")
+                               "@openai/codex@0.171.0, or fix [agents.worker] cli_path")
     assert old.problem is not None and "is 0.98.0, older than the 0.171.0 the product drives" in old.problem
     assert broken.problem is not None and "does not answer `--version` (dyld: missing symbol)" in broken.problem
 
@@ -196,6 +196,25 @@ def test_the_installed_cli_is_found_behind_npms_wrapper_and_needs_a_credential(m
     assert without.problem == "codex has no credential: set OPENAI_API_KEY, or log in once with `codex login`"
     assert found.problem is None and found.version == "0.171.0"
     assert found.program is not None and not found.program.endswith(".js")  # the native binary, not node's wrapper
+
+
+def test_the_cli_the_quick_start_links_beside_this_python_is_found_off_path(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    need("codex", CODEX)
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "codex").symlink_to(str(CODEX))
+    monkeypatch.setattr("sys.executable", str(venv / "python"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+    found = check(WorkerConfig(backend="codex", model="m"))
+
+    assert found.problem is None and found.version == "0.171.0"
+    monkeypatch.setattr("sys.executable", str(tmp_path / "elsewhere" / "python"))
+    assert check(WorkerConfig(backend="codex", model="m")).problem == (
+        f"the codex CLI was not found on PATH or beside this Python ({tmp_path / 'elsewhere'}): npm install -g "
+        "@openai/codex@0.171.0, or set [agents.worker] cli_path")
 
 
 def test_codex_config_cannot_take_the_products_settings() -> None:

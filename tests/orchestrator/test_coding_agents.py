@@ -333,7 +333,7 @@ def test_a_missing_engine_is_one_error_line_before_any_model_is_paid(
 
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line == (f"error: the codex CLI was not found at {tmp_path / 'nowhere/codex'}: npm install -g "
-                    "@openai/codex@0.171.0, or set [agents.worker] cli_path (for the worker)")
+                    "@openai/codex@0.171.0, or fix [agents.worker] cli_path (for the worker)")
     assert codex.agents.calls["planner"] == 0 and codex_server.requests == []
 
 
