@@ -28,6 +28,7 @@ engine is one module and one line there, and `[agents.worker] backend` picks it.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import secrets
 import shutil
@@ -53,6 +54,7 @@ from agents.relay import CLIENT, Relay
 from agents.tools import Tally, Workspace
 from agents.worker import Context, Limits, Round, Stop
 from gates.sandbox import Sandbox
+from state.atomic import write_atomic
 from state.history import Usage
 
 log = structlog.get_logger()
@@ -210,6 +212,7 @@ class CodingSession:
         self.deadline = time.monotonic() + limits.timeout_s
         self.closed = False
         self.tools: Tally = engine.tools
+        self._room: float | None = None  # what the budgets left when the round under way started
 
     @property
     def session_id(self) -> str | None:
@@ -248,8 +251,9 @@ class CodingSession:
         except BudgetExceeded as e:
             self.close()
             return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
+        self._room = self.ledger.headroom()
         try:
-            turn = self.engine.send(text, self.ledger.headroom(), self._watch)
+            turn = self.engine.send(text, self._room, self._watch)
         except Exception:
             self.close()
             raise
@@ -285,19 +289,26 @@ class CodingSession:
             return Stop.TIME
         if turn.awaiting_model and self.turns + turn.calls >= self.limits.max_turns:  # no call beyond the limit
             return Stop.TURNS
+        if self._room is not None and turn.cost is None and (self._price(turn) or 0.0) > self._room:
+            return Stop.BUDGET  # an engine reporting its usage as it goes, and no budget of its own
         return None
 
     def _charge(self, turn: Turn) -> None:
         if turn.usage == Usage() and turn.cost is None:
             return
-        model = turn.model or self.engine.model
-        price = turn.cost
-        if price is None:  # priced by the configured name first: engines report resolved or dated ids
-            price = cost(self.engine.model, turn.usage, self.prices)
-            if price is None and model != self.engine.model:
-                price = cost(model, turn.usage, self.prices)
         self.usage += turn.usage
-        self.ledger.add(Charge(self.role, self.engine.name, model, turn.usage, price))
+        self.ledger.add(Charge(self.role, self.engine.name, turn.model or self.engine.model, turn.usage,
+                               self._price(turn)))
+
+    def _price(self, turn: Turn) -> float | None:
+        """What the round cost: at `[prices]` when they name its model (an engine's own figure for a model it does
+        not know is a guess), else the engine's figure, else at the price table (by the configured name first:
+        engines report resolved or dated ids)."""
+        model = turn.model or self.engine.model
+        if turn.cost is not None and not ({model, self.engine.model} & self.prices.keys()):
+            return turn.cost
+        price = cost(self.engine.model, turn.usage, self.prices)
+        return price if price is not None or model == self.engine.model else cost(model, turn.usage, self.prices)
 
     def _outcome(self, turn: Turn) -> tuple[Stop, str]:
         if turn.ended is Ended.LIMITED:
@@ -366,6 +377,40 @@ def probe(name: str, program: Path | None, minimum: tuple[int, ...], fix: str, m
         return Probe(str(program), version, f"the {name} CLI at {program} is {version}, older than the "
                                             f"{'.'.join(map(str, minimum))} the product drives: {fix}")
     return Probe(str(program), version)
+
+
+def logins() -> dict[str, Path]:
+    """Each engine's own login on this machine (a subscription's tokens), where its CLI keeps it."""
+    places = {"claude-code": Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / ".credentials.json",
+              "codex": Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "auth.json"}
+    return {name: path for name, path in places.items() if path.is_file()}
+
+
+@dataclass(frozen=True)
+class Login:
+    """A CLI's own login lent to one session: copied into its private home, and handed back if the CLI refreshed
+    it there — unless the original changed meanwhile (another session refreshed it first: its tokens win, those
+    lent here may have been revoked by that refresh)."""
+
+    source: Path
+    copy: Path
+    lent: bytes
+
+    @classmethod
+    def lend(cls, source: Path, copy: Path) -> Login:
+        lent = source.read_bytes()
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(copy, lent)
+        copy.chmod(0o600)
+        return cls(source, copy, lent)
+
+    def give_back(self) -> None:
+        try:
+            used = self.copy.read_bytes()
+            if used != self.lent and self.source.read_bytes() == self.lent:
+                write_atomic(self.source, used)
+        except OSError as e:  # the session ends all the same; the login it was lent is still there
+            log.warning("engine.login_not_handed_back", path=str(self.source), error=str(e)[:300])
 
 
 def find(program: str) -> Path | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Self
 
@@ -34,6 +35,8 @@ CODEX_OWNED = frozenset({"sandbox_mode", "sandbox_workspace_write", "approval_po
                          "model_providers", "mcp_servers", "shell_environment_policy", "developer_instructions",
                          "hooks", "notify", "features", "project_doc_max_bytes"})
 """Codex's settings the product sets and `codex_config` may not override."""
+SETTING = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+"""A Codex setting's dotted name, as `-c key=value` takes it."""
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
 its name."""
@@ -127,6 +130,8 @@ class WorkerConfig(AgentConfig):
 
     @model_validator(mode="after")
     def _codex_config_is_the_engines_own(self) -> Self:
+        if odd := sorted(k for k in self.codex_config if not SETTING.fullmatch(k)):
+            raise ValueError(f"worker: codex_config keys are Codex settings' dotted names: {', '.join(map(repr, odd))}")
         taken = sorted(k for k in self.codex_config if k.split(".")[0] in CODEX_OWNED)
         if taken:
             raise ValueError(f"worker: codex_config may not set {', '.join(taken)}: the sandbox, the approvals, the "

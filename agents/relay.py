@@ -57,6 +57,7 @@ class Relay:
         os.chmod(path, 0o666)  # the engine may run as another user inside its sandbox
         self._server.listen(16)
         self._children: set[subprocess.Popen[bytes]] = set()
+        self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = False
         threading.Thread(target=self._accept, name="relay", daemon=True).start()
@@ -71,12 +72,15 @@ class Relay:
             if self._closed:
                 return
             self._closed = True
-            children = list(self._children)
+            children, connections = list(self._children), list(self._connections)
         with contextlib.suppress(OSError):
             self._server.shutdown(socket.SHUT_RDWR)
         self._server.close()
         for child in children:
             _kill(child)
+        for conn in connections:  # an idle client, too, learns at once that the relay is gone
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
         self.path.unlink(missing_ok=True)
 
     def _accept(self) -> None:
@@ -85,7 +89,21 @@ class Relay:
                 conn, _ = self._server.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(conn,), name="relay-conn", daemon=True).start()
+            with self._lock:
+                if self._closed:
+                    conn.close()
+                    return
+                self._connections.add(conn)
+            threading.Thread(target=self._guarded, args=(conn,), name="relay-conn", daemon=True).start()
+
+    def _guarded(self, conn: socket.socket) -> None:
+        try:
+            self._serve(conn)
+        except Exception as e:  # one connection's failure is said, never the relay's end
+            self.on_error(f"relay: a connection failed: {type(e).__name__}: {e}")
+        finally:
+            with self._lock:
+                self._connections.discard(conn)
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

@@ -9,9 +9,11 @@ only the variable's name.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MIN_LENGTH = 8  # shorter values ("1", "true") are settings, not secrets, and would redact every other word
 
@@ -19,6 +21,29 @@ CREDENTIAL = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|WEBHOOK|AUTH|COOKIE|
 """Names whose values are secrets."""
 SENSITIVE = re.compile(CREDENTIAL.pattern + r"|^ANTHROPIC_|^OPENAI_|^AWS_|^GH_|^GITHUB_", re.IGNORECASE)
 """Names never passed to code the Worker wrote: the credentials, and the settings of the services holding them."""
+
+
+def in_file(path: Path, label: str) -> dict[str, str]:
+    """The secrets a JSON file holds (a CLI's login: its tokens), each named `label: key.path`: every string under a
+    credential-looking key."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+
+    def walk(value: object, where: str, secret: bool) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(inner, f"{where}.{key}" if where else str(key), secret or bool(CREDENTIAL.search(str(key))))
+        elif isinstance(value, list):
+            for i, inner in enumerate(value):
+                walk(inner, f"{where}[{i}]", secret)
+        elif secret and isinstance(value, str) and len(value.strip()) >= MIN_LENGTH:
+            out[f"{label}: {where}"] = value.strip()
+
+    walk(data, "", False)
+    return out
 
 
 @dataclass(frozen=True)

@@ -131,10 +131,10 @@ class Sandbox:
         `home` (HOME: its settings, sessions and login) and `writable` (its temporary files), reads the system, the
         toolchain, its own installation and `shown` (a relay's socket, a Python), and nothing else: not your home
         directory, the user's checkout, its git directory or its state. `env` is its environment beside the
-        allowlist (its key, its settings): no other credential. It runs in a user namespace of its own, as you (as
-        root: as root of that namespace, with no capability outside it), so an engine's own sandbox (Codex's
-        bubblewrap) can run inside it; the code the Worker writes never runs here but through `wrap` (the relay) or
-        the engine's own sandbox.
+        allowlist (its key, its settings): no other credential. It runs in a user namespace of its own with no
+        capability, as you (as root: as `unprivileged_uid` of that namespace, which is root outside), so an engine's
+        own sandbox (Codex's bubblewrap) can run inside it; the code the Worker writes never runs here but through
+        `wrap` (the relay) or the engine's own sandbox.
 
         The command and the whole environment to run it with (`os.execve`'s, `Popen(env=…)`'s); with `mode =
         "none"`, the engine itself with that environment."""
@@ -147,10 +147,14 @@ class Sandbox:
         lake = self.project(work) / ".lake"
         lake.mkdir(exist_ok=True)
         self.relink(work)
-        if limits.as_root():  # its builds write `.lake` as root of its namespace: root outside, with no capability
-            _hand_over(work, lake, 0)
+        # No capability, even in its own namespace (with one, it could remount what it is shown read-only); as root,
+        # not root there either: `unprivileged_uid`, which is root outside, so its builds write `.lake` as root.
         out = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-               "--die-with-parent", "--new-session"]
+               "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if limits.as_root():
+            uid = str(self.config.unprivileged_uid)
+            out += ["--uid", uid, "--gid", uid]
+            _hand_over(work, lake, 0)
         for name in SYSTEM:
             path = Path(name)
             if path.is_symlink():

@@ -823,11 +823,18 @@ def _candidates(work: Git, base: str) -> list[str]:
 
 
 def _fingerprint(work: Git) -> dict[str, str | None]:
-    """Every path git would see as changed in the working copy, with a hash of its content."""
+    """Every path git would see as changed in the working copy, with a hash of its content: a link's target as it
+    is written (never followed: a Worker's link may point at anything), a file's bytes read in chunks."""
     out: dict[str, str | None] = {}
     for path in work.status_paths(ignored=True):
         file = work.root / path
-        out[path] = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
+        if file.is_symlink():
+            out[path] = "link:" + os.readlink(file)
+        elif file.is_file():
+            with file.open("rb") as f:
+                out[path] = hashlib.file_digest(f, "sha256").hexdigest()
+        else:
+            out[path] = None
     return out
 
 

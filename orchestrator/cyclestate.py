@@ -306,9 +306,9 @@ def feedback(gates: list[GateResult], round_: int, rounds: int) -> str:
 
 
 def pivot(records: list[HistoryRecord], cap: int) -> str | None:
-    """The blockers, when each of the last `cap` records names one and they name at most `PIVOT_BLOCKERS`
-    different ones (compared without case or spacing), latest first, joined by "; "."""
-    last = [" ".join(r.stuck_on.split()) for r in records[-cap:]]
+    """The blockers, when each of the last `cap` records (a paused one aside) names one and they name at most
+    `PIVOT_BLOCKERS` different ones (compared without case or spacing), latest first, joined by "; "."""
+    last = [" ".join(r.stuck_on.split()) for r in pause.counted(records)[-cap:]]
     if len(last) < cap or not all(last):
         return None
     distinct = list(dict.fromkeys(s.lower() for s in reversed(last)))

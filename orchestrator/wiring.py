@@ -23,7 +23,7 @@ from agents.tools import SPECS, Workspace
 from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
 from gates.build import LakeCompiler
-from gates.credentials import Secrets
+from gates.credentials import Secrets, in_file
 from gates.sandbox import Sandbox
 from orchestrator import workcopy
 from orchestrator.config import Config
@@ -116,7 +116,9 @@ def secrets_for(config: Config) -> Secrets:
     endpoints = [e for _, agent in config.agents for e in [agent, *agent.fallbacks]]
     named = [*(e.api_key_env for e in endpoints if e.api_key_env), *KEY_VARIABLES["anthropic"],
              *KEY_VARIABLES["openai"], config.prover.api_key_env, config.notify.webhook_env, "GITHUB_TOKEN"]
-    secrets = Secrets.of(os.environ, named)
+    # A coding agent's login is in its session's home, where the Worker's commands could read it: its tokens too.
+    tokens = {k: v for name, path in coding.logins().items() for k, v in in_file(path, f"{name} login").items()}
+    secrets = Secrets({**Secrets.of(os.environ, named).values, **tokens})
     redact_also(secrets)
     return secrets
 

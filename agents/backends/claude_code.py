@@ -81,7 +81,6 @@ from __future__ import annotations
 
 import gc
 import os
-import shutil
 import sys
 import threading
 import weakref
@@ -121,7 +120,7 @@ from claude_agent_sdk import (
 )
 
 from agents.backends.claude_guard import Guard
-from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, find, probe
+from agents.coding import CodingSession, Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
 from agents.config import PROVER_SERVER, WorkerConfig
 from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
@@ -139,7 +138,6 @@ from agents.model import (
 )
 from agents.tools import SPECS, Workspace
 from agents.worker import prompt
-from state.atomic import write_atomic
 from state.errors import InfraError
 from state.history import Usage
 
@@ -152,9 +150,10 @@ ENV = {"DISABLE_AUTOUPDATER": "1",  # an update started mid-cycle can break the 
        "CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"}  # a command still running would write .lake while the gates run
 MIN_VERSION = (2, 1, 0)
 """The oldest Claude Code the product drives: its hooks' `updatedInput` and `updatedToolOutput` are 2.1's."""
-FORWARDED = ("ANTHROPIC_", "CLAUDE_", "DISABLE_")
-"""The variables the SDK's environment for the CLI passes into its sandbox: Claude Code's own settings, its
-key or token, the SDK's markers. Nothing else of yours reaches it."""
+FORWARDED = ("ANTHROPIC_", "CLAUDE_CODE_", "CLAUDE_AGENT_SDK_", *ENV)
+"""The variables (by prefix) of the SDK's environment for the CLI that reach it in its sandbox: its key or token
+(`ANTHROPIC_API_KEY`, `CLAUDE_CODE_OAUTH_TOKEN`), its settings, the SDK's markers. Nothing else of yours reaches
+it; not `CLAUDE_CONFIG_DIR` either (its settings and login are in the session's home)."""
 LAUNCHER = """#!{python} -I
 import os
 env = {env!r}
@@ -226,10 +225,9 @@ class ClaudeCode:
         note = render_note(self.allowed_tools, setup.workspace.state_dir, prover=prover,
                            lake_dir=setup.sandbox.lake_dir)
         self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
-        self.login = _login_file()
-        if self.login is not None and not _keyed():
-            (self.quarters.home / ".claude").mkdir()
-            shutil.copy2(self.login, self.quarters.home / ".claude" / ".credentials.json")
+        found = _login_file()
+        self.login = Login.lend(found, self.quarters.home / ".claude" / ".credentials.json") \
+            if found and not _keyed() else None
         self._cli = _Cli("the Worker's session", self._launcher() if self.cli is not None else None)
 
     def send(self, text: str, budget_usd: float | None, watch: Watch) -> Turn:
@@ -313,17 +311,15 @@ def _keyed() -> bool:
 
 
 def _login_file() -> Path | None:
-    """Claude Code's own login (`claude login` on Linux keeps it in this file), when there is one."""
-    path = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / ".credentials.json"
-    return path if path.is_file() else None
+    """Claude Code's own login (its `/login` on Linux keeps it in this file), when there is one."""
+    return logins().get(BACKEND)
 
 
-def _close(cli: _Cli, quarters: Quarters, login: Path | None) -> None:
+def _close(cli: _Cli, quarters: Quarters, login: Login | None) -> None:
     """The CLI ended, its login handed back (Claude Code refreshes it), its private directory removed."""
     cli.close()
-    used = quarters.home / ".claude" / ".credentials.json"
-    if login is not None and used.is_file() and used.read_bytes() != login.read_bytes():
-        write_atomic(login, used.read_bytes())
+    if login is not None:
+        login.give_back()
     quarters.close()
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -56,13 +55,12 @@ from typing import Any
 import structlog
 import tomli_w
 
-from agents.coding import CodingSession, Ended, Probe, Quarters, Setup, Turn, Watch, find, probe
+from agents.coding import CodingSession, Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
 from agents.config import WorkerConfig
 from agents.model import ModelUnavailable
 from agents.tools import Tally
 from agents.worker import prompt
 from gates.sandbox import elan_home
-from state.atomic import write_atomic
 from state.history import Usage
 
 BACKEND = "codex"
@@ -70,6 +68,14 @@ MIN_VERSION = (0, 171, 0)
 """The oldest Codex the product drives: the flags and events here are that release's."""
 INSTALL = "npm install -g @openai/codex@0.171.0"
 PROVIDER = "autoformalize"
+LIMITED = re.compile(r"^(you[’']ve hit your usage limit|rate limit exceeded:)|\bstatus:? 429 too many requests\b|"
+                     r"^exceeded retry limit, last status: 429\b", re.IGNORECASE)
+"""A failed turn's message as Codex words a usage cap, a rate limit, or a 429 its retries did not outlast (at its
+start: a server's own message quoted inside another error does not pause the loop)."""
+REJECTED = re.compile(r"\b401 unauthorized\b|^quota exceeded\b|\binsufficient_quota\b|^you hit your spend cap\b",
+                      re.IGNORECASE)
+"""A failed turn's message as Codex words a refused key, an exhausted quota or a workspace's spend cap (waiting
+does not cure them)."""
 TOOL_ITEMS = {"command_execution": "shell", "file_change": "apply_patch", "web_search": "web_search"}
 DISABLED = ("plugins", "apps", "shell_snapshot", "unbounded_connection_retries", "goals", "multi_agent", "hooks")
 POLL_S = 0.05
@@ -106,18 +112,17 @@ class Codex:
         self.quarters = Quarters(setup)
         self.codex_home = self.quarters.home / ".codex"
         self.codex_home.mkdir()
-        self.login = _login_file()
-        if self.login is not None and not self._keyed():
-            shutil.copy2(self.login, self.codex_home / "auth.json")
+        found = _login_file()
+        login = Login.lend(found, self.codex_home / "auth.json") if found and not self._keyed() else None
         lake = setup.sandbox.lake_dir
         note = CODEX_NOTE.replace("$state_dir", setup.workspace.state_dir).replace(
             "$lake", "" if lake == "." else f" Run Lake in `{lake}/`, the Lake project's folder.")
         self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix="mcp__lean_lsp__") + note
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
-        self._seen = Usage()  # the thread's usage at its last `turn.completed`
+        self._seen = Usage()  # the thread's usage when the last round ended
+        self.rollout = _Rollout(self.codex_home)
         self._process: subprocess.Popen[bytes] | None = None
-        self._finalizer = weakref.finalize(self, _close, self.quarters, self.codex_home, self.login,
-                                           self._keyed())
+        self._finalizer = weakref.finalize(self, _close, self.quarters, login)
 
     def send(self, text: str, budget_usd: float | None, watch: Watch) -> Turn:
         command, env = self.quarters.confined([self.program, *self.arguments()], self.environment())
@@ -130,6 +135,7 @@ class Codex:
         self._process = process
         turn = Turn()
         state = _Reading(self, turn)
+        start = self._seen  # the thread's usage before this round
         reader = threading.Thread(target=state.read, args=(process,), name="codex-events", daemon=True)
         errors = threading.Thread(target=self._errors, args=(process,), name="codex-stderr", daemon=True)
         reader.start()
@@ -142,6 +148,8 @@ class Codex:
             pass  # it died at once: what it said is read below
         interrupted_at: float | None = None
         while reader.is_alive() or process.poll() is None:
+            if (total := self.rollout.usage(self.session_id)) is not None:  # what it spent so far, call by call
+                turn.usage = _minus(total, start)
             if interrupted_at is None and (reason := watch(turn)) is not None:
                 turn.interrupted_for = reason
                 interrupted_at = time.monotonic()
@@ -154,6 +162,10 @@ class Codex:
         reader.join(5)
         errors.join(1)
         self._process = None
+        # What the round spent: its end's own count, else (cut off, failed) the session log's last one.
+        total = state.total or self.rollout.usage(self.session_id)
+        if total is not None:
+            turn.usage, self._seen = _minus(total, start), total
         if turn.ended is None and turn.interrupted_for is None:
             raise ModelUnavailable(f"the codex CLI exited with code {status} before its turn ended: "
                                    f"{' | '.join(self.stderr) or '(nothing on stderr)'} — the cycle is recorded as "
@@ -192,7 +204,7 @@ class Codex:
             settings |= {f"mcp_servers.{name}.command": argv[0], f"mcp_servers.{name}.args": argv[1:],
                          f"mcp_servers.{name}.required": True,
                          f"mcp_servers.{name}.default_tools_approval_mode": "approve"}
-        settings |= c.codex_config  # `WorkerConfig` refuses the keys that are the product's
+        settings |= _flat(c.codex_config)  # `WorkerConfig` refuses the keys that are the product's
         flags = ["--json", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules",
                  "-C", str(s.workspace.root), "-m", self.model, "-s", "workspace-write",
                  *(a for name in DISABLED for a in ("--disable", name)),
@@ -229,6 +241,7 @@ class _Reading:
         self.turn = turn
         self.started: dict[str, tuple[str, float]] = {}  # item id → (tool, when)
         self.fresh = True  # no item seen since the round started or tool results went back
+        self.total: Usage | None = None  # the thread's usage, as `turn.completed` reported it
 
     def read(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None
@@ -247,9 +260,7 @@ class _Reading:
         elif kind in ("item.started", "item.completed") and isinstance(event.get("item"), dict):
             self.item(kind, event["item"])
         elif kind == "turn.completed":
-            total = _usage(event.get("usage") or {})
-            turn.usage = _minus(total, self.engine._seen)
-            self.engine._seen = total
+            self.total = _usage(event.get("usage") or {})
             turn.ended, turn.awaiting_model = Ended.DONE, False
         elif kind == "turn.failed":
             message = str((event.get("error") or {}).get("message") or "")
@@ -277,6 +288,44 @@ class _Reading:
             turn.awaiting_model = True
         elif item.get("type") == "agent_message" and kind == "item.completed":
             turn.text = str(item.get("text") or "")
+
+
+class _Rollout:
+    """The thread's session log, which Codex appends as it goes (`CODEX_HOME/sessions/…/rollout-…-<thread>.jsonl`):
+    its `token_count` events carry the thread's usage after each model call, where `--json` reports it only when a
+    turn ends (never for one cut off)."""
+
+    def __init__(self, codex_home: Path) -> None:
+        self.codex_home = codex_home
+        self.path: Path | None = None
+        self.offset = 0
+        self.total: Usage | None = None
+
+    def usage(self, thread: str | None) -> Usage | None:
+        """The thread's usage so far (the log's last count), reading only what was appended since the last call."""
+        if self.path is None and thread:
+            found = sorted(self.codex_home.glob(f"sessions/**/rollout-*{thread}.jsonl"))
+            self.path = found[-1] if found else None
+        if self.path is None:
+            return self.total
+        try:
+            with self.path.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return self.total
+        whole = data[:data.rfind(b"\n") + 1]  # a line still being written is read next time
+        self.offset += len(whole)
+        for line in whole.splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            payload = event.get("payload") if isinstance(event, dict) else None
+            info = payload.get("info") if isinstance(payload, dict) and payload.get("type") == "token_count" else None
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                self.total = _usage(info["total_token_usage"])
+        return self.total
 
 
 def session(setup: Setup) -> CodingSession:
@@ -334,10 +383,9 @@ def _fix(config: WorkerConfig) -> str:
 def failure(message: str, now: datetime) -> tuple[Ended, datetime | None, bool]:
     """What a failed turn's message says: how it ended, when a limit lifts (when it says), whether the key or
     login was refused."""
-    text = message.lower()
-    if any(m in text for m in ("usage limit", "rate limit", "429", "too many requests")):
+    if LIMITED.search(message):
         return Ended.LIMITED, resets_at(message, now), False
-    if any(m in text for m in ("401", "unauthorized", "quota exceeded", "insufficient_quota", "incorrect api key")):
+    if REJECTED.search(message):
         return Ended.FAILED, None, True
     return Ended.FAILED, None, False
 
@@ -390,6 +438,17 @@ def _minus(a: Usage, b: Usage) -> Usage:
                  cache_read=max(0, a.cache_read - b.cache_read), cache_write=max(0, a.cache_write - b.cache_write))
 
 
+def _flat(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Settings whose values are tables as one dotted key a value (`-c` takes a value, not a table)."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            out |= _flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def _toml(value: Any) -> str:
     """A value as `-c key=value` takes it: TOML."""
     return tomli_w.dumps({"v": value}).partition("=")[2].strip()
@@ -397,9 +456,7 @@ def _toml(value: Any) -> str:
 
 def _login_file() -> Path | None:
     """Codex's own login (`codex login`), when there is one."""
-    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-    path = home / "auth.json"
-    return path if path.is_file() else None
+    return logins().get(BACKEND)
 
 
 def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
@@ -446,9 +503,8 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _close(quarters: Quarters, codex_home: Path, login: Path | None, keyed: bool) -> None:
+def _close(quarters: Quarters, login: Login | None) -> None:
     """The session's login handed back (Codex refreshes it), then its private directory removed."""
-    used = codex_home / "auth.json"
-    if login is not None and not keyed and used.is_file() and used.read_bytes() != login.read_bytes():
-        write_atomic(login, used.read_text(encoding="utf-8"))
+    if login is not None:
+        login.give_back()
     quarters.close()

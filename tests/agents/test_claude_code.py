@@ -27,6 +27,7 @@ from agents.coding import session as open_session
 from agents.config import BudgetConfig, WorkerConfig
 from agents.ledger import Budget, Ledger
 from agents.model import Message, ModelRejected, ModelUnavailable, RateLimited, StopReason, System, ToolSpec
+from agents.prices import Price
 from agents.provers.base import Off
 from agents.provers.config import ProverConfig
 from agents.provers.desk import Desk
@@ -77,7 +78,8 @@ class Opened:
     def __call__(self, model: ClaudeModel | None = None, *, limits: Limits | None = None,
                  ledger: Ledger | None = None, stop: threading.Event | None = None, grace_s: float = 10.0,
                  workspace: Workspace | None = None, servers: dict[str, dict[str, Any]] | None = None,
-                 lean_tools: list[str] | None = None, **config: Any) -> CodingSession:
+                 lean_tools: list[str] | None = None, prices: dict[str, Price] | None = None,
+                 **config: Any) -> CodingSession:
         if model is not None:
             for _ in range(60):
                 self.server.enqueue(model)
@@ -88,7 +90,7 @@ class Opened:
         setup = Setup(WorkerConfig(backend="claude-code", model=CLAUDE_MODEL, **config), CLAUDE_MODEL, workspace,
                       "Never add an axiom.", limits or Limits(20, 120), ledger or Ledger(), confined,
                       stop or threading.Event(),
-                      servers or {}, lean_tools, interrupt_grace_s=grace_s)
+                      servers or {}, lean_tools, prices or {}, interrupt_grace_s=grace_s)
         session = open_session(setup)
         self.sessions.append(session)
         return session
@@ -128,6 +130,16 @@ def test_a_round_edits_in_its_scope_reports_and_is_charged_what_the_cli_reports(
     assert (charge.backend, charge.model, charge.usage) == ("claude-code", CLAUDE_MODEL, Usage(input=30, output=15))
     assert charge.cost_usd == pytest.approx(charged(charge.usage))  # the CLI's own price of what it used
     assert {name: stat.count for name, stat in session.tools.calls.items()} == {"Read": 1, "Edit": 1}
+
+
+def test_a_price_in_prices_wins_over_the_clis_own_figure(open_: Opened) -> None:
+    ledger = Ledger()
+    mine = Price(input=1.0, output=2.0, cache_read=0.1, cache_write=1.25)  # a negotiated rate, say
+
+    open_(ClaudeModel(REPORT), ledger=ledger, prices={CLAUDE_MODEL: mine}).run("go")
+
+    (charge,) = ledger.charges
+    assert charge.cost_usd == pytest.approx((10 * 1.0 + 5 * 2.0) / 1e6)  # not the CLI's $3/$15
 
 
 def test_writes_outside_the_scope_are_refused_by_the_guard(open_: Opened, repo: Path, tmp_path: Path) -> None:

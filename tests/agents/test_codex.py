@@ -18,8 +18,8 @@ from pydantic import ValidationError
 from agents.backends.codex import check, failure, resets_at
 from agents.coding import CodingSession, Ended, Setup
 from agents.coding import session as open_session
-from agents.config import WorkerConfig
-from agents.ledger import Ledger
+from agents.config import BudgetConfig, WorkerConfig
+from agents.ledger import Budget, Ledger
 from agents.model import ModelRejected, ModelUnavailable
 from agents.prices import Price
 from agents.tools import Workspace
@@ -92,15 +92,30 @@ def test_a_round_is_charged_its_usage_at_the_configured_price_and_a_resume_only_
     assert server.requests[2].body["prompt_cache_key"] == server.requests[0].body["prompt_cache_key"]
 
 
-def test_the_turn_limit_interrupts_before_a_call_beyond_it(open_: Callable[..., CodingSession],
-                                                           server: ResponsesStandin) -> None:
-    session = open_(*[shell("true") for _ in range(6)], message(REPORT), limits=Limits(2, 120))
+def test_the_turn_limit_interrupts_before_a_call_beyond_it_and_what_it_spent_is_charged(
+        open_: Callable[..., CodingSession], server: ResponsesStandin) -> None:
+    ledger = Ledger()
+    session = open_(*[shell("true") for _ in range(6)], message(REPORT), limits=Limits(2, 120), ledger=ledger)
 
     done = session.run("go")
 
     assert done.stop is Stop.TURNS and session.turns == 2
-    assert len(server.requests) <= 3  # the third answer may be in flight when the interruption lands
-    assert session.resume("more").stop is Stop.TURNS
+    answered = len(server.requests)  # the third answer may be in flight when the interruption lands
+    assert answered <= 3 and session.resume("more").stop is Stop.TURNS
+    (charge,) = ledger.charges  # a round cut off reports no usage on --json: its session log does
+    assert charge.usage.input >= 2 * 60 and charge.cost_usd is not None and charge.cost_usd > 0
+
+
+def test_the_budget_stops_a_round_between_its_model_calls(open_: Callable[..., CodingSession],
+                                                          server: ResponsesStandin) -> None:
+    big = {"input_tokens": 100_000, "cached_tokens": 0, "output_tokens": 0}  # $0.125 a call at the test's price
+    ledger = Ledger(budget=Budget(BudgetConfig(per_cycle_usd=0.3)))
+    session = open_(*[shell("true", usage=big) for _ in range(8)], message(REPORT), ledger=ledger)
+
+    done = session.run("go")
+
+    assert done.stop is Stop.BUDGET and len(server.requests) <= 4  # stopped once its spend passed $0.30
+    assert 0.3 < ledger.spent() < 0.3 + 2 * 0.125
 
 
 def test_a_stop_request_interrupts_the_round_at_once(open_: Callable[..., CodingSession]) -> None:
@@ -221,7 +236,20 @@ def test_codex_config_cannot_take_the_products_settings() -> None:
     with pytest.raises(ValidationError, match=r"codex_config may not set sandbox_mode, shell_environment_policy\."):
         WorkerConfig(backend="codex", model="m", codex_config={"sandbox_mode": "danger-full-access",
                                                                "shell_environment_policy.inherit": "all"})
+    with pytest.raises(ValidationError, match="codex_config keys are Codex settings' dotted names: ' sandbox_mode'"):
+        WorkerConfig(backend="codex", model="m", codex_config={" sandbox_mode": "danger-full-access"})
     assert WorkerConfig(backend="codex", model="m", codex_config={"model_catalog_json": "/x.json"}).codex_config
+
+
+def test_a_codex_config_table_reaches_codex_as_dotted_settings(open_: Callable[..., CodingSession],
+                                                              server: ResponsesStandin) -> None:
+    session = open_(message(REPORT), codex_config={"tools": {"view_image": False}, "model_verbosity": "high"})
+
+    session.run("go")
+
+    assert server.requests[0].body["text"]["verbosity"] == "high"  # the setting took
+    arguments = session.engine.arguments()  # type: ignore[attr-defined]
+    assert "tools.view_image=false" in arguments and "model_verbosity=\"high\"" in arguments
 
 
 # --- what a failed turn says -----------------------------------------------------------------------------------------
@@ -239,7 +267,15 @@ def test_codex_config_cannot_take_the_products_settings() -> None:
     ("exceeded retry limit, last status: 429 Too Many Requests", Ended.LIMITED, None, False),
     ("unexpected status 401 Unauthorized: Incorrect API key provided", Ended.FAILED, None, True),
     ("Quota exceeded. Check your plan and billing details.", Ended.FAILED, None, True),
+    ("You’ve hit your usage limit. Visit https://chatgpt.com/settings/usage or try again at 5:06 AM.",
+     Ended.LIMITED, datetime(2026, 12, 7, 5, 6, tzinfo=UTC), False),
+    ("You hit your spend cap set in your workspace. Increase your spend cap to continue.", Ended.FAILED, None, True),
     ("stream disconnected before completion: model crashed", Ended.FAILED, None, False),
+    # A 429 or "rate limit" inside another error's text is that error's, not a limit's.
+    ("unexpected status 400 Bad Request: input too long: got a string with length 14290000", Ended.FAILED, None,
+     False),
+    ("unexpected status 500 Internal Server Error: request id req_7f3a429c0d; rate limit: n/a", Ended.FAILED,
+     None, False),
 ])
 def test_a_failed_turns_message_says_how_it_ended(message: str, ended: Ended, when: datetime | None,
                                                   rejected: bool) -> None:

@@ -96,4 +96,31 @@ def test_closing_ends_every_process_and_the_socket(quarters: Quarters) -> None:
 
     quarters.close()
 
-    assert process.wait(timeout=10) == 128 + 9 and not root.exists()  # killed, as a shell reports it
+    assert process.wait(timeout=10) in (128 + 9, EXIT_UNRESOLVED) and not root.exists()  # killed, or cut off
+
+
+def test_a_malformed_request_is_refused_and_the_relay_goes_on(quarters: Quarters) -> None:
+    errors: list[str] = []
+    quarters.relay.on_error = errors.append
+    for junk in (b"\xff\xfe not json\n", b'["a list"]\n', b'{"token": ' + json.dumps(quarters.relay.token).encode()
+                 + b', "kind": "mcp"}\n'):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(quarters.relay.path))
+            conn.sendall(junk)
+            conn.settimeout(10)
+            assert conn.recv(1024) == b""
+
+    assert len(errors) == 3 and all(e.startswith("relay: ") for e in errors)
+    assert client(quarters, "run", "echo still here").stdout == b"still here\n"
+
+
+def test_closing_ends_an_idle_clients_connection(quarters: Quarters) -> None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(str(quarters.relay.path))
+    time.sleep(0.2)
+
+    quarters.close()
+
+    conn.settimeout(10)
+    assert conn.recv(1024) == b""
+    conn.close()

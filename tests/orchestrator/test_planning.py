@@ -5,9 +5,10 @@ to pivot when the last cycles circle around at most two blockers. The Worker's s
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 from orchestrator import cyclestate as cs
-from state.history import HistoryRecord
+from state.history import HistoryRecord, Outcome
 from tests.conftest import git, write
 from tests.orchestrator.harness import (
     PLAN,
@@ -136,6 +137,8 @@ def test_the_pivot_fires_on_at_most_two_blockers_in_the_last_records() -> None:
     assert cs.pivot(three, 4) is None
     unnamed = [*two[:3], blocked(4, "")]  # a cycle that names no blocker breaks the run
     assert cs.pivot(unnamed, 4) is None
+    paused = HistoryRecord(cycle=5, outcome=Outcome.NO_CHANGE, paused_until=datetime(2026, 12, 7, tzinfo=UTC))
+    assert cs.pivot([*two[:2], paused, *two[2:]], 4) == "nat.sub api; The successor case"  # a rate limit, no break
 
 
 def test_the_planner_is_told_to_attack_a_smaller_prerequisite_seam(project: Project) -> None:
