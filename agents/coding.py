@@ -210,7 +210,7 @@ class CodingSession:
         self.usage = Usage()
         self.limited_until: datetime | None = None
         self.deadline = time.monotonic() + limits.timeout_s
-        self.closed = False
+        self.ended: Stop | None = None  # why the session was closed
         self.tools: Tally = engine.tools
         self._room: float | None = None  # what the budgets left when the round under way started
 
@@ -234,22 +234,26 @@ class CodingSession:
             return self.rounds[0].report if self.rounds else ""
         return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
 
-    def close(self) -> None:
-        """End the engine's process (idempotent). Later rounds end at once."""
-        self.closed = True
+    def close(self, why: Stop = Stop.STOPPED) -> None:
+        """End the engine's process (idempotent). Later rounds end at once, for `why` (the first reason given)."""
+        self.ended = self.ended or why
         self.engine.close()
+
+    @property
+    def closed(self) -> bool:
+        return self.ended is not None
 
     # -- rounds ---------------------------------------------------------------------------
 
     def _round(self, text: str) -> Round:
         stop = self._limit()
         if stop is not None:
-            self.close()
+            self.close(stop)
             return self._end(stop, self._placeholder(stop))
         try:
             self.ledger.admit(self.role, 0.0)  # a round's worst case is unknown: refuse only once over a limit
         except BudgetExceeded as e:
-            self.close()
+            self.close(Stop.BUDGET)
             return self._end(Stop.BUDGET, f"(The session stopped: {e}. {self.turns} model calls were made.)")
         self._room = self.ledger.headroom()
         try:
@@ -261,7 +265,7 @@ class CodingSession:
         self.turns += turn.calls
         stop, report = self._outcome(turn)
         if stop not in (Stop.FINISHED, Stop.ENDED) or turn.interrupted_for is not None:
-            self.close()  # a limit was reached: no round can follow
+            self.close(turn.interrupted_for or stop)  # a limit was reached, even if the report beat it: no more rounds
         log.info("worker.round", backend=self.engine.name, stop=str(stop), turns=self.turns,
                  session=self.engine.session_id)
         return self._end(stop, report)
@@ -277,9 +281,7 @@ class CodingSession:
         budget = self.limits.token_budget
         if budget is not None and self.usage.input + self.usage.output + self.usage.cache_write >= budget:
             return Stop.TOKENS
-        if self.closed:
-            return Stop.STOPPED
-        return None
+        return self.ended  # what ended the session ends every later round
 
     def _watch(self, turn: Turn) -> Stop | None:
         """Why a round under way must be interrupted, or None."""

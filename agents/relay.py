@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 HEADER_BYTES = 1 << 16
+HEADER_S = 30.0
+MAX_CONNECTIONS = 64
 CHUNK = 1 << 16
 _FRAME = struct.Struct("!cI")  # kind (b"o" output, b"x" exit status), payload length
 EXIT_UNRESOLVED = 126  # what `sh` answers for a command it cannot run
@@ -93,6 +95,9 @@ class Relay:
                 if self._closed:
                     conn.close()
                     return
+                if len(self._connections) >= MAX_CONNECTIONS:  # more than any engine opens: refused
+                    conn.close()
+                    continue
                 self._connections.add(conn)
             threading.Thread(target=self._guarded, args=(conn,), name="relay-conn", daemon=True).start()
 
@@ -109,8 +114,8 @@ class Relay:
         with conn:
             try:
                 request, rest = self._header(conn)
-            except (ValueError, UnicodeDecodeError) as e:
-                self.on_error(f"relay: refused a connection: {e}")
+            except (ValueError, UnicodeDecodeError, RecursionError, OSError) as e:
+                self.on_error(f"relay: refused a connection: {type(e).__name__}: {str(e)[:200]}")
                 return
             kind = request["kind"]
             try:
@@ -142,6 +147,7 @@ class Relay:
 
     def _header(self, conn: socket.socket) -> tuple[dict[str, Any], bytes]:
         """The request, and what the client sent after it (an MCP server's first input)."""
+        conn.settimeout(HEADER_S)  # a client that says nothing is let go
         data = b""
         while b"\n" not in data:
             chunk = conn.recv(CHUNK)
@@ -153,10 +159,12 @@ class Relay:
             request = json.loads(line)
         except json.JSONDecodeError as e:
             raise ValueError(f"an unreadable request header ({e})") from None
-        if not isinstance(request, dict) or not hmac.compare_digest(str(request.get("token", "")), self.token):
+        token = str(request.get("token", "")).encode() if isinstance(request, dict) else b""
+        if not hmac.compare_digest(token, self.token.encode()):
             raise ValueError("a request without this relay's token")
         if request.get("kind") not in ("mcp", "run"):
             raise ValueError(f"unknown kind {request.get('kind')!r}")
+        conn.settimeout(None)
         return request, rest
 
     def _pipe(self, conn: socket.socket, child: subprocess.Popen[bytes], first: bytes) -> None:

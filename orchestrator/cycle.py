@@ -450,8 +450,8 @@ def work(c: Cycle) -> None:
             _checkpoint(c)
             if gate(c):
                 break
-            if attempt == cfg.gates.repair_rounds:
-                c.outcome = Outcome.REJECTED
+            if attempt == cfg.gates.repair_rounds or c.session.rounds[-1].stop not in (Stop.FINISHED, Stop.ENDED):
+                c.outcome = Outcome.REJECTED  # out of rounds, or the session ended at a limit: none would follow
                 break
             c.session.resume(cs.feedback(c.gates, attempt + 1, cfg.gates.repair_rounds))
         _checkpoint(c)

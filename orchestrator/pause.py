@@ -18,13 +18,15 @@ from state.history import HistoryRecord
 
 MAX_PAUSE_S = 6 * 3600.0
 """The longest pause when the limit named no reset time."""
+MAX_RESET_S = 8 * 24 * 3600.0
+"""The furthest reset time believed: a week's cap and a day to spare; one further is read as this."""
 
 
 def until(now: datetime, records: Iterable[HistoryRecord], resets_at: datetime | None, pause_s: float) -> datetime:
     """When the loop may go on after a rate limit met at `now`: the reset time the answer gave, else `pause_s`
     doubled for each paused cycle in a row ending the history."""
     if resets_at is not None and resets_at > now:
-        return resets_at
+        return min(resets_at, now + timedelta(seconds=MAX_RESET_S))
     streak = 0
     for r in reversed(list(records)):
         if not r.paused:

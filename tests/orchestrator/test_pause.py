@@ -26,9 +26,10 @@ def test_a_record_is_paused_when_a_limit_stopped_it_and_nothing_landed() -> None
     assert not record(4, Outcome.NO_CHANGE).paused
 
 
-def test_a_reset_time_given_is_the_pause() -> None:
+def test_a_reset_time_given_is_the_pause_up_to_a_week_and_a_day() -> None:
     resets = NOW + timedelta(hours=3, minutes=7)
     assert pause.until(NOW, [], resets, 900) == resets
+    assert pause.until(NOW, [], NOW + timedelta(days=365), 900) == NOW + timedelta(days=8)  # not believed
 
 
 def test_without_a_reset_time_the_pause_doubles_for_each_paused_cycle_in_a_row() -> None:
