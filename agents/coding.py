@@ -52,7 +52,7 @@ from agents.model import ModelRejected, ModelUnavailable
 from agents.prices import Price, cost
 from agents.relay import CLIENT, Relay
 from agents.tools import Tally, Workspace
-from agents.worker import Context, Limits, Round, Stop
+from agents.worker import Context, Limits, Round, Stop, reached
 from gates.sandbox import Sandbox
 from state.atomic import write_atomic
 from state.history import Usage
@@ -271,17 +271,9 @@ class CodingSession:
         return self._end(stop, report)
 
     def _limit(self) -> Stop | None:
-        """Why no round may start now, or None."""
-        if self.stop.is_set():
-            return Stop.STOPPED
-        if self.turns >= self.limits.max_turns:
-            return Stop.TURNS
-        if time.monotonic() >= self.deadline:
-            return Stop.TIME
-        budget = self.limits.token_budget
-        if budget is not None and self.usage.input + self.usage.output + self.usage.cache_write >= budget:
-            return Stop.TOKENS
-        return self.ended  # what ended the session ends every later round
+        """Why no round may start now, or None; what ended the session ends every later round."""
+        return reached(self.limits, self.stop, self.turns, time.monotonic() >= self.deadline, self.usage) \
+            or self.ended
 
     def _watch(self, turn: Turn) -> Stop | None:
         """Why a round under way must be interrupted, or None."""

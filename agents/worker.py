@@ -240,16 +240,7 @@ class WorkerSession:
             self.messages.append(Message("user", text))
 
     def _limit(self) -> Stop | None:
-        if self.stop.is_set():
-            return Stop.STOPPED
-        if self.turns >= self.limits.max_turns:
-            return Stop.TURNS
-        if self.clock() >= self.deadline:
-            return Stop.TIME
-        budget = self.limits.token_budget
-        if budget is not None and self.usage.input + self.usage.output + self.usage.cache_write >= budget:
-            return Stop.TOKENS
-        return None
+        return reached(self.limits, self.stop, self.turns, self.clock() >= self.deadline, self.usage)
 
     def _end(self, stop: Stop, report: str) -> Round:
         done = Round(stop, report)
@@ -266,6 +257,21 @@ class WorkerSession:
         if len(self.rounds) <= 1:
             return self.rounds[0].report if self.rounds else ""
         return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
+
+
+def reached(limits: Limits, stop: threading.Event, turns: int, late: bool, usage: Usage) -> Stop | None:
+    """The limit a session that made `turns` model calls and used `usage` has reached (`late`: its deadline has
+    passed), or None: a stop request first, then the turns, the time, the tokens."""
+    if stop.is_set():
+        return Stop.STOPPED
+    if turns >= limits.max_turns:
+        return Stop.TURNS
+    if late:
+        return Stop.TIME
+    budget = limits.token_budget
+    if budget is not None and usage.input + usage.output + usage.cache_write >= budget:
+        return Stop.TOKENS
+    return None
 
 
 def prompt(rules: str, lean_tools: Collection[str] = (), prefix: str = "") -> str:

@@ -155,15 +155,8 @@ class Sandbox:
             uid = str(self.config.unprivileged_uid)
             out += ["--uid", uid, "--gid", uid]
             _hand_over(work, lake, 0)
-        for name in SYSTEM:
-            path = Path(name)
-            if path.is_symlink():
-                out += ["--symlink", os.readlink(path), name]
-            elif path.is_dir():
-                out += ["--ro-bind", name, name]
-        out += ["--perms", "0755", "--dir", "/etc"]
-        out += [a for name in (*ETC, *NETWORK_ETC) for a in ("--ro-bind-try", f"/etc/{name}", f"/etc/{name}")]
-        out += ["--perms", "1777", "--size", str(self.config.tmp_mb * limits.MIB), "--tmpfs", "/tmp"]
+        out += [*_system((*ETC, *NETWORK_ETC)),
+                "--perms", "1777", "--size", str(self.config.tmp_mb * limits.MIB), "--tmpfs", "/tmp"]
         shown_dirs = [*(Path(p) for p in SYSTEM), *(Path(p).resolve() for p in SYSTEM if Path(p).exists())]
         made = {Path("/tmp")}
         programs = [_executable(args[0], work), *(p for p in shown if p.is_file() and os.access(p, os.X_OK))]
@@ -205,15 +198,7 @@ class Sandbox:
     def mounts(self, args: Sequence[str], work: Path, *, outputs: bool = True) -> list[str]:
         """bwrap's filesystem for `args` run in `work` (resolved): everything not named here does not exist.
         It makes `work`'s `.lake` first, and restores its `.lake/packages` link."""
-        out: list[str] = []
-        for name in SYSTEM:
-            path = Path(name)
-            if path.is_symlink():
-                out += ["--symlink", os.readlink(path), name]
-            elif path.is_dir():
-                out += ["--ro-bind", name, name]
-        out += ["--perms", "0755", "--dir", "/etc"]
-        out += [a for name in ETC for a in ("--ro-bind-try", f"/etc/{name}", f"/etc/{name}")]
+        out = _system(ETC)
         size = str(self.config.tmp_mb * limits.MIB)
         # /proc read-only: its sys/, sysrq-trigger… are the kernel's settings, and bwrap covers them only where it
         # can tell they are writable. /dev read-only but for its devices; its shm, like /tmp, a bounded tmpfs.
@@ -348,6 +333,19 @@ def describe(config: SandboxConfig) -> str:
              else f"no system-call filter for {seccomp.machine()}")
     return (f"bwrap: no network, no credentials, only the working copy and the toolchain visible, {who}; {calls}; "
             f"limits: {limits.describe(config)}")
+
+
+def _system(etc: Sequence[str]) -> list[str]:
+    """bwrap's system directories, read-only (their links as links), and the `etc` files of /etc."""
+    out: list[str] = []
+    for name in SYSTEM:
+        path = Path(name)
+        if path.is_symlink():
+            out += ["--symlink", os.readlink(path), name]
+        elif path.is_dir():
+            out += ["--ro-bind", name, name]
+    return [*out, "--perms", "0755", "--dir", "/etc",
+            *(a for name in etc for a in ("--ro-bind-try", f"/etc/{name}", f"/etc/{name}"))]
 
 
 def _namespaces() -> list[str]:

@@ -60,6 +60,7 @@ from agents.config import WorkerConfig
 from agents.model import ModelUnavailable
 from agents.tools import Tally
 from agents.worker import prompt
+from gates.process import descendants
 from gates.sandbox import elan_home
 from state.history import Usage
 
@@ -462,7 +463,7 @@ def _login_file() -> Path | None:
 def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
     """`sig` to Codex: every process below `process` (inside the engine's sandbox, its init ignores it), and
     `process` itself when it is Codex (no sandbox)."""
-    for pid in [*_descendants(process.pid), process.pid]:
+    for pid in [*descendants(process.pid), process.pid]:
         try:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
@@ -472,7 +473,7 @@ def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
 def _kill(process: subprocess.Popen[bytes]) -> None:
     """The process and everything below it, at once (the engine's sandbox dies with its parent)."""
     if process.poll() is None:
-        for pid in [process.pid, *_descendants(process.pid)]:
+        for pid in [process.pid, *descendants(process.pid)]:
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -481,26 +482,6 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         log.warning("codex.unkillable", pid=process.pid)
-
-
-def _descendants(root: int) -> list[int]:
-    """Every process whose parent chain reaches `root`, from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        parents[int(entry.name)] = int(fields[1])
-    out, frontier = [], {root}
-    while frontier:
-        children = {pid for pid, parent in parents.items() if parent in frontier}
-        out += sorted(children)
-        frontier = children
-    return out
 
 
 def _close(quarters: Quarters, login: Login | None) -> None:
