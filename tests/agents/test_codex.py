@@ -4,6 +4,9 @@ settings, reads its events, interrupts it and holds it to the Worker's limits.""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import stat
 import threading
 import time
@@ -169,6 +172,21 @@ def test_a_cli_exiting_at_once_is_one_error_naming_what_it_said(open_: Callable[
 
     assert str(caught.value).startswith("the codex CLI exited with code 1 before its turn ended: ")
     assert "the sandbox helper is missing" in str(caught.value)
+
+
+def test_a_cli_killed_mid_session_is_an_infrastructure_error(open_: Callable[..., CodingSession]) -> None:
+    native = Path(check(WorkerConfig(backend="codex", model="m", cli_path=CODEX, base_url="http://x")).program or "")
+
+    def kill_the_cli(request: Any) -> Any:
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError):
+                if entry.name.isdigit() and (entry / "exe").resolve() == native.resolve():
+                    os.kill(int(entry.name), signal.SIGKILL)
+        time.sleep(1)
+        return message("never read")
+
+    with pytest.raises(ModelUnavailable, match=r"the codex CLI exited with code (-9|137) before its turn ended"):
+        open_(kill_the_cli).run("go")
 
 
 # --- the CLI as found ------------------------------------------------------------------------------------------------
