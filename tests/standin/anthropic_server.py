@@ -32,13 +32,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.standin.loopback import Scripted
 
 DEFAULT_USAGE: Mapping[str, int] = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0,
                                     "cache_read_input_tokens": 0}
@@ -117,8 +116,10 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
     return {**DEFAULT_USAGE, **(usage or {})}
 
 
-class AnthropicStandin:
+class AnthropicStandin(Scripted[RecordedRequest, Reply]):
     """The server. Start it with `with` (or `start()` / `close()`); script it with the `enqueue*` methods."""
+
+    name = "anthropic-standin"
 
     def __init__(self, *, api_key: str | None = None, validate: bool = True, window: int | None = None) -> None:
         """`api_key`: when set, requests must carry it (`x-api-key` or `authorization: Bearer`), else 401.
@@ -128,59 +129,15 @@ class AnthropicStandin:
         usage counts the request as the API's prompt cache would: the blocks up to the last cache breakpoint that
         repeat the previous request's are read from the cache, the rest up to that breakpoint written to it, and
         what follows it is plain input."""
+        super().__init__()
         self.api_key = api_key
         self.validate = validate
         self.window = window
         self.cached: list[str] = []  # the blocks, up to its last breakpoint, of the last request (window mode)
-        self.requests: list[RecordedRequest] = []
-        self.ran_out = 0
-        self._script: deque[Responder] = deque()
-        self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -------------------------------------------------------------------------------------------------
-
-    def start(self) -> AnthropicStandin:
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.daemon_threads = True  # a handler stalled on a delay must not hold up close()
-        httpd.standin = self  # type: ignore[attr-defined]
-        self._httpd = httpd
-        # a short poll interval keeps close() quick: shutdown() waits for the serving loop to look up
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="anthropic-standin", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._closing.set()  # wakes handlers sleeping on a delay
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> AnthropicStandin:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     @property
     def base_url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("the stand-in is not started; use it as a context manager or call start()")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    # --- script ----------------------------------------------------------------------------------------------------
-
-    def enqueue(self, responder: Responder | Reply) -> None:
-        """Queue a reply, or a function of the request returning one (build it with `text_reply`, etc.)."""
-        with self._lock:
-            self._script.append(responder if callable(responder) else _constant(responder))
+        return self.root_url
 
     def enqueue_text(self, text: str, *, usage: Mapping[str, int] | None = None, stop_reason: str = "end_turn",
                      model: str | None = None, delay_s: float = 0.0, stall_s: float = 0.0,
@@ -203,47 +160,9 @@ class AnthropicStandin:
         "overloaded_error", "Overloaded")`, `(401, "authentication_error", "invalid x-api-key")`."""
         self.enqueue(error_reply(status, error_type, message, headers=headers, delay_s=delay_s, in_stream=in_stream))
 
-    @property
-    def pending(self) -> int:
-        """Scripted responses not yet used."""
-        with self._lock:
-            return len(self._script)
-
-    # --- inspection ------------------------------------------------------------------------------------------------
-
-    @property
-    def last(self) -> RecordedRequest:
-        if not self.requests:
-            raise AssertionError("the stand-in has received no request")
-        return self.requests[-1]
-
-    @property
-    def last_body(self) -> Any:
-        return self.last.body
-
-    # --- used by the handler ---------------------------------------------------------------------------------------
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
-    def _next(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            if not self._script:
-                self.ran_out += 1
-                return ErrorReply(500, "api_error", f"anthropic stand-in: the script ran out (request "
-                                  f"#{len(self.requests)} to {request.path} had no scripted response)",
-                                  {"x-should-retry": "false"})
-            responder = self._script.popleft()
-        return responder(request)
-
-    def _sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._closing.wait(seconds)
-
-
-def _constant(reply: Reply) -> Responder:
-    return lambda _request: reply
+    def _ran_out(self, request: RecordedRequest, number: int) -> Reply:
+        return ErrorReply(500, "api_error", f"anthropic stand-in: the script ran out (request #{number} to "
+                          f"{request.path} had no scripted response)", {"x-should-retry": "false"})
 
 
 # --- request checks (a subset of the real API's validation) --------------------------------------------------------
@@ -401,7 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def standin(self) -> AnthropicStandin:
-        return self.server.standin  # type: ignore[attr-defined, no-any-return]
+        return self.server.standin  # type: ignore[attr-defined]
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests read `requests`, not stderr."""
@@ -503,3 +422,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._event("message_start", {"type": "message_start", "message": start})
         self._event("error", {"type": "error", "error": {"type": reply.error_type, "message": reply.message}})
         self._chunk(b"")
+
+
+AnthropicStandin.handler = _Handler

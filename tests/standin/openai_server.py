@@ -42,15 +42,14 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.standin.loopback import Scripted
 
 DEFAULT_USAGE: Mapping[str, int] = {"prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 0}
 """Scripted usage is flat; on the wire `cached_tokens` moves under `prompt_tokens_details`, and `total_tokens`
@@ -149,8 +148,10 @@ def _usage(usage: Mapping[str, int] | None) -> dict[str, int]:
     return {**DEFAULT_USAGE, **(usage or {})}
 
 
-class OpenAIStandin:
+class OpenAIStandin(Scripted[RecordedRequest, Reply]):
     """The server. Start it with `with` (or `start()` / `close()`); script it with the `enqueue*` methods."""
+
+    name = "openai-standin"
 
     def __init__(self, *, api_key: str | None = None, validate: bool = True,
                  models: list[dict[str, Any]] | None = None, window: int | None = None) -> None:
@@ -158,66 +159,24 @@ class OpenAIStandin:
         `validate`: reject requests the real API would reject (see the module docstring).
         `models`: what `GET /v1/models` lists (vLLM's entries carry `max_model_len`); by default one entry per
         model OpenAI's way, without a window."""
+        super().__init__()
         self.api_key = api_key
         self.validate = validate
         self.window = window  # tokens (four characters of the messages and tools each); a longer request is refused
         self.models = models if models is not None else [
             {"id": "gpt-5-mini", "object": "model", "created": 1754425777, "owned_by": "system"}]
-        self.requests: list[RecordedRequest] = []
-        self.ran_out = 0
-        self._script: deque[Responder] = deque()
-        self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -------------------------------------------------------------------------------------------------
-
-    def start(self) -> OpenAIStandin:
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.daemon_threads = True  # a handler stalled on a delay must not hold up close()
-        httpd.standin = self  # type: ignore[attr-defined]
-        self._httpd = httpd
-        # a short poll interval keeps close() quick: shutdown() waits for the serving loop to look up
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="openai-standin", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._closing.set()  # wakes handlers sleeping on a delay
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> OpenAIStandin:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     @property
     def base_url(self) -> str:
         """The URL the SDK takes as `base_url`: it appends `/chat/completions` to it."""
-        if self._httpd is None:
-            raise RuntimeError("the stand-in is not started; use it as a context manager or call start()")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.root_url}/v1"
 
     @property
     def proxy_url(self) -> str:
         """The server as an HTTP proxy, for `HTTP_PROXY`: it serves any host's `/v1/chat/completions` itself."""
-        return self.base_url.removesuffix("/v1")
+        return self.root_url
 
     # --- script ----------------------------------------------------------------------------------------------------
-
-    def enqueue(self, responder: Responder | Reply) -> None:
-        """Queue a reply, or a function of the request returning one (build it with `text_reply`, etc.)."""
-        with self._lock:
-            self._script.append(responder if callable(responder) else _constant(responder))
 
     def enqueue_text(self, text: str | None, *, usage: Mapping[str, int] | None = None,
                      finish_reason: str | None = "stop", model: str | None = None, delay_s: float = 0.0,
@@ -244,47 +203,9 @@ class OpenAIStandin:
         self.enqueue(error_reply(status, error_type, message, code=code, headers=headers, delay_s=delay_s,
                                  in_stream=in_stream))
 
-    @property
-    def pending(self) -> int:
-        """Scripted responses not yet used."""
-        with self._lock:
-            return len(self._script)
-
-    # --- inspection ------------------------------------------------------------------------------------------------
-
-    @property
-    def last(self) -> RecordedRequest:
-        if not self.requests:
-            raise AssertionError("the stand-in has received no request")
-        return self.requests[-1]
-
-    @property
-    def last_body(self) -> Any:
-        return self.last.body
-
-    # --- used by the handler ---------------------------------------------------------------------------------------
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
-    def _next(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            if not self._script:
-                self.ran_out += 1
-                return ErrorReply(500, "server_error", f"openai stand-in: the script ran out (request "
-                                  f"#{len(self.requests)} to {request.path} had no scripted response)",
-                                  headers={"x-should-retry": "false"})
-            responder = self._script.popleft()
-        return responder(request)
-
-    def _sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._closing.wait(seconds)
-
-
-def _constant(reply: Reply) -> Responder:
-    return lambda _request: reply
+    def _ran_out(self, request: RecordedRequest, number: int) -> Reply:
+        return ErrorReply(500, "server_error", f"openai stand-in: the script ran out (request #{number} to "
+                          f"{request.path} had no scripted response)", headers={"x-should-retry": "false"})
 
 
 # --- request checks (a subset of the real API's validation) --------------------------------------------------------
@@ -590,3 +511,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._data(next(_chunks(text_reply(""), request)))
         self._data(_error_json(reply))
         self._chunk(b"")
+
+
+OpenAIStandin.handler = _Handler

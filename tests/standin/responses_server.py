@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.standin.loopback import Scripted
 
 DEFAULT_USAGE: Mapping[str, int] = {"input_tokens": 100, "cached_tokens": 40, "output_tokens": 20,
                                     "reasoning_tokens": 5}
@@ -152,83 +151,25 @@ def error(status: int, kind: str, text: str, *, headers: Mapping[str, str] | Non
     return ErrorReply(status, body, dict(headers or {}))
 
 
-class ResponsesStandin:
+class ResponsesStandin(Scripted[RecordedRequest, Reply]):
     """The server. Start it with `with` (or `start()` / `close()`); script it with `enqueue`."""
+
+    name = "responses-standin"
 
     def __init__(self, *, api_key: str | None = None, validate: bool = True) -> None:
         """`api_key`: when set, requests must carry `authorization: Bearer <key>`, else 401."""
+        super().__init__()
         self.api_key = api_key
         self.validate = validate
-        self.requests: list[RecordedRequest] = []
-        self.ran_out = 0
-        self._script: deque[Responder] = deque()
-        self._lock = threading.Lock()
-        self._closing = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> ResponsesStandin:
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        httpd.daemon_threads = True
-        httpd.standin = self  # type: ignore[attr-defined]
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="responses-standin", daemon=True)
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        self._closing.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> ResponsesStandin:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
 
     @property
     def base_url(self) -> str:
         """The provider's base URL, as Codex's `model_providers.<id>.base_url` takes it."""
-        if self._httpd is None:
-            raise RuntimeError("the stand-in is not started")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.root_url}/v1"
 
-    def enqueue(self, *replies: Responder | Reply) -> None:
-        with self._lock:
-            self._script.extend(r if callable(r) else _constant(r) for r in replies)
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._script)
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
-    def _next(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            if not self._script:
-                self.ran_out += 1
-                return error(500, "server_error", f"responses stand-in: the script ran out (request "
-                                                  f"#{len(self.requests)} had no scripted response)")
-            responder = self._script.popleft()
-        return responder(request)
-
-    def _sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._closing.wait(seconds)
-
-
-def _constant(reply: Reply) -> Responder:
-    return lambda _request: reply
+    def _ran_out(self, request: RecordedRequest, number: int) -> Reply:
+        return error(500, "server_error", f"responses stand-in: the script ran out (request #{number} had no "
+                                          "scripted response)")
 
 
 def request_problem(body: Any) -> str | None:
@@ -269,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def standin(self) -> ResponsesStandin:
-        return self.server.standin  # type: ignore[attr-defined, no-any-return]
+        return self.server.standin  # type: ignore[attr-defined]
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests read `requests`."""
@@ -349,3 +290,6 @@ class _Handler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+
+
+ResponsesStandin.handler = _Handler
