@@ -5,8 +5,8 @@ An `Engine` is one coding-agent CLI working in the Worker's working copy. `send`
 one conversation (the first round's brief, then each repair round's gate report), reads its events until its turn
 ends, and interrupts it when the watch names a reason; `close` ends whatever process it holds. What one turn brought
 back is a `Turn`, in the same terms for every engine. Each engine's module says how its CLI is started, confined and
-read, and has a `session` function building a `CodingSession` over it; `ENGINES` names those modules, so a third
-engine is one module and one line there, and `[agents.worker] backend` picks it.
+read, and names its `Engine` class `ENGINE`; `ENGINES` names those modules, so a third engine is one module and one
+line there, and `[agents.worker] backend` picks it.
 
 `CodingSession` is the Worker's `Session` over any engine:
 
@@ -61,8 +61,8 @@ log = structlog.get_logger()
 
 VERSION_TIMEOUT_S = 30.0
 ENGINES = {"claude-code": "agents.backends.claude_code", "codex": "agents.backends.codex"}
-"""Each coding-agent backend (`agents.config.ENGINES`) and the module whose `session(setup)` builds its Worker
-session and whose `check(config)` says why its CLI cannot run here."""
+"""Each coding-agent backend (`agents.config.ENGINES`) and its module: `ENGINE(setup)` is its `Engine`, and
+`check(config)` says why its CLI cannot run here."""
 
 
 class Ended(StrEnum):
@@ -422,6 +422,6 @@ def check(config: WorkerConfig) -> Probe:
 
 def session(setup: Setup) -> CodingSession:
     """The Worker session of the coding agent `setup.config.backend` names (a key of `ENGINES`)."""
-    module = importlib.import_module(ENGINES[setup.config.backend])
-    built: CodingSession = module.session(setup)
-    return built
+    engine: Engine = importlib.import_module(ENGINES[setup.config.backend]).ENGINE(setup)
+    return CodingSession(engine, setup.workspace, setup.limits, setup.ledger, role=setup.role, stop=setup.stop,
+                         prices=setup.prices)

@@ -120,7 +120,7 @@ from claude_agent_sdk import (
 )
 
 from agents.backends.claude_guard import Guard
-from agents.coding import CodingSession, Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
+from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
 from agents.config import PROVER_SERVER, WorkerConfig
 from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
@@ -275,10 +275,7 @@ class ClaudeCode:
         return str(launcher)
 
 
-def session(setup: Setup) -> CodingSession:
-    """The Worker's session in Claude Code."""
-    return CodingSession(ClaudeCode(setup), setup.workspace, setup.limits, setup.ledger, role=setup.role,
-                         stop=setup.stop, prices=setup.prices)
+ENGINE = ClaudeCode
 
 
 def cli_of(configured: str | None) -> Path | None:

@@ -55,7 +55,7 @@ from typing import Any
 import structlog
 import tomli_w
 
-from agents.coding import CodingSession, Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
+from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
 from agents.config import WorkerConfig
 from agents.model import ModelUnavailable
 from agents.tools import Tally
@@ -329,10 +329,7 @@ class _Rollout:
         return self.total
 
 
-def session(setup: Setup) -> CodingSession:
-    """The Worker's session in Codex."""
-    return CodingSession(Codex(setup), setup.workspace, setup.limits, setup.ledger, role=setup.role, stop=setup.stop,
-                         prices=setup.prices)
+ENGINE = Codex
 
 
 def executable(config: WorkerConfig) -> str:
