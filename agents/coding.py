@@ -5,8 +5,8 @@ An `Engine` is one coding-agent CLI working in the Worker's working copy. `send`
 one conversation (the first round's brief, then each repair round's gate report), reads its events until its turn
 ends, and interrupts it when the watch names a reason; `close` ends whatever process it holds. What one turn brought
 back is a `Turn`, in the same terms for every engine. Each engine's module says how its CLI is started, confined and
-read, and names its `Engine` class `ENGINE`; `ENGINES` names those modules, so a third engine is one module and one
-line there, and `[agents.worker] backend` picks it.
+read, and names its `Engine` class `ENGINE`; it is `agents.backends.<backend>` (a dash an underscore), so a third
+engine is one module and its name in `agents.config.ENGINES`, and `[agents.worker] backend` picks it.
 
 `CodingSession` is the Worker's `Session` over any engine:
 
@@ -46,7 +46,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from agents.config import WorkerConfig
+from agents.config import ENGINES, WorkerConfig
 from agents.ledger import BudgetExceeded, Charge, Ledger
 from agents.model import ModelRejected, ModelUnavailable
 from agents.prices import Price, cost
@@ -60,9 +60,9 @@ from state.history import Usage
 log = structlog.get_logger()
 
 VERSION_TIMEOUT_S = 30.0
-ENGINES = {"claude-code": "agents.backends.claude_code", "codex": "agents.backends.codex"}
-"""Each coding-agent backend (`agents.config.ENGINES`) and its module: `ENGINE(setup)` is its `Engine`, and
-`check(config)` says why its CLI cannot run here."""
+MODULES = {name: f"agents.backends.{name.replace('-', '_')}" for name in ENGINES}
+"""Each coding-agent backend and its module: `ENGINE(setup)` is its `Engine`, and `check(config)` says why its CLI
+cannot run here."""
 
 
 class Ended(StrEnum):
@@ -415,13 +415,13 @@ def find(program: str) -> Path | None:
 
 
 def check(config: WorkerConfig) -> Probe:
-    """The Worker's engine (`config.backend`, a key of `ENGINES`) as found here."""
-    found: Probe = importlib.import_module(ENGINES[config.backend]).check(config)
+    """The Worker's engine (`config.backend`, one of `ENGINES`) as found here."""
+    found: Probe = importlib.import_module(MODULES[config.backend]).check(config)
     return found
 
 
 def session(setup: Setup) -> CodingSession:
-    """The Worker session of the coding agent `setup.config.backend` names (a key of `ENGINES`)."""
-    engine: Engine = importlib.import_module(ENGINES[setup.config.backend]).ENGINE(setup)
+    """The Worker session of the coding agent `setup.config.backend` names (one of `ENGINES`)."""
+    engine: Engine = importlib.import_module(MODULES[setup.config.backend]).ENGINE(setup)
     return CodingSession(engine, setup.workspace, setup.limits, setup.ledger, role=setup.role, stop=setup.stop,
                          prices=setup.prices)

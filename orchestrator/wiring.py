@@ -12,8 +12,7 @@ from typing import Any
 import structlog
 
 from agents import coding, lsp
-from agents.coding import ENGINES
-from agents.config import KEY_VARIABLES, LOOP_ROLES, AgentConfig, Endpoint, WorkerConfig
+from agents.config import ENGINES, KEY_VARIABLES, LOOP_ROLES, AgentConfig, Endpoint, WorkerConfig
 from agents.ledger import Ledger
 from agents.metered import Fallback, Metered
 from agents.model import Model
