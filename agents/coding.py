@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
+from string import Template
 from typing import Any, Protocol
 
 import structlog
@@ -52,7 +53,7 @@ from agents.model import ModelRejected, ModelUnavailable
 from agents.prices import Price, cost
 from agents.relay import CLIENT, Relay
 from agents.tools import Tally, Workspace
-from agents.worker import Context, Limits, Round, Stop, reached
+from agents.worker import Context, Limits, Round, Stop, joined, reached
 from gates.sandbox import Sandbox
 from state.atomic import write_atomic
 from state.history import Usage
@@ -60,6 +61,12 @@ from state.history import Usage
 log = structlog.get_logger()
 
 VERSION_TIMEOUT_S = 30.0
+ENDING = """Record a blocker by writing a new file `$state_dir/issues/<slug>.md` (never an existing one). Do not
+commit; the loop commits for you. There is no `finish` tool: when you are done, end your turn with the report (the
+headings above, the `RESTRUCTURING:` line if you raised the number of sorries or traded a proof for a sorry, and the
+`SPLITTING:` line if you made a file over the size cap longer, each on a line of its own) as your final message.
+That message is the report."""
+"""How a Worker in any coding agent records a blocker and ends: the part of each engine's note they share."""
 MODULES = {name: f"agents.backends.{name.replace('-', '_')}" for name in ENGINES}
 """Each coding-agent backend and its module: `ENGINE(setup)` is its `Engine`, and `check(config)` says why its CLI
 cannot run here."""
@@ -229,10 +236,7 @@ class CodingSession:
         return self._round(feedback)
 
     def report(self) -> str:
-        """Every round's report, in order; the last round's is what the gates read."""
-        if len(self.rounds) <= 1:
-            return self.rounds[0].report if self.rounds else ""
-        return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
+        return joined(self.rounds)
 
     def close(self, why: Stop = Stop.STOPPED) -> None:
         """End the engine's process (idempotent). Later rounds end at once, for `why` (the first reason given)."""
@@ -405,6 +409,11 @@ class Login:
                 write_atomic(self.source, used)
         except OSError as e:  # the session ends all the same; the login it was lent is still there
             log.warning("engine.login_not_handed_back", path=str(self.source), error=str(e)[:300])
+
+
+def ending(state_dir: str) -> str:
+    """`ENDING` for a loop whose state is in `state_dir`."""
+    return Template(ENDING).substitute(state_dir=state_dir)
 
 
 def find(program: str) -> Path | None:

@@ -253,10 +253,15 @@ class WorkerSession:
             self.workspace.lsp.close()
 
     def report(self) -> str:
-        """Every round's report, in order; the last round's is what the gates read."""
-        if len(self.rounds) <= 1:
-            return self.rounds[0].report if self.rounds else ""
-        return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(self.rounds, start=1))
+        return joined(self.rounds)
+
+
+def joined(rounds: list[Round]) -> str:
+    """Every round's report, in order (headed by its number when there are several); the last round's is what the
+    gates read."""
+    if len(rounds) <= 1:
+        return rounds[0].report if rounds else ""
+    return "\n\n".join(f"## Round {i}\n\n{r.report}" for i, r in enumerate(rounds, start=1))
 
 
 def reached(limits: Limits, stop: threading.Event, turns: int, late: bool, usage: Usage) -> Stop | None:

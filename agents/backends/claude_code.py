@@ -120,7 +120,7 @@ from claude_agent_sdk import (
 )
 
 from agents.backends.claude_guard import Guard
-from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
+from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, ending, find, logins, probe
 from agents.config import PROVER_SERVER, WorkerConfig
 from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
@@ -172,12 +172,7 @@ CLAUDE_CODE_NOTE = """
 ## Working in Claude Code
 
 This session runs in Claude Code: the tools named above are replaced by Claude Code's own. Your tools, in
-Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`.$lake Record a blocker by
-writing a new file `$state_dir/issues/<slug>.md` (never an existing one). Do not commit; the loop commits for
-you. There is no `finish` tool: when you are done, end your turn with the report (the headings above, the
-`RESTRUCTURING:` line if you raised the number of sorries or traded a proof for a sorry, and the `SPLITTING:` line
-if you made a file over the size cap longer, each on a line of its own) as your final message. That message is
-the report. $prover
+Claude Code's permission syntax: $tools. Check a Lean file with `lake env lean <file>`.$lake $ending $prover
 """
 PROVER_BY_REPORT = ("To hand a hard sorry to the external prover, add a line `PROVER: <declaration>` to the report; "
                     "the proofs it returned are the files under `$state_dir/prover_results/`.")
@@ -582,8 +577,8 @@ def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = Fals
     how = Template(PROVER_BY_TOOLS if prover else PROVER_BY_REPORT).substitute(state_dir=state_dir)
     lake = "" if lake_dir == "." else (f" Commands run in `{lake_dir}/`, the Lake project's folder: name files "
                                        "relative to it there.")
-    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", state_dir=state_dir, prover=how,
-                                                 lake=lake)
+    return Template(CLAUDE_CODE_NOTE).substitute(tools=", ".join(tools) or "(none)", prover=how, lake=lake,
+                                                 ending=ending(state_dir))
 
 
 def prover_server(workspace: Workspace) -> McpSdkServerConfig:

@@ -50,13 +50,15 @@ import weakref
 from collections import deque
 from datetime import datetime, timedelta
 from pathlib import Path
+from string import Template
 from typing import Any
 
 import structlog
 import tomli_w
 
-from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, find, logins, probe
+from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, ending, find, logins, probe
 from agents.config import WorkerConfig
+from agents.lsp import SERVER as LEAN_SERVER
 from agents.model import ModelUnavailable
 from agents.tools import Tally
 from agents.worker import prompt
@@ -90,12 +92,8 @@ CODEX_NOTE = """
 This session runs in Codex: the tools named above are replaced by Codex's own. Edit files with `apply_patch`; run
 commands with your shell tool (check a Lean file with `lake env lean <file>`).$lake Your commands run in a sandbox:
 they may write the working copy only, and have no network. Files outside the Scope may be edited, but a change that
-touches one is refused by the gates, so keep to the Scope. Record a blocker by writing a new file
-`$state_dir/issues/<slug>.md` (never an existing one). Do not commit; the loop commits for you. There is no `finish`
-tool: when you are done, end your turn with the report (the headings above, the `RESTRUCTURING:` line if you raised
-the number of sorries or traded a proof for a sorry, and the `SPLITTING:` line if you made a file over the size cap
-longer, each on a line of its own) as your final message. That message is the report. To hand a hard sorry to the
-external prover, add a line `PROVER: <declaration>` to the report.
+touches one is refused by the gates, so keep to the Scope. $ending To hand a hard sorry to the external prover, add
+a line `PROVER: <declaration>` to the report.
 """
 
 
@@ -116,9 +114,10 @@ class Codex:
         found = _login_file()
         login = Login.lend(found, self.codex_home / "auth.json") if found and not self._keyed() else None
         lake = setup.sandbox.lake_dir
-        note = CODEX_NOTE.replace("$state_dir", setup.workspace.state_dir).replace(
-            "$lake", "" if lake == "." else f" Run Lake in `{lake}/`, the Lake project's folder.")
-        self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix="mcp__lean_lsp__") + note
+        note = Template(CODEX_NOTE).substitute(
+            ending=ending(setup.workspace.state_dir),
+            lake="" if lake == "." else f" Run Lake in `{lake}/`, the Lake project's folder.")
+        self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._seen = Usage()  # the thread's usage when the last round ended
         self.rollout = _Rollout(self.codex_home)
