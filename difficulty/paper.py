@@ -6,18 +6,28 @@ attempts), as the paper defines them:
     P(x)  = the mean of the P_i(x) of the models that attempted x
     P′(x) = P(x) − ε · Σ_i 𝟏[P_i(x) > 0] / θ_i                       ε = EPSILON
     difficulty(x) = −P′/(1 − P′), normalised to [0, 1] over the targets (min–max)
-    discrimination(x) = mean over pairs of models with θ_i ≠ θ_j of (P_i(x) − P_j(x)) / (θ_i − θ_j)
+    discrimination(x) = mean over pairs of models with θ_i ≠ θ_j of (P_i(x) − P_j(x)) / (θ_i − θ_j),
+                        normalised to [−1, 1] over the targets (min–max)
 
-Adaptive testing (`adaptive`) picks, each round, the unasked item with the most information a^f·P·(1 − P)
-(f = EXPONENT) under the two-parameter logistic P = σ(a·(θ − b)), updates θ ← θ + η·a·(r − P) (η = ETA) from the
-response r, and stops after STABLE rounds in a row with |Δθ| < STILL. A model's ability for the next attempt is
-that update replayed over its attempts in record order, from THETA_0; p_next is the same logistic. The paper
-states no starting ability nor a discrimination for a target fewer than two models attempted: THETA_0 and 1
-here, and the forecast simulates with these chances as they are (no posterior).
+Adaptive testing (`adaptive`) asks, each round, the ROUND unasked items of most information a^f·P·(1 − P)
+(f = EXPONENT) under the two-parameter logistic P = σ(a·(θ − b)) — leaving out the RECENT items asked last — and
+moves θ after each response r (a success rate; one in (0, 0.1) counts as log(1 + r), a few lucky successes)
+by η·(r − P) (η = ETA), holding θ in [0, 1] after each round; it stops after STABLE rounds in a row that moved θ
+less than STILL.
+
+The step is η·(r − P), not the η·a·(r − P) of the paper's Algorithm 1: its Appendix F, Table 6 (DeepSeek-Prover-V1's
+55 steps), replays within the table's rounding (6e-6) with the former, while the latter makes every step about 6%
+short and drifts 1.3e-3 from the table by its end (`tests/difficulty/test_paper.py` replays it). A model's ability
+for the next attempt is that update replayed over its attempts in record order, from THETA_0; p_next is the same
+logistic. The paper states no bounds for θ nor a discrimination for a target fewer than two models attempted:
+[0, 1] (the difficulties' scale) and 1 here, and the forecast simulates with these chances as they are (no
+posterior).
 """
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -29,6 +39,9 @@ EXPONENT = 0.49
 ETA = 0.004
 STILL = 0.01
 STABLE = 10
+ROUND = 5  # items asked each round
+RECENT = 10  # the last items asked, left out of the next round
+LUCKY = 0.1  # a success rate under this, but not 0, counts as log(1 + r)
 THETA_0 = 0.5  # the middle of the normalised difficulty scale
 
 
@@ -61,18 +74,25 @@ def penalised(rates_of: dict[str, float], theta: dict[str, float]) -> float:
 def items(cells: dict[str, dict[str, list[float]]]) -> tuple[dict[str, Item], dict[str, float]]:
     """Each attempted target's difficulty and discrimination, and each model's ability θ_i."""
     per, theta = rates(cells)
-    raw = {}
+    raw: dict[str, float] = {}
+    spread: dict[str, float] = {}
     for target, r in per.items():
         p = penalised(r, theta)
         raw[target] = -p / (1 - p)
-    low, high = min(raw.values(), default=0.0), max(raw.values(), default=0.0)
-    out = {}
-    for target, value in raw.items():
-        pairs = [(per[target][i] - per[target][j]) / (theta[i] - theta[j])
-                 for i, j in combinations(sorted(per[target]), 2) if theta[i] != theta[j]]
-        out[target] = Item((value - low) / (high - low) if high > low else 0.5,
-                           sum(pairs) / len(pairs) if pairs else 1.0)
-    return out, theta
+        pairs = [(r[i] - r[j]) / (theta[i] - theta[j]) for i, j in combinations(sorted(r), 2) if theta[i] != theta[j]]
+        if pairs:
+            spread[target] = sum(pairs) / len(pairs)
+    difficulty = normalised(raw, 0.0, 1.0, 0.5)
+    discrimination = normalised(spread, -1.0, 1.0, 1.0)
+    return {t: Item(difficulty[t], discrimination.get(t, 1.0)) for t in raw}, theta
+
+
+def normalised(values: dict[str, float], low: float, high: float, flat: float) -> dict[str, float]:
+    """`values` mapped linearly onto [low, high] (min to low, max to high); all `flat` when they are all equal."""
+    least, most = min(values.values(), default=0.0), max(values.values(), default=0.0)
+    if most <= least:
+        return dict.fromkeys(values, flat)
+    return {k: low + (v - least) * (high - low) / (most - least) for k, v in values.items()}
 
 
 def information(item: Item, theta: float) -> float:
@@ -80,32 +100,41 @@ def information(item: Item, theta: float) -> float:
     return abs(item.discrimination) ** EXPONENT * p * (1 - p)
 
 
-def update(theta: float, item: Item, closed: bool) -> float:
-    """θ after one response."""
+def update(theta: float, item: Item, response: float) -> float:
+    """θ after one response: a success rate in [0, 1] (an attempt of the loop's: 0 or 1)."""
+    if 0 < response < LUCKY:
+        response = math.log1p(response)
     p = sigmoid(item.discrimination * (theta - item.difficulty))
-    return theta + ETA * item.discrimination * (float(closed) - p)
+    return theta + ETA * (response - p)
 
 
-def replay(theta: float, responses: Sequence[tuple[Item, bool]]) -> float:
+def replay(theta: float, responses: Sequence[tuple[Item, float]]) -> float:
     """θ after the responses, in order."""
-    for item, closed in responses:
-        theta = update(theta, item, closed)
+    for item, response in responses:
+        theta = update(theta, item, response)
     return theta
 
 
-def adaptive(bank: dict[str, Item], respond: Callable[[str], bool], theta: float = THETA_0
-             ) -> list[tuple[str, bool, float]]:
-    """The paper's adaptive test: (item asked, response, θ after it) per round, until STABLE rounds in a row move
-    θ less than STILL or the bank is spent."""
-    trace: list[tuple[str, bool, float]] = []
-    left = dict(bank)
+def adaptive(bank: dict[str, Item], respond: Callable[[str], float], theta: float = THETA_0, rounds: int = 1000
+             ) -> list[tuple[str, float, float]]:
+    """The paper's adaptive test: (item asked, response, θ after it) per step, until STABLE rounds in a row move θ
+    less than STILL, no item is left to ask, or `rounds` rounds were asked (the paper has no such bound; a
+    response that keeps θ swinging would otherwise never stop)."""
+    trace: list[tuple[str, float, float]] = []
+    recent: deque[str] = deque(maxlen=RECENT)
     still = 0
-    while left and still < STABLE:
-        name = max(sorted(left), key=lambda n: information(left[n], theta))
-        item = left.pop(name)
-        closed = respond(name)
-        new = update(theta, item, closed)
-        still = still + 1 if abs(new - theta) < STILL else 0
-        theta = new
-        trace.append((name, closed, theta))
+    for _ in range(rounds):
+        if still >= STABLE:
+            break
+        asked = sorted(set(bank) - set(recent), key=lambda n: (-information(bank[n], theta), n))[:ROUND]
+        if not asked:
+            break
+        before = theta
+        for name in asked:
+            response = respond(name)
+            theta = update(theta, bank[name], response)
+            recent.append(name)
+            trace.append((name, response, theta))
+        theta = min(1.0, max(0.0, theta))  # held in bounds once a round, as Algorithm 1 does
+        still = still + 1 if abs(theta - before) < STILL else 0
     return trace
