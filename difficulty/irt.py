@@ -19,9 +19,10 @@ model attempts the target, moves b either way. Its chances of closing, and the f
 discriminations. The tests check both on generated histories.
 
 Newton's method solves it exactly: the targets' block of the Hessian is diagonal, so each step eliminates it and
-solves the small block of abilities and group means (`_schur`). The same factorization gives the Laplace
-approximation of the posterior, from which `draw` samples abilities and difficulties jointly for the forecast.
-Pure Python: a 10,000-cycle history fits in a fraction of a second (benchmarks/forecast.py).
+solves the small block of abilities and group means (`_schur`, then `factor`, which skips the zeros between groups
+no target shares). The same factorization gives the Laplace approximation of the posterior, from which `draw`
+samples abilities and difficulties jointly for the forecast. Pure Python: a 10,000-cycle history in 400 files fits
+in about a second (benchmarks/forecast.py).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Fit:
     rasch: list[float] = field(default_factory=list)  # each b with every discrimination 1: what `difficulty` reads
     d: list[float] = field(default_factory=list)  # each b's precision given the small block (Hessian diagonal)
     links: list[list[tuple[int, float]]] = field(default_factory=list)  # each b's Hessian entries with the small block
-    chol: list[list[float]] = field(default_factory=list)  # Cholesky factor of the small block's marginal precision
+    chol: Factor | None = None  # Cholesky factor of the small block's marginal precision
     anchors: list[list[tuple[int, float]]] = field(default_factory=list)  # each b's groups: (small index, precision)
     cells: list[list[Cell]] = field(default_factory=list)  # each target's cells
     _tables: dict[int, list[float]] = field(default_factory=dict)  # `quantiles`, as computed
@@ -94,7 +95,8 @@ class Fit:
         the mode of the small block (`quantiles`: a Gaussian there would cut the long tail of a target that has
         only failed, which is where a run's finish lies), moved as the Laplace approximation moves its centre."""
         m = len(self.theta)
-        y = _back(self.chol, [rng.gauss(0.0, 1.0) for _ in self.chol])  # L^-T z: covariance S^-1
+        assert self.chol is not None, "draw needs a fitted small block"
+        y = self.chol.back([rng.gauss(0.0, 1.0) for _ in self.chol.order])  # covariance S^-1
         out: dict[int, float] = {}
         for i in targets:
             table = self.quantiles(i)
@@ -283,7 +285,7 @@ def _kinds(anchors: list[list[tuple[int, float]]], cells: list[list[Cell]]
 
 def _mode(m: int, x: list[float], b: list[float], a: list[float], anchors: list[list[tuple[int, float]]],
           cells: list[tuple[int, int, float, float]]
-          ) -> tuple[list[float], list[float], list[float], list[list[tuple[int, float]]], list[list[float]], int]:
+          ) -> tuple[list[float], list[float], list[float], list[list[tuple[int, float]]], Factor, int]:
     """Newton's method from abilities and group means `x` (the first `m` abilities) and difficulties `b`, each step
     through the Schur complement of the targets' diagonal block; backtracking keeps every step a descent. The mode,
     with each b's Hessian diagonal and its links to the small block there, the small block's Cholesky factor, and
@@ -333,10 +335,10 @@ def _mode(m: int, x: list[float], b: list[float], a: list[float], anchors: list[
             d[i] += w
             worked[i].append((mi, -w))
         s, rhs = _schur(hx, gx, gb, d, shared, kind_of, worked)
-        chol = _cholesky(s)
+        chol = factor(s)
         if step == MAX_STEPS:
             break
-        dx = _solve(chol, rhs)
+        dx = chol.solve(rhs)
         pulled = [sum(h * dx[u] for u, h in row) for row in shared]  # each kind's links to its groups, moved
         db = [(-gb[i] - pulled[kind_of[i]] - sum(h * dx[u] for u, h in worked[i]) if worked[i] else
                -gb[i] - pulled[kind_of[i]]) / d[i] for i in range(n)]
@@ -474,35 +476,67 @@ def _schur(hx: list[float], gx: list[float], gb: list[float], d: list[float],
     return s, rhs
 
 
-def _cholesky(s: list[list[float]]) -> list[list[float]]:
+@dataclass(frozen=True)
+class Factor:
+    """The Cholesky factor L·Lᵀ of a symmetric positive definite matrix whose rows are taken sparsest first.
+
+    The small block is mostly group means, each linked to the models and to a few other groups only, and a few dense
+    rows (the models, the statement sizes). Taken sparsest first, each row of the factor starts at its first nonzero
+    and fills nothing to its left (an envelope), so a book of 400 chapter files costs a few dense rows, not 400³."""
+
+    order: list[int]  # the factor's row i is the matrix's row order[i]
+    first: list[int]  # the first column of each factor row that can be nonzero
+    low: list[list[float]]  # row i: its columns first[i] … i
+
+    def solve(self, rhs: list[float]) -> list[float]:
+        """x with L·Lᵀ x = rhs, in the matrix's order."""
+        n, order, first, low = len(self.order), self.order, self.first, self.low
+        y = [rhs[u] for u in order]
+        for i in range(n):
+            fi, row = first[i], low[i]
+            y[i] = (y[i] - sum(row[k - fi] * y[k] for k in range(fi, i))) / row[i - fi]
+        return self._put(self._back(y))
+
+    def back(self, z: list[float]) -> list[float]:
+        """L⁻ᵀ z, in the matrix's order: for standard normal z, a draw with the matrix's inverse as covariance."""
+        return self._put(self._back(list(z)))
+
+    def _back(self, y: list[float]) -> list[float]:
+        for i in range(len(y) - 1, -1, -1):  # by columns of Lᵀ: row i of L reaches back to first[i] only
+            fi, row = self.first[i], self.low[i]
+            y[i] /= row[i - fi]
+            xi = y[i]
+            for k in range(fi, i):
+                y[k] -= row[k - fi] * xi
+        return y
+
+    def _put(self, y: list[float]) -> list[float]:
+        x = [0.0] * len(y)
+        for i, u in enumerate(self.order):
+            x[u] = y[i]
+        return x
+
+
+def factor(s: list[list[float]]) -> Factor:
+    """`s`'s Cholesky factor, its rows sparsest first."""
     n = len(s)
-    low = [[0.0] * n for _ in range(n)]
-    for j in range(n):
-        row = low[j]
-        total = s[j][j] - sum(v * v for v in row[:j])
-        row[j] = math.sqrt(max(total, 1e-300))
-        for i in range(j + 1, n):
-            other = low[i]
-            other[j] = (s[i][j] - sum(other[k] * row[k] for k in range(j))) / row[j]
-    return low
-
-
-def _solve(low: list[list[float]], rhs: list[float]) -> list[float]:
-    """x with L Lᵀ x = rhs."""
-    n = len(low)
-    y = [0.0] * n
-    for i in range(n):
-        y[i] = (rhs[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
-    return _back(low, y)
-
-
-def _back(low: list[list[float]], y: list[float]) -> list[float]:
-    """x with Lᵀ x = y."""
-    n = len(low)
-    x = [0.0] * n
-    for i in range(n - 1, -1, -1):
-        x[i] = (y[i] - sum(low[k][i] * x[k] for k in range(i + 1, n))) / low[i][i]
-    return x
+    order = sorted(range(n), key=lambda u: sum(1 for v in s[u] if v != 0.0))
+    first: list[int] = []
+    low: list[list[float]] = []
+    for i, u in enumerate(order):
+        su = s[u]
+        fi = next((j for j in range(i) if su[order[j]] != 0.0), i)
+        row = [0.0] * (i - fi + 1)
+        for j in range(fi, i):
+            fj, other = first[j], low[j]
+            start = max(fi, fj)
+            total = su[order[j]] - sum(row[k - fi] * other[k - fj] for k in range(start, j))
+            row[j - fi] = total / other[j - fj]
+        total = su[u] - sum(v * v for v in row[:i - fi])
+        row[i - fi] = math.sqrt(max(total, 1e-300))
+        first.append(fi)
+        low.append(row)
+    return Factor(order, first, low)
 
 
 def _discriminations(f: Fit, free: list[int]) -> float:

@@ -16,7 +16,7 @@ from synthetic import ROOT
 from difficulty.attempts import gather
 from difficulty.config import DifficultyConfig
 from difficulty.estimate import estimate
-from difficulty.irt import MIN_MODELS, Cell, Fit, Problem, _objective, fit, sigmoid
+from difficulty.irt import MIN_MODELS, Cell, Fit, Problem, _objective, factor, fit, sigmoid
 from gates.census import census
 from gates.tree import MemTree
 from state.history import HistoryRecord, Outcome
@@ -121,7 +121,7 @@ def test_the_mode_is_where_the_posterior_is_flat() -> None:
 
 def test_the_small_blocks_precision_is_the_whole_posteriors_with_the_targets_eliminated() -> None:
     """What `draw` samples abilities and group means from: the Hessian of the whole objective at the mode, every b
-    eliminated (its Schur complement), equals the factor's L·Lᵀ, though the targets nobody attempted were never
+    eliminated (its Schur complement), is what the factor factors, though the targets nobody attempted were never
     variables of the fit."""
     f = fit(_flat_problem())
     objective, at = _minus_log_posterior(f), f.theta + f.gamma + f.b
@@ -140,11 +140,10 @@ def test_the_small_blocks_precision_is_the_whole_posteriors_with_the_targets_eli
         assert all(abs(full[i][k]) < 1e-4 for k in range(small, size) if k != i)
     schur = [[full[u][v] - sum(full[u][i] * full[i][v] / full[i][i] for i in range(small, size))
               for v in range(small)] for u in range(small)]
-    low = f.chol
-    product = [[sum(low[u][k] * low[v][k] for k in range(small)) for v in range(small)] for u in range(small)]
-    for u in range(small):
-        for v in range(small):
-            assert product[u][v] == pytest.approx(schur[u][v], abs=1e-4)
+    assert f.chol is not None
+    for v in range(small):  # the factor inverts the Schur complement: column v solves to the v-th unit vector
+        solved = f.chol.solve([schur[u][v] for u in range(small)])
+        assert solved == pytest.approx([float(u == v) for u in range(small)], abs=1e-4)
 
 
 def test_a_discrimination_is_fitted_only_once_three_models_attempted_the_target() -> None:
@@ -224,3 +223,26 @@ def test_records_without_targets_are_no_attempts() -> None:
     records = read_history(data / "openmath_history.jsonl").records
     attempts = gather(records)
     assert attempts.cycles == len(records) and attempts.kept == 0 and not attempts.own
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.floats(-1, 1)), max_size=3 * n))))
+def test_the_factor_solves_and_draws_from_any_sparse_precision(case: tuple[int, list[tuple[int, int, float]]]) -> None:
+    """Whatever the pattern of zeros (the factor skips them, rows sparsest first): solving s·x = rhs returns x, and
+    the draws L⁻ᵀ z of unit vectors z are s-orthonormal, which is to say their covariance is s⁻¹."""
+    n, links = case
+    s = [[0.0] * n for _ in range(n)]
+    for u, v, w in links:
+        if u != v:
+            s[u][v] = s[v][u] = w
+    for u in range(n):  # diagonally dominant: positive definite
+        s[u][u] = 1.0 + sum(abs(w) for w in s[u])
+    f = factor(s)
+    x = [float(u + 1) for u in range(n)]
+    assert f.solve([sum(s[u][v] * x[v] for v in range(n)) for u in range(n)]) == pytest.approx(x, abs=1e-9)
+    draws = [f.back([float(k == j) for k in range(n)]) for j in range(n)]
+    for i in range(n):
+        for j in range(n):
+            form = sum(draws[i][u] * s[u][v] * draws[j][v] for u in range(n) for v in range(n))
+            assert form == pytest.approx(float(i == j), abs=1e-9)
