@@ -1,6 +1,9 @@
-"""A backtest of the forecast on OpenMath's released history: its sorry burn-down, commit by commit.
+"""A backtest of the forecast on OpenMath's released history (its sorry burn-down, commit by commit) and on
+synthetic histories with known difficulties.
 
-    python benchmarks/backtest.py                       # the backtest, on tests/data/openmath/burndown.jsonl
+    python benchmarks/backtest.py                       # both: OpenMath's (tests/data/openmath/burndown.jsonl) and
+                                                        # the synthetic worlds'
+    python benchmarks/backtest.py --worlds 0            # OpenMath's alone
     python benchmarks/backtest.py --build CLONE         # rebuild that file from a clone of uw-math-ai/OpenMath
 
 OpenMath (github.com/uw-math-ai/OpenMath, the reference run) released its Lean tree's git history, but no history
@@ -15,13 +18,22 @@ left the tree with its declaration (a revert, a rename) counts as closed: the bu
 model (the commits do not say which of OpenMath's two served). Commits are the unit of time: OpenMath's cycles that
 landed nothing left no commit.
 
-At every commit k with an open hole (after the first `--warm` commits): fit on the commits before it, take the tree
-of commit k (each open declaration in its file), forecast the cycles left to close the holes open at k, and compare
-with the commits it actually took until none of those declarations held a hole. Only the holes open at k are
-forecast, as `autoformalize forecast` does: holes stated later are not foreseen. Printed: per cut, the forecast and
-the truth; over all cuts, how often the truth lay at or under P50, inside P10–P90 and at or under P90, and the
-median of |log((P50 + 1) / (truth + 1))| beside a naive forecast (the open holes times the commits per close so far),
-and the rank correlations of P50 and of the naive forecast with the truth.
+At every commit k with an open hole (after the first `--warm` commits): fit on the commits up to it, take the tree
+of commit k (each declaration that held a hole so far in its file, the open ones with their hole), forecast the
+cycles left to close the holes open at k, and compare with the commits it actually took until none of those
+declarations held a hole. Only the holes open at k are forecast, as `autoformalize forecast` does: holes stated
+later are not foreseen.
+
+The synthetic worlds (`--worlds`) are `synthetic`'s: each a book of 20 theorems in 4 chapter files, its truth
+drawn from the model's own prior, played by the loop as the model assumes it runs; after 20 cycles, and every 10
+after while targets are open (at most 3 cuts a world), the forecast fitted on the cycles so far is compared with
+the cycles the world then took to close them all.
+
+Printed: per cut (OpenMath's; `--verbose` the synthetic ones too), the forecast and the truth; over all cuts, how
+often the truth lay at or under P50, inside P10–P90 and at or under P90, the median |P50 − truth| in cycles beside
+a naive forecast's (the open holes divided by the closes per cycle so far), the median of
+|log((P50 + 1) / (truth + 1))| beside the naive forecast's, and the rank correlations of P50 and of the naive
+forecast with the truth; and the machine it ran on.
 """
 
 from __future__ import annotations
@@ -29,17 +41,24 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import platform
+import random
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from synthetic import ROOT as BOOK
+from synthetic import Run, book, prior_truth
+
 from difficulty.config import DifficultyConfig
-from difficulty.estimate import estimate
+from difficulty.estimate import Estimate, estimate
 from difficulty.forecast import forecast
 from gates.census import census
 from gates.tree import MemTree
@@ -89,12 +108,15 @@ def records(commits: Sequence[Commit]) -> list[HistoryRecord]:
     return out
 
 
-def tree(holes: dict[str, str]) -> MemTree:
-    """A Lean tree holding each open declaration, with its hole, in its file (the released statements are not
-    kept: the priors see each target's file, which is its chapter here, and nothing of its statement)."""
+def tree(holes: dict[str, str], seen: dict[str, str] | None = None) -> MemTree:
+    """A Lean tree holding each open declaration, with its hole, in its file, and each declaration of `seen` (those
+    that held a hole before, by their last file) proved: the run's tree holds what it closed, so the priors place
+    the targets the history attempted in their groups too. The released statements are not kept: the priors see
+    each target's file, which is its chapter here, and nothing of its statement."""
     files: dict[str, list[str]] = {}
-    for name, path in sorted(holes.items()):
-        files.setdefault(path, []).append(f"theorem {name} : True := by\n  sorry\n")
+    for name, path in sorted({**(seen or {}), **holes}.items()):
+        proof = "sorry" if name in holes else "trivial"
+        files.setdefault(path, []).append(f"theorem {name} : True := by\n  {proof}\n")
     return MemTree({p: "\n".join(body).encode() for p, body in files.items()})
 
 
@@ -107,21 +129,54 @@ def truth(commits: Sequence[Commit], k: int) -> int | None:
     return None
 
 
+def remaining(est: Estimate, settings: DifficultyConfig) -> tuple[float, float, float] | None:
+    """The cycles left to close `est`'s open targets, (P10, P50, P90), as `autoformalize forecast` says them; None
+    where it gives no figure (no attempt and no close recorded)."""
+    c = forecast(est, settings, None).remaining.cycles
+    return None if c.p10 is None or c.p50 is None or c.p90 is None else (c.p10, c.p50, c.p90)
+
+
 def backtest(commits: Sequence[Commit], warm: int = 40, runs: int = 300) -> list[Cut]:
     history = records(commits)
     settings = DifficultyConfig(runs=runs)
     out = []
-    for k in range(warm, len(commits)):
+    seen: dict[str, str] = {}
+    for k in range(len(commits)):
         holes = commits[k].holes
-        actual = truth(commits, k)
-        if not holes or actual is None:
-            continue
-        est = estimate(history[:k + 1], census(tree(holes), [ROOT]), [ROOT], settings, MODEL)
-        c = forecast(est, settings, None).remaining.cycles
-        closes = sum(len(r.closed) for r in history[:k + 1])
-        naive = len(holes) * (k + 1) / max(1, closes)
-        assert c.p10 is not None and c.p50 is not None and c.p90 is not None
-        out.append(Cut(k, len(holes), actual, c.p10, c.p50, c.p90, naive))
+        actual = truth(commits, k) if k >= warm and holes else None
+        if actual is not None:
+            est = estimate(history[:k + 1], census(tree(holes, seen), [ROOT]), [ROOT], settings, MODEL)
+            closes = sum(len(r.closed) for r in history[:k + 1])
+            naive = len(holes) * (k + 1) / max(1, closes)
+            figures = remaining(est, settings)
+            assert figures is not None  # every cut follows 40 commits that attempted holes
+            out.append(Cut(k, len(holes), actual, *figures, naive))
+        seen.update(holes)
+    return out
+
+
+def synthetic(worlds: int = 100, runs: int = 300, warm: int = 20, every: int = 10, most: int = 3) -> list[Cut]:
+    """The forecast at cuts of seeded synthetic worlds (`synthetic`: 20 theorems in 4 chapter files, a truth drawn
+    from the model's prior): after `warm` cycles and every `every` after, at most `most` cuts a world, each
+    against the cycles the world then took to close every target (none is stated later)."""
+    settings = DifficultyConfig(runs=runs)
+    out = []
+    for seed in range(worlds):
+        rng = random.Random(seed)
+        b = book(rng, 20, 4)
+        run = Run(b, prior_truth(rng, b), rng)
+        cuts: list[tuple[int, set[int]]] = []
+        while run.open and len(cuts) < most:
+            if run.cycle >= warm and (run.cycle - warm) % every == 0:
+                cuts.append((run.cycle, set(run.open)))
+            run.step()
+        end = run.cycle + run.finish()
+        for cycle, open_ in cuts:
+            est = estimate(run.records[:cycle], b.tree(open_), [BOOK], settings, "m")
+            closes = b.size - len(open_)
+            naive = len(open_) * cycle / max(1, closes)
+            if (figures := remaining(est, settings)) is not None:  # else cycles that all aimed at nothing
+                out.append(Cut(cycle, len(open_), end - cycle, *figures, naive))
     return out
 
 
@@ -154,7 +209,23 @@ def summary(cuts: Sequence[Cut]) -> dict[str, float]:
             "inside_p10_p90": sum(c.p10 <= c.truth <= c.p90 for c in cuts) / n,
             "under_p90": sum(c.truth <= c.p90 for c in cuts) / n,
             "error_p50": statistics.median(error(c.p50, c.truth) for c in cuts),
-            "error_naive": statistics.median(error(c.naive, c.truth) for c in cuts)}
+            "error_naive": statistics.median(error(c.naive, c.truth) for c in cuts),
+            "cycles_p50": statistics.median(abs(c.p50 - c.truth) for c in cuts),
+            "cycles_naive": statistics.median(abs(c.naive - c.truth) for c in cuts)}
+
+
+def report(name: str, s: dict[str, float]) -> str:
+    return (f"{name}: {s['cuts']:.0f} cuts; median |P50 − truth| {s['cycles_p50']:.1f} cycles, of the naive "
+            f"forecast {s['cycles_naive']:.1f}; truth inside P10–P90 in {s['inside_p10_p90']:.0%}, ≤ P50 in "
+            f"{s['under_p50']:.0%}, ≤ P90 in {s['under_p90']:.0%}; median |log ratio| of P50 {s['error_p50']:.2f}, "
+            f"of the naive forecast {s['error_naive']:.2f}; rank correlation of P50 and truth "
+            f"{s['rank_correlation']:.2f} (naive {s['rank_naive']:.2f})")
+
+
+def table(cuts: Sequence[Cut]) -> None:
+    print(f"{'cut':>6} {'open':>4} {'truth':>5} {'P10':>6} {'P50':>6} {'P90':>6} {'naive':>6}")
+    for c in cuts:
+        print(f"{c.index:>6} {c.open:>4} {c.truth:>5} {c.p10:>6.1f} {c.p50:>6.1f} {c.p90:>6.1f} {c.naive:>6.1f}")
 
 
 def build(clone: Path, out: Path) -> None:
@@ -192,21 +263,29 @@ def main() -> None:
     parser.add_argument("--build", type=Path, metavar="CLONE", help="rebuild the data from a clone of OpenMath")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--warm", type=int, default=40, help="commits fitted on before the first forecast")
-    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--runs", type=int, default=300, help="simulated runs behind each forecast")
+    parser.add_argument("--worlds", type=int, default=100, help="synthetic worlds backtested (0: none)")
+    parser.add_argument("--verbose", action="store_true", help="print the synthetic cuts too")
     args = parser.parse_args()
     if args.build:
         build(args.build, args.data)
         return
     commits = load(args.data)
+    start = time.perf_counter()
     cuts = backtest(commits, args.warm, args.runs)
-    print(f"{'commit':>6} {'open':>4} {'truth':>5} {'P10':>6} {'P50':>6} {'P90':>6} {'naive':>6}")
-    for c in cuts:
-        print(f"{c.index:>6} {c.open:>4} {c.truth:>5} {c.p10:>6.1f} {c.p50:>6.1f} {c.p90:>6.1f} {c.naive:>6.1f}")
-    s = summary(cuts)
-    print(f"{s['cuts']:.0f} cuts of {len(commits)} commits: truth ≤ P50 in {s['under_p50']:.0%}, inside P10–P90 in "
-          f"{s['inside_p10_p90']:.0%}, ≤ P90 in {s['under_p90']:.0%}; median |log ratio| of P50 "
-          f"{s['error_p50']:.2f}, of the naive forecast {s['error_naive']:.2f}; rank correlation of P50 and truth "
-          f"{s['rank_correlation']:.2f} (naive {s['rank_naive']:.2f})")
+    took = time.perf_counter() - start
+    table(cuts)
+    lines = [report(f"OpenMath ({len(commits)} commits, {took:.0f} s)", summary(cuts))]
+    if args.worlds:
+        start = time.perf_counter()
+        made = synthetic(args.worlds, args.runs)
+        took = time.perf_counter() - start
+        if args.verbose:
+            table(made)
+        lines.append(report(f"synthetic ({args.worlds} worlds, {took:.0f} s)", summary(made)))
+    print("\n".join(lines))
+    print(f"machine: {os.cpu_count()} CPUs ({platform.machine()}, {platform.processor() or 'processor unknown'}), "
+          f"Python {platform.python_version()}, {args.runs} simulated runs a forecast")
 
 
 if __name__ == "__main__":

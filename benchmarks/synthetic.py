@@ -3,9 +3,11 @@
 A `Book` is a Lean tree of theorems `Book.tN` in chapter folders, some proofs using earlier ones (`have := tJ`),
 each holding a `sorry` while open and `trivial` once closed: its census is what the model reads. `Truth` holds
 what the model estimates — each target's difficulty, each model's ability, how often a cycle aims at targets
-and how many it takes — and `play` runs the loop as the model assumes it runs: a cycle aims with chance `aim`,
-takes targets at random among the open ones whose dependencies are closed, and closes each with chance
-σ(θ_m − b_i), writing the records a real cycle writes (`targets`, `closed`, the Worker's model, a cost).
+— and `Run.step` runs the loop as the model assumes it runs: a cycle aims with chance `aim`, at a Scope (the
+file of an open target drawn at random among those whose dependencies are closed), takes all its open targets
+whose dependencies are closed, and closes each with chance σ(θ_m − b_i), all on one draw of the cycle's luck (its
+change lands or not whole: each closes when the draw is under its chance), writing the records a real cycle
+writes (`targets`, `closed`, the Worker's model, a cost).
 `prior_truth` draws a truth from the model's own prior (simulation-based calibration: averaged over such
 worlds, a calibrated forecast's P10–P90 band holds the true finish 80% of the time).
 """
@@ -62,7 +64,6 @@ class Truth:
     difficulty: list[float]
     ability: dict[str, float]
     aim: float  # the chance a cycle aims at targets
-    sizes: Sequence[int] = (1, 1, 2)  # targets an aiming cycle takes, drawn from these
     cost: tuple[float, float] = (5.0, 15.0)  # a cycle's cost, uniform between these
 
 
@@ -101,10 +102,12 @@ class Run:
         cost = rng.uniform(*t.cost)
         picked: list[int] = []
         closed: list[int] = []
-        if rng.random() < t.aim:
+        if rng.random() < t.aim and self.open:
             ready = [i for i in sorted(self.open) if not any(j in self.open for j in self.book.deps[i])]
-            picked = rng.sample(ready, min(rng.choice(t.sizes), len(ready)))
-            closed = [i for i in picked if rng.random() < sigmoid(t.ability[model] - t.difficulty[i])]
+            scope = self.book.chapter[rng.choice(ready)]  # a chapter is one file
+            picked = [i for i in ready if self.book.chapter[i] == scope]
+            luck = rng.random()
+            closed = [i for i in picked if luck < sigmoid(t.ability[model] - t.difficulty[i])]
             self.open -= set(closed)
             self.attempts += len(picked)
         if record:

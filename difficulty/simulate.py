@@ -6,16 +6,22 @@ cycles) — and plays the loop forward:
 
 - a cycle aims at open targets with chance `f`; else it does other work (states new theorems, mends the build)
   and costs all the same;
-- an aiming cycle takes as many targets as a recorded aiming cycle did (drawn from them), at random among the
-  open targets whose dependencies are closed (a target rests on the open targets its proof uses: closing it
-  counts only once they are closed, so it waits for them), and closes each with its chance;
+- an aiming cycle works a Scope, as the loop's do: the open targets of one file (that of a target drawn at random
+  among those whose dependencies are closed), all of those whose dependencies are closed — what a strategy naming
+  none of its Scope's holes aims at (`orchestrator.targets`). A target of no known file is worked as the
+  records say: as many as a recorded aiming cycle took (drawn from them), at random among such targets. A target
+  rests on the open targets its proof uses: closing it counts only once they are closed, so it waits for them;
+- the targets one cycle works close together: its change lands or is rejected whole, so one draw u of the
+  cycle's luck decides them all, each closing when u is under its chance — each still closes with its own
+  chance, as the fit has it, but a good cycle closes every target it worked that a worse one would have, and a
+  rejected one none (a file's holes stated together are mostly closed in one commit: `benchmarks/backtest.py`);
 - a cycle costs what a recent recorded cycle cost (drawn from them), its Worker's part scaled by the hard
   model's price when it works a target that model serves.
 
-A target's attempts until it closes are geometric, drawn at once; a stretch where every open target is taken by
-every aiming cycle is jumped over in one step, so a nearly hopeless target costs no time to simulate. The
-answers are the runs' quantiles: cycles smoothed over each whole cycle (a run finishing at cycle t stands for
-the interval around t), so P10–P90 holds the true finish about 80% of the time, as the tests check. A run that
+A stretch where every aiming cycle works the same targets is jumped over in one step (the cycles until one of them
+closes are geometric in the largest chance), so a nearly hopeless target costs no time to simulate. The answers
+are the runs' quantiles: cycles smoothed over each whole cycle (a run finishing at cycle t stands for the
+interval around t), so P10–P90 holds the true finish about 80% of the time, as the tests check. A run that
 reaches `CAP` cycles stops there.
 """
 
@@ -39,6 +45,7 @@ class Open:
     holes: int  # sorries and admits it holds: what closing it takes off the burn-down
     after: tuple[int, ...] = ()  # the open targets (indices) it rests on
     hard: bool = False  # worked by `[agents.worker] hard_model`
+    file: str = ""  # its file, the Scope a cycle works it in; "" when not known
 
 
 @dataclass(frozen=True)
@@ -115,7 +122,8 @@ def _spent(rng: random.Random, values: Sequence[float], cycles: int) -> float:
 def simulate(targets: Sequence[Open], chances: Callable[[random.Random], Sequence[float]], *, aiming: int,
              kept: int, sizes: Sequence[int], spend: Spend | None, runs: int, seed: int) -> Outlook:
     """`runs` simulated finishes. `chances` draws each target's chance of closing at an attempt for one run;
-    `aiming` of `kept` recorded cycles aimed at targets; `sizes`: how many targets each such cycle took."""
+    `aiming` of `kept` recorded cycles aimed at targets; `sizes`: how many targets each such cycle took (what a
+    cycle takes of the targets of no known file)."""
     rng = random.Random(seed)
     deps = acyclic(targets)
     users: list[list[int]] = [[] for _ in targets]
@@ -125,6 +133,8 @@ def simulate(targets: Sequence[Open], chances: Callable[[random.Random], Sequenc
     counted = Counter(sizes or [1])
     kinds = sorted(counted)
     fewest = kinds[0]
+    files = {t.file for t in targets if t.file}
+    scope = [t.file or None for t in targets]  # None: no known file, worked as the records' sizes say
     hardness = [int(t.hard) for t in targets]
     weight = [t.holes for t in targets]
     plain = [c for c, _ in spend.samples] if spend is not None else []
@@ -135,7 +145,6 @@ def simulate(targets: Sequence[Open], chances: Callable[[random.Random], Sequenc
         p = chances(rng)
         f = rng.betavariate(aiming + 1, kept - aiming + 1)
         idle = 1.0 / math.log1p(-f) if f < 1.0 else 0.0  # a geometric draw of idle cycles is log(u) times this
-        need = [_geometric(rng, pi) for pi in p]
         # How many targets a cycle takes, as the recorded ones did: their shares drawn too (a Bayesian
         # bootstrap), a few dozen records saying them only roughly.
         shares = [rng.gammavariate(counted[k], 1.0) for k in kinds]
@@ -143,35 +152,49 @@ def simulate(targets: Sequence[Open], chances: Callable[[random.Random], Sequenc
         whole = bounds[-1]
         blocked = [len(a) for a in deps]
         ready = [i for i, b in enumerate(blocked) if b == 0]
+        by_file: dict[str | None, list[int]] = {s: [] for s in (*files, None)}  # the ready targets, by Scope
+        for i in ready:
+            by_file[scope[i]].append(i)
         left, holes, cycle = len(targets), sum(weight), 0
         by_hard = [0, 0]  # aiming cycles the usual model worked, and the hard one
         path = [(0, holes)]
         while left and cycle < CAP:
             count = len(ready)
-            if count <= fewest:  # every aiming cycle takes them all: jump to the next close
+            loose = by_file[None]
+            one = scope[ready[0]]
+            if len(by_file[one]) == count and (one is not None or count <= fewest):
+                # every aiming cycle works them all: jump to the first whose luck closes one
                 worked = list(ready)
-                span = min(need[i] for i in worked)
+                best = max(p[i] for i in worked)
+                span = _geometric(rng, best)
+                luck = uniform() * best  # the closing cycle's luck: under the best chance
                 cycle += _idle(rng, f, span) + span
                 by_hard[max(hardness[i] for i in worked)] += span
             else:
-                take = kinds[bisect.bisect_left(bounds, uniform() * whole)] if len(kinds) > 1 else fewest
-                worked = [ready[int(uniform() * count)]] if take == 1 else rng.sample(ready, min(take, count))
-                span = 1
+                first = ready[int(uniform() * count)]
+                if scope[first] is not None:
+                    worked = list(by_file[scope[first]])
+                else:
+                    take = kinds[bisect.bisect_left(bounds, uniform() * whole)] if len(kinds) > 1 else fewest
+                    worked = [first] if take == 1 else [first, *rng.sample([i for i in loose if i != first],
+                                                                           min(take, len(loose)) - 1)]
+                luck = uniform()
                 cycle += 1 + (int(log(1.0 - uniform()) * idle) if idle else 0)
                 by_hard[max(hardness[i] for i in worked)] += 1
             closed = False
             for i in worked:
-                need[i] -= span
-                if need[i] > 0:
+                if luck >= p[i]:
                     continue
                 closed = True
                 ready.remove(i)
+                by_file[scope[i]].remove(i)
                 left -= 1
                 holes -= weight[i]
                 for user in users[i]:
                     blocked[user] -= 1
                     if blocked[user] == 0:
                         ready.append(user)
+                        by_file[scope[user]].append(user)
             if closed:
                 path.append((cycle, holes))
         if left:
