@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from difficulty.forecast import Forecast
+from difficulty.forecast import Forecast, basis, money
 from orchestrator.report import svg
 
 HARDEST = 10  # targets listed by name, hardest first
@@ -24,14 +24,15 @@ def panel(forecast: Forecast | None, sorries: Sequence[svg.Point]) -> str:
     """The section: nothing without a forecast (no census could be read)."""
     if forecast is None:
         return ""
-    c, u = forecast.remaining.cycles, forecast.remaining.usd
-    if forecast.targets:
-        money = f", ${u.p50:,.0f} (P50) to ${u.p90:,.0f} (P90)" if u.p50 is not None and u.p90 is not None else \
-            "; the cost is unknown (no recorded cycle has a price)"
-        summary = (f"{len(forecast.targets)} open targets; closing them all takes {c.p50:g} cycles (P50) to "
-                   f"{c.p90:g} (P90){money}, from {forecast.runs} simulated runs of the loop as its history has it "
-                   f"({forecast.attempts} attempts up to cycle {forecast.cycle}, {forecast.method}). Sorries opened "
-                   "later are not foreseen.")
+    c = forecast.remaining.cycles
+    if forecast.targets and (c.p10 is None or c.p50 is None or c.p90 is None):
+        summary = (f"{len(forecast.targets)} open targets; no forecast yet: no recorded cycle closed a target, so "
+                   "there is no rate to go by.")
+    elif forecast.targets:
+        summary = (f"{len(forecast.targets)} open targets; closing them all takes {c.p50:g} cycles (P50), "
+                   f"{c.p10:g} to {c.p90:g} (P10–P90); {money(forecast)}; {basis(forecast)} at cycle "
+                   f"{forecast.cycle} ({forecast.attempts} attempts, {forecast.method}). Sorries opened later are "
+                   "not foreseen.")
     else:
         summary = "No open target: nothing holds a sorry."
     warnings = "".join(f'<p class="warning">{_e(w)}</p>' for w in forecast.warnings)
