@@ -132,7 +132,7 @@ def status(as_json: bool, repo: Path | None) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_repo_option
 def forecast(as_json: bool, repo: Path | None) -> int:
-    """Each open target's difficulty, and the cycles and dollars left to close them all (P50, P90)."""
+    """Each open target's difficulty, and the cycles and dollars left to close them all (P10, P50, P90)."""
     from orchestrator.commands import forecast as command
 
     return command.run(repo, as_json)

@@ -58,6 +58,7 @@ from orchestrator import (
     housekeeping,
     ignores,
     kernelcheck,
+    outlook,
     ownership,
     pause,
     workcopy,
@@ -69,7 +70,7 @@ from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_of
 from orchestrator.deps import Deps
 from orchestrator.engine import runs_here
-from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
+from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitError, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from orchestrator.outlook import brief, hard_targets
@@ -87,6 +88,7 @@ from state.statement_lock import read_lock, write_lock
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
+FORESEE_S = 600.0  # the forecast for thousands of open targets takes about half a minute
 PROVER_CALL_S = 30.0  # aristotlelib's request timeout
 COMMITS_SHOWN = 15  # subjects of the latest commits, in the Planner's context
 PROVER_CALLS = 6  # requests a harvest may make for one open job: a poll (2), then a fetch or a cancel (3 each)
@@ -114,9 +116,13 @@ def run_cycle(repo: Path, config: Config, deps: Deps, options: Options, *, beat:
         start(c, beat)
         if config.parallel.workers > 1:  # the Planner's items, each its own Worker, through the merge queue
             from orchestrator import round as parallel
-            return parallel.run(c, beat)
-        advance(c, beat, plan, work, judge, overlap, evaluate, escalate)
-        return conclude(c, beat)
+            done = parallel.run(c, beat)
+        else:
+            advance(c, beat, plan, work, judge, overlap, evaluate, escalate)
+            done = conclude(c, beat)
+        beat.phase("foresee", FORESEE_S, cycle=c.number)
+        foresee(c)
+        return done
 
 
 def start(c: Cycle, beat: Beat) -> None:
@@ -190,6 +196,16 @@ def conclude(c: Cycle, beat: Beat) -> tuple[HistoryRecord, Cycle]:
         buildoutputs.settle(c.work.root, keep, c.config.project.lake_dir)
     assert c.record is not None
     return c.record, c
+
+
+def foresee(c: Cycle) -> None:
+    """After landing: the forecast for the checkout as it now stands, made and kept (`orchestrator.outlook.ahead`)
+    so that `status` and the dry run show it at once. The cycle is over: a failure here is logged, not raised."""
+    try:
+        history = read_history(c.paths.history)
+        outlook.ahead(c.config, c.repo, history.records, outlook.tree_of(c.repo, c.config))
+    except (OSError, ValueError, GitError, UsageError) as e:
+        log.warning("cycle.forecast_failed", cycle=c.number, error=str(e)[:300])
 
 
 def _checkpoint(c: Cycle) -> None:

@@ -3,26 +3,55 @@
 `estimate_for` fits `[difficulty] method` on the history and the tree with the Worker's model and its hard model;
 `forecast_for` adds what a cycle costs (recent records; the hard model's price beside the Worker's usual one) and
 what the total budget has left. `hard_targets` says which open targets go to the external prover, `brief` what
-the Planner is shown of them.
+the Planner is shown of them. `cycle_cost` estimates a cycle's cost from the prices, as the dry run shows it.
+
+`ahead` is the forecast as `forecast`, `status`, the dry run and the dashboard read it: kept in the git directory
+(`autoformalize/forecast/`, never committed), keyed by the history file, the tree's files, the current cycle and
+the settings it depends on, so that with thousands of open targets only the first reader of a history and tree
+pays for the simulation. The cycle makes it after it lands; `status` and the dry run only read it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+from pydantic import ValidationError
 
 from agents.prices import session_cost
 from difficulty.estimate import Estimate, Target, estimate
-from difficulty.forecast import Forecast, forecast
+from difficulty.forecast import Forecast, forecast, priced
 from difficulty.simulate import Spend
-from gates.census import Census
+from gates.census import Census, census
 from gates.chosen import shown
+from gates.tree import DirTree
+from orchestrator import workcopy
 from orchestrator.config import Config
+from orchestrator.git import Git, GitError
+from state.atomic import write_atomic
+from state.errors import UsageError
+from state.files import read_bytes, read_cycle
 from state.history import HistoryRecord
 from state.prover_jobs import ProverJobs
+
+log = structlog.get_logger()
 
 # A typical Worker session, to set the hard model's price beside the usual one (agents.prices.session_cost).
 TYPICAL_PROMPT = 20_000
 TYPICAL_TURNS = 20
+SHORT_TURNS = 10  # a Worker that closes a small sorry, or gives up early: the low end of a cycle's cost
+KEPT = 8  # forecasts kept in the cache, the latest
+FORMAT = 1  # what a kept forecast holds; another is not read
+
+UNMADE = ("not made yet for this history and tree: `autoformalize forecast` makes it (each cycle of the loop does "
+          "as it ends)")
+
+Calls = dict[str, tuple[int, int, int]]  # role → (prompt tokens, a short session's turns, the longest's)
 
 
 def estimate_for(config: Config, records: Sequence[HistoryRecord], tree: Census) -> Estimate:
@@ -50,9 +79,114 @@ def left_usd(config: Config, records: Sequence[HistoryRecord]) -> float | None:
 
 
 def forecast_for(config: Config, records: Sequence[HistoryRecord], tree: Census,
-                 est: Estimate | None = None) -> Forecast:
+                 est: Estimate | None = None, cycle: int = 0) -> Forecast:
     est = est or estimate_for(config, records, tree)
-    return forecast(est, config.difficulty, spend_for(config, est), left_usd(config, records))
+    return forecast(est, config.difficulty, spend_for(config, est), left_usd(config, records), cycle)
+
+
+def cycle_cost(config: Config, calls: Calls) -> tuple[float, float, set[str]]:
+    """A cycle's cost from each role's prompt and turns: (its short sessions, its longest), and the models with no
+    price (left out)."""
+    unknown: set[str] = set()
+
+    def total(end: int) -> float:  # 1: each role's short session, 2: its longest
+        out = 0.0
+        for role, call in calls.items():
+            model = getattr(config.agents, role).model
+            price = session_cost(model, call[0], call[end], config.prices) if call[end] else 0.0
+            if price is None:
+                unknown.add(model)
+            out += price or 0.0
+        return out
+
+    return total(1), total(2), unknown
+
+
+def per_cycle(config: Config, calls: Calls | None = None) -> tuple[float, float] | None:
+    """A cycle's cost from the prices (`cycle_cost`; by default with a typical prompt for the Planner, the Worker
+    and the Evaluator): (a short Worker session, the longest allowed), held to `[budget] per_cycle_usd`; None when
+    the Worker's model has no price."""
+    a = config.agents
+    reads = a.planner.max_turns if a.planner.serves_tools else 1
+    calls = calls or {"planner": (TYPICAL_PROMPT, 1, reads),
+                      "worker": (TYPICAL_PROMPT, min(SHORT_TURNS, a.worker.max_turns), a.worker.max_turns),
+                      "evaluator": (TYPICAL_PROMPT, 1, 1)}
+    low, high, unknown = cycle_cost(config, calls)
+    if a.worker.model in unknown:
+        return None
+    cap = config.budget.per_cycle_usd
+    return (low, high) if cap is None else (min(low, cap), min(high, cap))
+
+
+def ahead(config: Config, repo: Path, records: Sequence[HistoryRecord], tree: Census, *, make: bool = True,
+          est: Estimate | None = None, cost: tuple[float, float] | None = None) -> Forecast | None:
+    """The forecast for the history at `repo` and `tree`: the one kept for them, else (`make`) made and kept; None
+    when none is kept and `make` is false. Its dollars come from `cost` (a cycle's, low and high) where no recorded
+    cycle has one, else from `per_cycle`."""
+    try:
+        cycle = read_cycle(config.state(repo))
+    except UsageError:  # `status` names the broken counter; the forecast counts from the records
+        cycle = 0
+    key = _key(config, read_bytes(config.state(repo).history) or b"", tree, cycle)
+    folder = _folder(repo)
+    found = _read(folder / f"{key}.json") if folder is not None else None
+    if found is None and make:
+        found = forecast_for(config, records, tree, est, cycle)
+        if folder is not None:
+            _keep(folder, key, found)
+    return None if found is None else priced(found, cost or per_cycle(config), left_usd(config, records))
+
+
+def tree_of(repo: Path, config: Config) -> Census:
+    """The checkout's census, with what Lean listed of it where the repository's cache holds it (as `status`)."""
+    from orchestrator.kernelcheck import mark  # the gates' machinery: loaded only where a tree is read
+
+    tree = census(DirTree(repo), config.project.lean_roots)
+    with contextlib.suppress(GitError):  # where Lean listed a file, Lean says which declarations hold a hole
+        mark(tree, Git(repo), repo, config.project, config.gates)
+    return tree
+
+
+def _folder(repo: Path) -> Path | None:
+    try:
+        return workcopy.git_dir(Git(repo)) / "autoformalize" / "forecast"
+    except GitError:  # not a repository: nothing is kept
+        return None
+
+
+def _key(config: Config, history: bytes, tree: Census, cycle: int) -> str:
+    """What a forecast depends on: the history, the tree's files, the current cycle, and the settings the fit, the
+    simulation and the dollars read. Not which files Lean's listings were at hand for: those follow from the files
+    (and the toolchain), and the dry run, which reads the committed tree without them, finds what `status` does."""
+    worker = config.agents.worker
+    parts = {"format": FORMAT, "cycle": cycle, "history": hashlib.sha256(history).hexdigest(),
+             "files": sorted((path, f.digest) for path, f in tree.files.items()),
+             "roots": config.project.lean_roots, "difficulty": config.difficulty.model_dump(mode="json"),
+             "models": [worker.model, worker.hard_model, config.agents.planner.model, config.agents.evaluator.model],
+             "turns": [worker.max_turns, config.agents.planner.max_turns],
+             "prices": {m: price.model_dump(mode="json") for m, price in config.prices.items()},
+             "budget": config.budget.model_dump(mode="json")}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _read(path: Path) -> Forecast | None:
+    data = read_bytes(path)
+    if data is None:
+        return None
+    try:
+        return Forecast.model_validate_json(data)
+    except ValidationError:  # written by another version: made again
+        return None
+
+
+def _keep(folder: Path, key: str, found: Forecast) -> None:
+    try:
+        write_atomic(folder / f"{key}.json", found.model_dump_json())
+        entries = sorted(os.scandir(folder), key=lambda e: e.stat().st_mtime)
+        for e in entries[:max(0, len(entries) - KEPT)]:
+            Path(e.path).unlink(missing_ok=True)
+    except OSError as e:  # a read-only git directory: the forecast is shown all the same
+        log.warning("forecast.not_kept", error=str(e))
 
 
 def hard_targets(est: Estimate, jobs: ProverJobs, config: Config) -> list[str]:

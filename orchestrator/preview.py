@@ -11,7 +11,6 @@ from agents import briefs, coding, evaluator
 from agents.config import ENGINES, installed
 from agents.planner import prompt as planner_prompt
 from agents.planner import validate
-from agents.prices import session_cost
 from agents.provers.base import Off
 from agents.tools import SPECS
 from agents.worker import prompt
@@ -27,8 +26,8 @@ from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
+from orchestrator.outlook import SHORT_TURNS, UNMADE, Calls, ahead, cycle_cost, estimate_for, per_cycle
 from orchestrator.outlook import brief as difficulty_brief
-from orchestrator.outlook import estimate_for, forecast_for
 from orchestrator.verdicts import held
 from orchestrator.wiring import prover_for
 from state import files
@@ -37,7 +36,6 @@ from state.lock import inspect_lock
 from state.prover_jobs import JobStatus, read_jobs
 from state.statement_lock import read_lock
 
-TYPICAL_TURNS = 10  # a Worker that closes a small sorry, or gives up early
 READING_TURNS = 5  # a Planner that reads a few declarations before it answers
 JUDGED_TOKENS = 3_000  # one statement, its book text and the judge's rubric
 DIFF_TOKENS = 15_000  # a typical cycle's diff, report and verdicts for the Evaluator (~60,000 characters)
@@ -47,7 +45,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     git = Git(repo)
     out: list[str] = []
     say = out.append
-    calls: dict[str, tuple[int, int, int]] = {}  # role → prompt tokens, turns of a short session, most turns
+    calls: Calls = {}
     branch, head = git.branch(), git.head()
     say(f"sync: on {branch or 'a detached HEAD'} at {head[:12]}")  # refusals: `readiness`, after the phases
     remote = config.git.remote
@@ -129,7 +127,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     worker = config.agents.worker
     # lean-lsp-mcp is not started for a preview: its tools' schemas are not counted, its guide is
     system = prompt(rules, worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
-    calls["worker"] = (_tokens(system + tools, brief), min(TYPICAL_TURNS, worker.max_turns), worker.max_turns)
+    calls["worker"] = (_tokens(system + tools, brief), min(SHORT_TURNS, worker.max_turns), worker.max_turns)
     if worker.backend in ENGINES and installed(worker.backend):
         found = coding.check(worker)
         say(f"work: {found.problem}" if found.problem else
@@ -161,9 +159,9 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
         calls["consultant"] = (calls.get("planner", (0, 1, 1))[0], 0,
                                consultant.max_turns if consultant.serves_tools else 1)
     say(_cost(config, calls))
-    ahead = forecast_for(config, history.records, result, est)
-    say(f"forecast: {line(ahead)}")
-    out.extend(f"forecast: warning: {w}" for w in ahead.warnings)  # the median cost left beside the budget
+    kept = ahead(config, repo, history.records, result, make=False, cost=per_cycle(config, calls))  # no simulating
+    say(f"forecast: {line(kept) if kept is not None else UNMADE}")
+    out.extend(f"forecast: warning: {w}" for w in (kept.warnings if kept is not None else []))  # cost beside budget
     say("land: one commit with the state files (and the Lean changes if every gate passes)"
         + (f", pushed to {remote}" if git.has_remote(remote) and config.git.push else ""))
     return out
@@ -173,21 +171,9 @@ def _tokens(system: str, user: str) -> int:
     return (len(system) + len(user)) // 4
 
 
-def _cost(config: Config, calls: dict[str, tuple[int, int, int]]) -> str:
+def _cost(config: Config, calls: Calls) -> str:
     """The cycle's cost, estimated from each role's prompt and turns: a short session and the longest allowed."""
-    unknown: set[str] = set()
-
-    def total(end: int) -> float:  # 1: each role's short session, 2: its longest
-        out = 0.0
-        for role, call in calls.items():
-            model = getattr(config.agents, role).model
-            price = session_cost(model, call[0], call[end], config.prices) if call[end] else 0.0
-            if price is None:
-                unknown.add(model)
-            out += price or 0.0
-        return out
-
-    low, high = total(1), total(2)
+    low, high, unknown = cycle_cost(config, calls)
     worker = config.agents.worker
     budget = config.budget.per_cycle_usd
     return (f"cost: about ${low:.2f} (a Worker done in {calls['worker'][1]} turns) to ${high:.2f} (all "

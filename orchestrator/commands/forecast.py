@@ -1,36 +1,26 @@
-"""`autoformalize forecast`: each open target's difficulty, and the cycles and dollars left to close them all."""
+"""`autoformalize forecast`: each open target's difficulty, and the cycles and dollars left to close them all: the
+forecast kept for this history and tree, else made and kept (`orchestrator.outlook.ahead`)."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import click
 
 from difficulty.forecast import Forecast, render
-from gates.census import Census, census
-from gates.tree import DirTree
+from gates.census import Census
 from orchestrator.config import load_config
-from orchestrator.git import Git, GitError
-from orchestrator.kernelcheck import mark
-from orchestrator.outlook import forecast_for
+from orchestrator.outlook import ahead, tree_of
 from orchestrator.repo import find_repo
 from state.history import read_history
-
-
-def tree_of(repo: Path) -> Census:
-    """The working tree's census, with what Lean listed of it where the repository's cache holds it (as `status`)."""
-    config = load_config(repo)
-    tree = census(DirTree(repo), config.project.lean_roots)
-    with contextlib.suppress(GitError):  # where Lean listed a file, Lean says which declarations hold a hole
-        mark(tree, Git(repo), repo, config.project, config.gates)
-    return tree
 
 
 def collect(repo: Path, tree: Census | None = None) -> Forecast:
     config = load_config(repo)
     history = read_history(config.state(repo).history)
-    return forecast_for(config, history.records, tree if tree is not None else tree_of(repo))
+    made = ahead(config, repo, history.records, tree if tree is not None else tree_of(repo, config))
+    assert made is not None  # `make` is on
+    return made
 
 
 def run(repo: Path | None, as_json: bool) -> int:

@@ -23,7 +23,7 @@ from orchestrator.blame import persistent
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import mark
-from orchestrator.outlook import forecast_for
+from orchestrator.outlook import UNMADE, ahead
 from orchestrator.repo import find_repo
 from state.files import open_issues, read_cycle
 from state.heartbeat import read_heartbeat
@@ -84,7 +84,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     if excluded:
         problems.append(ignores.refusal(excluded))
     problem = probe(config.sandbox)  # `sandboxed` only when the sandbox runs here, not when it merely should
-    outlook = forecast_for(config, history.records, result)
+    outlook = ahead(config, repo, history.records, result, make=False)  # never the simulation's time
     if not (repo / config.project.plan).is_file():
         problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
                         "template)")
@@ -119,8 +119,9 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         "sandbox": {"mode": config.sandbox.mode, "sandboxed": config.sandbox.mode == "bwrap" and problem is None,
                     "problem": problem, "detail": describe(config.sandbox)},
         "ignored_state": excluded,
-        "forecast": {"line": line(outlook), "open_targets": len(outlook.targets),
-                     "remaining": outlook.remaining.model_dump(), "warnings": outlook.warnings},
+        "forecast": None if outlook is None else {
+            "line": line(outlook), "open_targets": len(outlook.targets), "remaining": outlook.remaining.model_dump(),
+            "warnings": outlook.warnings},
         "problems": problems,
     }
 
@@ -208,8 +209,11 @@ def render(s: dict[str, Any]) -> str:
         lines.append("  budget     " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} ${v:.2f}"
                                                for k, v in limits.items()))
     lines.append(f"  sandbox    {s['sandbox']['detail']}")
-    lines.append(f"  forecast   {s['forecast']['line']}")  # `autoformalize forecast` says it all
-    lines += [f"  warning    {w}" for w in s["forecast"]["warnings"]]
+    if s["forecast"] is None:
+        lines.append(f"  forecast   {UNMADE}")
+    else:
+        lines.append(f"  forecast   {s['forecast']['line']}")  # `autoformalize forecast` says it all
+        lines += [f"  warning    {w}" for w in s["forecast"]["warnings"]]
     prover = s["prover"]
     if prover["off"]:
         lines.append(f"  prover     off: {prover['off']}")

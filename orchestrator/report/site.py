@@ -32,7 +32,7 @@ from gates.tree import DirTree
 from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import Config, load_config
 from orchestrator.git import Git, GitError
-from orchestrator.outlook import forecast_for
+from orchestrator.outlook import ahead
 from orchestrator.report import svg
 from orchestrator.report.difficulty import panel
 from orchestrator.verdicts import current
@@ -289,7 +289,7 @@ def gather(repo: Path, now: datetime) -> Report:
     return Report(repo.name, now, overview, rows, plan_chapters(plan_text or ""), coverage(entities), audit,
                   _unless_linked(lambda: _issues(repo, paths, problems), [], problems), problems, jobs, old, big, holes,
                   axioms, rounds(history.records), config.project.plan, unfilled, paths.relative(paths.audit),
-                  forecast_for(config, history.records, tree), reviewed)
+                  ahead(config, repo, history.records, tree), reviewed)
 
 
 def _people(repo: Path, config: Config, tree: Census, audit: AuditSummary | None) -> dict[str, Any]:

@@ -138,6 +138,45 @@ def test_forecast_status_and_the_dry_run_speak_of_what_is_left(project: Project,
     assert warning in shown
 
 
+def forecast_line(capsys: pytest.CaptureFixture[str]) -> str:
+    out = capsys.readouterr().out
+    return next(line for line in out.splitlines() if line.lstrip().startswith("forecast"))
+
+
+def test_the_forecast_is_kept_and_status_and_the_dry_run_only_read_it(project: Project,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`status` and the dry run show the forecast kept for the history and tree they see and never make one: before
+    any is made they say how to make it. `forecast` makes and keeps it, and so does each cycle as it ends; a tree
+    that changed (a file written, uncommitted) has none until one is made for it."""
+    repo = str(project.repo)
+    kept = project.repo / ".git" / "autoformalize" / "forecast"
+    assert main(["status", "--repo", repo]) == 0
+    assert "forecast   not made yet for this history and tree: `autoformalize forecast` makes it" in \
+        forecast_line(capsys)
+    assert main(["forecast", "--repo", repo]) == 0
+    assert "no forecast yet — no recorded cycle closed a target" in capsys.readouterr().out
+    assert main(["status", "--repo", repo]) == 0
+    assert forecast_line(capsys).endswith("forecast   2 open targets; no forecast until a cycle closes one (no close "
+                                          "recorded)")
+
+    fail(project, strategy("Book/A.lean", target="Close `Book.hard`."))
+    project.cycle()
+    assert len(list(kept.iterdir())) == 2  # the cycle's, for the history it wrote
+    assert main(["status", "--repo", repo]) == 0
+    made = forecast_line(capsys)
+    assert made.startswith("  forecast   2 open targets: ") and "cycles left (P50–P90, simulated)" in made
+    assert main(["cycle", "--dry-run", "--repo", repo]) == 0
+    assert f"forecast: {made.removeprefix('  forecast   ')}" in capsys.readouterr().out
+
+    write(project.repo, {"Book/C.lean": "theorem more : True := by\n  sorry\n"})  # the checkout, not the commit
+    assert main(["status", "--repo", repo]) == 0
+    assert "not made yet for this history and tree" in forecast_line(capsys)
+    assert main(["forecast", "--json", "--repo", repo]) == 0
+    assert len(json.loads(capsys.readouterr().out)["targets"]) == 3
+    assert main(["status", "--repo", repo]) == 0
+    assert forecast_line(capsys).startswith("  forecast   3 open targets: ")
+
+
 def test_a_budget_with_an_unpriced_hard_model_is_refused_before_anything_runs(
         project: Project, capsys: pytest.CaptureFixture[str]) -> None:
     """The hard model spends the Worker's budget: its price must be known as the Worker's is."""
