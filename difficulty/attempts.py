@@ -10,7 +10,8 @@ older ones of this loop's) aim at nothing known: they only count as cycles spent
 What the forecast samples from comes from here too: how often a cycle aims at open targets at all (among the
 cycles whose base held a hole: one that found nothing open could aim at nothing), how many targets one aims at,
 and what recent cycles cost; and, for a forecast before any attempt, the close rate: the declarations records
-say they closed (the holes their sorry counts lost, for records that name none) per cycle that made an attempt.
+say they closed (the holes their sorry counts lost, for records that name none) per cycle whose base held a hole,
+errors and pauses included, as the simulation counts cycles.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class Attempts:
     costs: list[tuple[float, float]] = field(default_factory=list)  # recent priced records: (cycle, its Worker's)
     cycles: int = 0  # records in all
     last: int = 0  # the latest cycle number
-    closes: int = 0  # what the records that could say closed: declarations, or holes where they name none
-    counted: int = 0  # the records that could say (an attempt made, a close named or sorry counts kept)
+    closes: int = 0  # what the records closed: declarations (a hole each), or holes where they name none
+    counted: int = 0  # the records whose base held a hole (or might have: sorry counts unknown, targets kept)
 
     def cells(self) -> dict[str, dict[str, list[float]]]:
         """Each target's attempts and closes by model, with what each part inherits from what it was split from."""
@@ -103,17 +104,17 @@ def gather(records: Iterable[HistoryRecord]) -> Attempts:
             for part in parts:
                 if part != whole:
                     out.parent.setdefault(part, whole)
+        if r.pre_sorry_count == 0 and not r.targets and not r.closed:
+            continue  # nothing was open at its base to aim at: it says nothing of how often a cycle aims or closes
+        if r.targets is not None or r.closed or r.pre_sorry_count is not None:
+            out.counted += 1  # a cycle of the run's time, whatever it did: the simulation's cycles count the same
         if r.outcome not in NO_ATTEMPT and not r.paused:
             if r.targets is not None or r.closed:
-                out.counted += 1
                 out.closes += len(r.closed)
             elif r.pre_sorry_count is not None and r.post_sorry_count is not None:
-                out.counted += 1
                 out.closes += max(0, r.pre_sorry_count - r.post_sorry_count)
         if r.targets is None:
             continue
-        if r.pre_sorry_count == 0 and not r.targets and not r.closed:
-            continue  # nothing was open at its base to aim at: it says nothing of how often a cycle aims
         out.kept += 1
         if r.outcome in NO_ATTEMPT or r.paused:  # a rate limit stopped it: no attempt was made
             continue

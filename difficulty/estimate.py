@@ -178,7 +178,7 @@ def _paper(attempts: Attempts, cells: dict[str, dict[str, list[float]]], holding
     theta: dict[str, float] = {}
     ordered = sorted((t.cycle, target, t.model, t.closed) for target, tries in attempts.own.items() for t in tries)
     for _, target, m, closed in ordered:  # each model's ability, its attempts replayed in record order
-        theta[m] = paper.update(theta.get(m, paper.THETA_0), bank[target], closed)
+        theta[m] = paper.bounded(paper.update(theta.get(m, paper.THETA_0), bank[target], closed))
     unknown = paper.Item(0.5, 1.0)  # a target nobody attempted: the middle of the scale
 
     def make(name: str) -> Target:

@@ -11,10 +11,10 @@ document says how many. Only the targets open now are counted: sorries the run w
 theorems sorry-first) are not foreseen.
 
 Before any attempt — no record names what its cycle aimed at — there is nothing to fit a target's difficulty on,
-and the forecast is the naive one (`basis = "naive"`): the open targets at the close rate the records show, P50
-exactly that; its band and burn-down are those of n closes at a rate known only as k closes in N cycles (`naive`),
-so no wider than those k closes allow. Without a close (or
-with nothing open) there is no figure at all (`basis = "none"`): nulls, no band.
+and the forecast is the naive one (`basis = "naive"`): the open holes at the close rate the records show, P50
+exactly n·N/k; its band and burn-down are those of n closes at a rate known only as k closes in N cycles
+(`naive`), so no wider than those k closes allow (their median is not n·N/k: the P50 shown is the naive figure).
+Without a close (or with nothing open) there is no figure at all (`basis = "none"`): nulls, no band.
 
 `usd` comes from what recorded cycles cost (`cost = "history"`); where none is known, `priced` fills it from an
 estimate of one cycle's cost from the prices (`cost = "prices"`, `per_cycle` its low and high): P10 at the low,
@@ -118,10 +118,11 @@ def forecast(est: Estimate, settings: DifficultyConfig, spend: Spend | None, lef
     if not attempts:
         doc.basis = "naive"
         runs = max(settings.runs, 1)
-        _simulated(doc, naive([t.holes for t in est.targets], a.closes, a.counted, runs, settings.seed), runs)
+        holes = sum(t.holes for t in est.targets)  # the rate's unit: a sorry count's hole, a declaration's one
+        _simulated(doc, naive(holes, a.closes, a.counted, runs, settings.seed), runs)
         c = doc.remaining.cycles
         assert c.p10 is not None and c.p90 is not None
-        point = round(len(est.open) * a.counted / a.closes, 1)
+        point = round(holes * a.counted / a.closes, 1)
         doc.remaining.cycles = Quantiles(p10=min(c.p10, point), p50=point, p90=max(c.p90, point))
         if spend is not None:
             mean = sum(cost for cost, _ in spend.samples) / len(spend.samples)
@@ -163,19 +164,17 @@ def _simulated(doc: Forecast, out: Outlook, runs: int) -> None:
                             "nearly hopeless for the Worker's model): the figures leave them at their cap")
 
 
-def naive(holes: list[int], closes: int, cycles: int, runs: int, seed: int) -> Outlook:
-    """`runs` finishes of the open targets (each holding `holes`) closed one at a time by a Poisson process whose
-    rate is known only as `closes` in `cycles`: each run draws the rate from its Gamma posterior, then the waits
-    between closes. The time to n closes is then n/k·N·F(2n, 2k) in law: a band as wide as k closes allow."""
+def naive(holes: int, closes: int, cycles: int, runs: int, seed: int) -> Outlook:
+    """`runs` finishes of `holes` open holes closed one at a time by a Poisson process whose rate is known only as
+    `closes` in `cycles`: each run draws the rate from its Gamma posterior, then the waits between closes. The time
+    to n closes is then n/k·N·F(2n, 2k) in law: a band as wide as k closes allow."""
     rng = random.Random(seed)
     out = Outlook()
-    total = sum(holes)
     for _ in range(runs):
         rate = rng.gammavariate(closes, 1.0) / cycles
-        at, left, path = 0.0, total, [(0, total)]
-        for weight in rng.sample(holes, len(holes)):
+        at, path = 0.0, [(0, holes)]
+        for left in range(holes - 1, -1, -1):
             at += rng.expovariate(rate)
-            left -= weight
             path.append((math.ceil(at), left))  # a close lands in a whole cycle
         out.cycles.append(at)
         out.paths.append(path)
@@ -235,8 +234,9 @@ def money(f: Forecast) -> str:
 
 def basis(f: Forecast) -> str:
     if f.basis == "naive":
-        return (f"the naive forecast: {len(f.targets)} open at the {f.closes} closes of {f.counted} cycles "
-                "recorded, as no record names what its cycle aimed at yet")
+        holes = sum(t.holes for t in f.targets)
+        return (f"the naive forecast: {holes} hole{'s' if holes != 1 else ''} open at the {f.closes} closes of "
+                f"{f.counted} cycles recorded, as no record names what its cycle aimed at yet")
     return f"from {f.runs} simulated runs"
 
 

@@ -18,10 +18,10 @@ less than STILL.
 The step is η·(r − P), not the η·a·(r − P) of the paper's Algorithm 1: its Appendix F, Table 6 (DeepSeek-Prover-V1's
 55 steps), replays within the table's rounding (6e-6) with the former, while the latter makes every step about 6%
 short and drifts 1.3e-3 from the table by its end (`tests/difficulty/test_paper.py` replays it). A model's ability
-for the next attempt is that update replayed over its attempts in record order, from THETA_0; p_next is the same
-logistic. The paper states no bounds for θ nor a discrimination for a target fewer than two models attempted:
-[0, 1] (the difficulties' scale) and 1 here, and the forecast simulates with these chances as they are (no
-posterior).
+for the next attempt is that update replayed over its attempts in record order, from THETA_0, held in [0, 1] after
+each (the loop asks no rounds: each attempt is one); p_next is the same logistic. The paper states no bounds for
+θ nor a discrimination for a target fewer than two models attempted: [0, 1] (the difficulties' scale) and 1 here,
+and the forecast simulates with these chances as they are (no posterior).
 """
 
 from __future__ import annotations
@@ -108,6 +108,11 @@ def update(theta: float, item: Item, response: float) -> float:
     return theta + ETA * (response - p)
 
 
+def bounded(theta: float) -> float:
+    """θ held in [0, 1], the difficulties' scale."""
+    return min(1.0, max(0.0, theta))
+
+
 def replay(theta: float, responses: Sequence[tuple[Item, float]]) -> float:
     """θ after the responses, in order."""
     for item, response in responses:
@@ -135,6 +140,6 @@ def adaptive(bank: dict[str, Item], respond: Callable[[str], float], theta: floa
             theta = update(theta, bank[name], response)
             recent.append(name)
             trace.append((name, response, theta))
-        theta = min(1.0, max(0.0, theta))  # held in bounds once a round, as Algorithm 1 does
+        theta = bounded(theta)  # once a round, as Algorithm 1 does
         still = still + 1 if abs(theta - before) < STILL else 0
     return trace

@@ -70,7 +70,7 @@ from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.cyclestate import Cycle, Interrupted, Options, budget_of
 from orchestrator.deps import Deps
 from orchestrator.engine import runs_here
-from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitError, GitTree
+from orchestrator.git import NETWORK_TIMEOUT_S, Git, GitTree
 from orchestrator.journal import Entry, Journal, Unfinished
 from orchestrator.liveness import Beat
 from orchestrator.outlook import brief, hard_targets
@@ -200,12 +200,15 @@ def conclude(c: Cycle, beat: Beat) -> tuple[HistoryRecord, Cycle]:
 
 def foresee(c: Cycle) -> None:
     """After landing: the forecast for the checkout as it now stands, made and kept (`orchestrator.outlook.ahead`)
-    so that `status` and the dry run show it at once. The cycle is over: a failure here is logged, not raised."""
+    so that `status` and the dry run show it at once; not when a stop was asked for (`forecast` makes it). The
+    cycle is over and landed: whatever fails here is logged, never raised into the run."""
+    if c.options.stop.is_set():
+        return
     try:
         history = read_history(c.paths.history)
         outlook.ahead(c.config, c.repo, history.records, outlook.tree_of(c.repo, c.config))
-    except (OSError, ValueError, GitError, UsageError) as e:
-        log.warning("cycle.forecast_failed", cycle=c.number, error=str(e)[:300])
+    except Exception as e:  # a forecast is advice: the run goes on without it
+        log.warning("cycle.forecast_failed", cycle=c.number, error=f"{type(e).__name__}: {str(e)[:300]}")
 
 
 def _checkpoint(c: Cycle) -> None:

@@ -6,14 +6,16 @@ what the total budget has left. `hard_targets` says which open targets go to the
 the Planner is shown of them. `cycle_cost` estimates a cycle's cost from the prices, as the dry run shows it.
 
 `ahead` is the forecast as `forecast`, `status`, the dry run and the dashboard read it: kept in the git directory
-(`autoformalize/forecast/`, never committed), keyed by the history file, the tree's files, the current cycle and
-the settings it depends on, so that with thousands of open targets only the first reader of a history and tree
-pays for the simulation. The cycle makes it after it lands; `status` and the dry run only read it.
+(`autoformalize/forecast/`, never committed), keyed by the records, the tree's files and holes, the current cycle,
+the settings it depends on and the code that makes it, so that with thousands of open targets only the first
+reader of a history and tree pays for the simulation. The cycle makes it after it lands; `status` and the dry run
+only read it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -23,6 +25,7 @@ from pathlib import Path
 import structlog
 from pydantic import ValidationError
 
+import difficulty
 from agents.prices import session_cost
 from difficulty.estimate import Estimate, Target, estimate
 from difficulty.forecast import Forecast, forecast, priced
@@ -35,7 +38,7 @@ from orchestrator.config import Config
 from orchestrator.git import Git, GitError
 from state.atomic import write_atomic
 from state.errors import UsageError
-from state.files import read_bytes, read_cycle
+from state.files import Linked, read_bytes, read_cycle
 from state.history import HistoryRecord
 from state.prover_jobs import ProverJobs
 
@@ -120,14 +123,14 @@ def per_cycle(config: Config, calls: Calls | None = None) -> tuple[float, float]
 
 def ahead(config: Config, repo: Path, records: Sequence[HistoryRecord], tree: Census, *, make: bool = True,
           est: Estimate | None = None, cost: tuple[float, float] | None = None) -> Forecast | None:
-    """The forecast for the history at `repo` and `tree`: the one kept for them, else (`make`) made and kept; None
-    when none is kept and `make` is false. Its dollars come from `cost` (a cycle's, low and high) where no recorded
-    cycle has one, else from `per_cycle`."""
+    """The forecast for `records` and `tree`: the one kept for them, else (`make`) made and kept; None when none is
+    kept and `make` is false. Its dollars come from `cost` (a cycle's, low and high) where no recorded cycle has
+    one, else from `per_cycle`."""
     try:
         cycle = read_cycle(config.state(repo))
     except UsageError:  # `status` names the broken counter; the forecast counts from the records
         cycle = 0
-    key = _key(config, read_bytes(config.state(repo).history) or b"", tree, cycle)
+    key = _key(config, records, tree, cycle)
     folder = _folder(repo)
     found = _read(folder / f"{key}.json") if folder is not None else None
     if found is None and make:
@@ -154,13 +157,18 @@ def _folder(repo: Path) -> Path | None:
         return None
 
 
-def _key(config: Config, history: bytes, tree: Census, cycle: int) -> str:
-    """What a forecast depends on: the history, the tree's files, the current cycle, and the settings the fit, the
-    simulation and the dollars read. Not which files Lean's listings were at hand for: those follow from the files
-    (and the toolchain), and the dry run, which reads the committed tree without them, finds what `status` does."""
+def _key(config: Config, records: Sequence[HistoryRecord], tree: Census, cycle: int) -> str:
+    """What a forecast depends on: the records it was made from (not the file read again, which a landing cycle
+    may have moved on), the tree's files and which declarations hold how many holes (Lean's listings decide that
+    where they were read), the current cycle, the settings the fit, the simulation and the dollars read, and the
+    code that makes it."""
     worker = config.agents.worker
-    parts = {"format": FORMAT, "cycle": cycle, "history": hashlib.sha256(history).hexdigest(),
+    history = hashlib.sha256()
+    for r in records:
+        history.update(r.model_dump_json().encode())
+    parts = {"format": FORMAT, "code": _code(), "cycle": cycle, "history": history.hexdigest(),
              "files": sorted((path, f.digest) for path, f in tree.files.items()),
+             "holed": sorted((h.path, h.name, h.count) for h in tree.holed()),
              "roots": config.project.lean_roots, "difficulty": config.difficulty.model_dump(mode="json"),
              "models": [worker.model, worker.hard_model, config.agents.planner.model, config.agents.evaluator.model],
              "turns": [worker.max_turns, config.agents.planner.max_turns],
@@ -169,14 +177,25 @@ def _key(config: Config, history: bytes, tree: Census, cycle: int) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+@functools.cache
+def _code() -> str:
+    """The difficulty package's source: a forecast made by other code is made again."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(difficulty.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def _read(path: Path) -> Forecast | None:
-    data = read_bytes(path)
-    if data is None:
-        return None
     try:
-        return Forecast.model_validate_json(data)
-    except ValidationError:  # written by another version: made again
+        data = read_bytes(path)
+        found = None if data is None else Forecast.model_validate_json(data)
+    except (Linked, OSError, ValidationError):  # not a kept forecast this version wrote: made again
         return None
+    if found is not None:
+        with contextlib.suppress(OSError):  # read now: the latest KEPT in use stay, whoever made them
+            os.utime(path)
+    return found
 
 
 def _keep(folder: Path, key: str, found: Forecast) -> None:

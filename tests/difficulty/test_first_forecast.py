@@ -48,7 +48,7 @@ def test_before_any_attempt_the_forecast_is_the_naive_one_with_the_band_its_evid
     assert c.p50 == 8.0
     assert c.p10 == pytest.approx(GAMMA_4[0] * 2, rel=0.08) and c.p90 == pytest.approx(GAMMA_4[1] * 2, rel=0.08)
     assert doc.band and doc.band[0].p50 == 4 and doc.band[-1].p10 == 0  # the burn-down, from the four holes
-    assert "the naive forecast: 4 open at the 400 closes of 800 cycles recorded" in render(doc)
+    assert "the naive forecast: 4 holes open at the 400 closes of 800 cycles recorded" in render(doc)
 
 
 def test_the_naive_band_widens_as_the_evidence_thins() -> None:
@@ -57,6 +57,23 @@ def test_the_naive_band_widens_as_the_evidence_thins() -> None:
     assert thin.remaining.cycles.p50 == thick.remaining.cycles.p50 == 8.0
     assert thin.remaining.cycles.p90 is not None and thick.remaining.cycles.p90 is not None
     assert thin.remaining.cycles.p90 > 1.5 * thick.remaining.cycles.p90
+
+
+def test_the_naive_rate_counts_holes_and_every_cycle_that_found_one_open() -> None:
+    """Sorry counts count holes, so the open ones are counted in holes: a declaration holding three is three. The
+    cycles are those whose base held a hole, an error's or a paused one's too (they took a cycle, as the
+    simulation's cycles do); a cycle that found nothing open is not among them."""
+    text = "namespace Book\n\ntheorem a : True ∧ True ∧ True := ⟨sorry, sorry, sorry⟩\n\ntheorem b : True := sorry\n"
+    tree = census(MemTree({"Book/A.lean": f"{text}\nend Book\n".encode()}), ["Book"])
+    records = [
+        *legacy(800, 2),
+        HistoryRecord(cycle=801, outcome=Outcome.ERROR, pre_sorry_count=600, post_sorry_count=600),
+        HistoryRecord(cycle=802, outcome=Outcome.ACCEPTED, pre_sorry_count=600, post_sorry_count=600, paused=True),
+        HistoryRecord(cycle=803, outcome=Outcome.REJECTED, pre_sorry_count=0, post_sorry_count=0)]
+    doc = forecast(estimate(records, tree, ["Book"], SETTINGS, "m"), SETTINGS, None)
+    assert (doc.basis, doc.closes, doc.counted) == ("naive", 400, 802)
+    assert doc.remaining.cycles.p50 == round(4 * 802 / 400, 1)
+    assert "4 holes open" in render(doc) and doc.band[0].p50 == 4
 
 
 def test_without_a_close_or_an_open_target_there_is_no_figure() -> None:

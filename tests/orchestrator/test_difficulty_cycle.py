@@ -4,12 +4,18 @@ difficulty it learns from them."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from orchestrator.cli import main
+from orchestrator.config import load_config
+from orchestrator.outlook import KEPT, ahead, tree_of
+from orchestrator.report.site import build
+from state.history import read_history
 from state.prover_jobs import ProverJob, read_jobs
 from tests.conftest import git, write
 from tests.orchestrator.harness import (
@@ -175,6 +181,43 @@ def test_the_forecast_is_kept_and_status_and_the_dry_run_only_read_it(project: P
     assert len(json.loads(capsys.readouterr().out)["targets"]) == 3
     assert main(["status", "--repo", repo]) == 0
     assert forecast_line(capsys).startswith("  forecast   3 open targets: ")
+
+
+def test_a_kept_forecast_is_the_one_made_from_the_records_shown(project: Project,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A forecast is kept under the records it was made from, not the history file read again: one made from an
+    older read (a cycle landed while the tree was being read) is never shown for the history that file now holds.
+    Read again, a kept forecast stays among the latest; and a history reached through a link is a problem the
+    dashboard names, not a crash."""
+    repo = project.repo
+    fail(project, strategy("Book/A.lean", target="Close `Book.hard`."))
+    project.cycle()
+    config = load_config(repo)
+    records = read_history(config.state(repo).history).records
+    tree = tree_of(repo, config)
+    kept = repo / ".git" / "autoformalize" / "forecast"
+    for old in kept.iterdir():
+        old.unlink()
+    stale = ahead(config, repo, records[:-1], tree)  # made from the history as it stood before the last record
+    assert stale is not None and ahead(config, repo, records[:-1], tree, make=False) == stale
+    assert ahead(config, repo, records, tree, make=False) is None
+    assert main(["status", "--repo", str(repo)]) == 0
+    assert "not made yet for this history and tree" in forecast_line(capsys)
+
+    first = next(kept.iterdir())
+    os.utime(first, (1, 1))  # the oldest on disk, until it is read
+    for n in range(KEPT - 1):
+        ahead(config, repo, [*records, records[-1].model_copy(update={"cycle": 100 + n})], tree)
+    assert ahead(config, repo, records[:-1], tree, make=False) == stale  # read: now among the latest
+    ahead(config, repo, [*records, records[-1].model_copy(update={"cycle": 200})], tree)
+    assert len(list(kept.iterdir())) == KEPT and first.exists()
+
+    history = config.state(repo).history
+    moved = repo / "elsewhere.jsonl"
+    history.rename(moved)
+    history.symlink_to(moved)
+    page = build(repo, repo / "_site", datetime.now(UTC)).read_text(encoding="utf-8")
+    assert "history.jsonl" in page and "symbolic link" in page
 
 
 def test_a_budget_with_an_unpriced_hard_model_is_refused_before_anything_runs(
