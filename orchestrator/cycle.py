@@ -302,8 +302,7 @@ def baseline(c: Cycle) -> None:
     """Number the cycle, open the journal, prepare the working copy, count sorries, check the build."""
     c.history = read_history(c.paths.history)
     c.ledger.budget = budget_of(c.config.budget, [*c.history.records, *c.interrupted], c.started_at)
-    c.number = 1 + max([files.read_cycle(c.paths), *(r.cycle for r in c.history.records),
-                        *(r.cycle for r in c.interrupted)])
+    c.number = 1 + files.last_cycle(c.paths, [*(r.cycle for r in c.history.records), *(r.cycle for r in c.interrupted)])
     c.entry = Entry(cycle=c.number, base=c.base, pid=os.getpid(), started_at=c.started_at.isoformat(),
                     unfinished=[Unfinished(cycle=r.cycle, base=r.base or "", pid=0,
                                            started_at=(r.started_at or c.started_at).isoformat(), usage=r.usage,

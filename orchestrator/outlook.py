@@ -38,7 +38,7 @@ from orchestrator.config import Config
 from orchestrator.git import Git, GitError
 from state.atomic import write_atomic
 from state.errors import UsageError
-from state.files import Linked, read_bytes, read_cycle
+from state.files import Linked, last_cycle, read_bytes
 from state.history import HistoryRecord
 from state.prover_jobs import ProverJobs
 
@@ -127,7 +127,7 @@ def ahead(config: Config, repo: Path, records: Sequence[HistoryRecord], tree: Ce
     kept and `make` is false. Its dollars come from `cost` (a cycle's, low and high) where no recorded cycle has
     one, else from `per_cycle`."""
     try:
-        cycle = read_cycle(config.state(repo))
+        cycle = last_cycle(config.state(repo))
     except UsageError:  # `status` names the broken counter; the forecast counts from the records
         cycle = 0
     key = _key(config, records, tree, cycle)

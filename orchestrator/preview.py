@@ -64,7 +64,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     say(f"lock: {inspect_lock(paths.lock).status}")
     say(f"sandbox: {describe(config.sandbox)}")
     say(f"work: the Worker's working copy would be {workcopy.location(git)}")
-    number = 1 + max([files.read_cycle(paths), *recorded, *pending])
+    number = 1 + files.last_cycle(paths, [*recorded, *pending])
     roots = config.project.lean_roots
     result = census(GitTree(git, head, writes=False), roots)  # a dry run writes nothing
     say(f"baseline: cycle {number}; {result.total_sorries} sorry, {result.total_admits} admit in "

@@ -14,6 +14,7 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -126,6 +127,22 @@ def read_cycle(paths: StatePaths) -> int:
     except ValueError:
         raise UsageError(f"{paths.relative(paths.cycle)} holds {text[:40]!r}, not a cycle number; "
                          "put the number of the last completed cycle in it") from None
+
+
+_REPORT = re.compile(r"cycle_(\d+)\.md")
+
+
+def reported(paths: StatePaths) -> int:
+    """The latest cycle a task result is named for (`task_results/cycle_N.md`); 0 when there is none."""
+    return max((int(m.group(1)) for p, _ in regular_files(paths.task_results, ".md")
+                if (m := _REPORT.fullmatch(p.name))), default=0)
+
+
+def last_cycle(paths: StatePaths, cycles: Iterable[int] = ()) -> int:
+    """The last cycle run here: the counter, `cycles` (the history's) or the latest task result, whichever is
+    later. A loop that ran here before (another's, its counter kept local or behind its reports) is continued
+    after its last cycle, so no report of its is ever written over."""
+    return max([read_cycle(paths), *cycles, reported(paths)])
 
 
 def write_cycle(paths: StatePaths, cycle: int) -> None:

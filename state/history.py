@@ -192,10 +192,15 @@ class HistoryRecord(BaseModel):
 
 
 def _migrate_0_to_1(raw: dict[str, Any]) -> dict[str, Any]:
-    """The reference script's records: `timestamp` is when the cycle finished."""
+    """The reference script's records: `timestamp` is when the cycle finished; a score outside [-2, 2] (its
+    Evaluator was not held to the scale) is held to it, the score as written kept beside it (`score_as_written`)."""
     out = dict(raw)
     if "finished_at" not in out and isinstance(out.get("timestamp"), str):
         out["finished_at"] = out["timestamp"]
+    score = out.get("progress_score")
+    if isinstance(score, int) and not isinstance(score, bool) and not -2 <= score <= 2:
+        out["progress_score"] = max(-2, min(2, score))
+        out["score_as_written"] = score
     out["schema_version"] = 1
     return out
 
@@ -240,12 +245,17 @@ def parse_history(data: bytes, name: str = "history.jsonl") -> History:
         where = f"{name} line {number}"
         truncated = number == len(lines) and not data.endswith(b"\n")
         try:
-            out.records.append(parse_record(json.loads(line.decode("utf-8"))))
+            record = parse_record(json.loads(line.decode("utf-8")))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             cause = "cut short (the writer probably crashed)" if truncated else f"not valid JSON ({e})"
             out.problems.append(f"{where}: {cause}; skipped")
         except (ValidationError, ValueError) as e:
             out.problems.append(f"{where}: not a history record ({_first_error(e)}); skipped")
+        else:
+            out.records.append(record)
+            if (written := (record.model_extra or {}).get("score_as_written")) is not None:
+                out.problems.append(f"{where}: progress_score {written} is outside [-2, 2]; read as "
+                                    f"{record.progress_score}")
     return out
 
 

@@ -19,6 +19,8 @@ from orchestrator.git import Git
 from orchestrator.repo import LeanProject, detect_lean_project, find_repo, lake_projects
 from state.atomic import unwritable, write_all, write_atomic
 from state.errors import UsageError
+from state.files import last_cycle, read_cycle
+from state.history import read_history
 from state.pairing import Pairing, render
 from state.paths import StatePaths
 
@@ -55,13 +57,15 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
     rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
     rules = rules.replace("{state_dir}", config.project.state_dir)
     plan = resources.files("orchestrator.templates").joinpath("plan.md").read_text(encoding="utf-8")
+    counter = read_cycle(paths)
+    ran = last_cycle(paths, (r.cycle for r in read_history(paths.history).records))  # a loop that ran here before
 
     files = {
         CONFIG_FILE: render_config(config),
         config.project.plan: plan,
         "CLAUDE.md": rules,
         "AGENTS.md": rules,
-        paths.relative(paths.cycle): "0\n",
+        paths.relative(paths.cycle): f"{ran}\n",
         paths.relative(paths.history): "",
         paths.relative(paths.attempts): "# Attempts\n",
         paths.relative(paths.issues / ".gitkeep"): "",
@@ -100,6 +104,9 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         click.echo(f"  ignored  {', '.join(ignored)} (added to .gitignore)")
     for path, rule in excluded.items():
         click.echo(f"  included {path} (.gitignore re-includes it: {rule} excluded it, and a cycle commits it)")
+    if ran and (paths.relative(paths.cycle) in written or ran > counter):  # adopted, not a counter already kept
+        click.echo(f"Continues: a loop ran here to cycle {ran} (its counter, history or task results); the next "
+                   f"cycle is {ran + 1}, and no report of the earlier cycles is written over.")
     if config.budget.per_day_usd == DAY_USD and CONFIG_FILE in written:
         click.echo(f"Budget: at most ${DAY_USD:.0f} a day ([budget] per_day_usd); `cycle --dry-run` estimates one "
                    "cycle's cost. Raise it for a daemon.")

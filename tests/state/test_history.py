@@ -66,7 +66,8 @@ def test_a_truncated_last_line_is_reported_skipped_and_left_alone(tmp_path: Path
 
 def test_bad_lines_in_the_middle_are_named(tmp_path: Path) -> None:
     path = tmp_path / "history.jsonl"
-    path.write_text('{"cycle": 1}\nnot json\n{"cycle": "x"}\n{"cycle": 2, "progress_score": 9}\n[1]\n{"cycle": 3}\n')
+    path.write_text('{"cycle": 1}\nnot json\n{"cycle": "x"}\n{"cycle": 2, "progress_score": 9, "schema_version": 1}\n'
+                    '[1]\n{"cycle": 3}\n')
     history = read_history(path)
     assert [r.cycle for r in history.records] == [1, 3]
     assert [p.split(":")[0] for p in history.problems] == [
@@ -74,21 +75,15 @@ def test_bad_lines_in_the_middle_are_named(tmp_path: Path) -> None:
     assert "progress_score" in history.problems[2]
 
 
-def test_a_record_from_a_newer_version_is_refused_by_name(tmp_path: Path) -> None:
+def test_a_reference_record_scored_off_the_scale_is_read_whole_and_flagged(tmp_path: Path) -> None:
+    """OpenMath's history at 783aeb4 holds two records its Evaluator scored 3, its best cycles ("Closed the LAST
+    sorry in the project…"): read, held to the scale, the score as written kept and named, never skipped. A record
+    of this loop's own, which holds it to the scale when it writes, is still refused off it."""
     path = tmp_path / "history.jsonl"
-    path.write_text('{"cycle": 1, "schema_version": 99}\n')
-    assert "newer than this autoformalize understands" in read_history(path).problems[0]
-
-
-def test_missing_history_is_empty(tmp_path: Path) -> None:
-    history = read_history(tmp_path / "nope.jsonl")
-    assert history.records == [] and history.problems == []
-
-
-def test_records_written_before_the_facts_count_progress_by_their_score() -> None:
-    old = parse_record({"schema_version": 1, "cycle": 4, "outcome": "accepted", "progress_score": 1,
-                        "faithfulness": [{"entity": "thm:1", "declarations": ["A.b"], "score": 3}]})
-    assert old.progress is None and old.made_progress and old.issues_opened == [] and old.planner_failed is None
-    assert old.faithfulness[0].book == ""
-    assert not parse_record({"cycle": 5, "progress_score": 0}).made_progress
-    assert not old.model_copy(update={"progress": False}).made_progress  # the facts outrank the score
+    shutil.copy(DATA / "openmath_history_scored3.jsonl", path)
+    history = read_history(path)
+    assert [r.progress_score for r in history.records] == [2, 2]
+    assert history.records[1].summary.startswith("Closed the LAST sorry in the project")
+    assert [(r.model_extra or {})["score_as_written"] for r in history.records] == [3, 3]
+    assert history.problems == [f"history.jsonl line {n}: progress_score 3 is outside [-2, 2]; read as 2"
+                                for n in (1, 2)]
