@@ -14,7 +14,6 @@ once `total_usd` is spent it stops. A rate limit or a subscription's usage cap p
 
 from __future__ import annotations
 
-import re
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ import structlog
 
 from agents.ledger import Limit
 from gates.census import census
-from orchestrator import pause
+from orchestrator import pause, plan
 from orchestrator.config import Config
 from orchestrator.cycle import Interrupted, Options, run_cycle
 from orchestrator.cyclestate import budget_of
@@ -42,7 +41,6 @@ from state.history import Outcome, read_history
 from state.lock import RunLock
 
 log = structlog.get_logger()
-_TARGET = re.compile(r"^\s*[-*]\s+\[( |x|X)\]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -142,8 +140,8 @@ def _stop_reason(repo: Path, config: Config, limits: Limits, done: int, stop: th
     if loop.stop_when_done:
         git = Git(repo)
         holes = census(GitTree(git, git.head()), config.project.lean_roots).holes
-        targets = _TARGET.findall(read_text(repo / config.project.plan) or "")
-        if holes == 0 and targets and " " not in targets:
+        targets = plan.items(read_text(repo / config.project.plan) or "")
+        if holes == 0 and targets and all(t.done for t in targets):
             return "done: no sorry left and every target in the plan is checked off"
     return None
 

@@ -64,8 +64,15 @@ class Finding:
 def setup(repo: Path, config: Config) -> list[Finding]:
     """Every setup check, in the order a cycle meets them; Lake's, in the Lake project's folder."""
     lake = repo / config.project.lake_dir
-    return [toolchain(lake), offline(lake), sandbox(config), keys(config), engine(config), judge(config),
-            remote(repo, config), mathlib_cache(lake), ignored(repo, config)]
+    return [book(repo, config), toolchain(lake), offline(lake), sandbox(config), keys(config), engine(config),
+            judge(config), remote(repo, config), mathlib_cache(lake), ignored(repo, config)]
+
+
+def book(repo: Path, config: Config) -> Finding:
+    """The plan: there, and the book's rather than the template's."""
+    if found := readiness.book(repo, config):
+        return Finding("plan", Status.FAIL, found[0])
+    return Finding("plan", Status.OK, f"{config.project.plan} describes the book")
 
 
 def toolchain(repo: Path) -> Finding:

@@ -14,11 +14,12 @@ from agents import coding
 from agents.config import ENGINES, EXTRAS, SDKS, AgentConfig, installed
 from agents.prices import price_table
 from gates import sandbox
-from orchestrator import ignores, pause, toolchain, workcopy
+from orchestrator import ignores, pause, plan, toolchain, workcopy
 from orchestrator.config import CONFIG_FILE, Config
 from orchestrator.cyclestate import budget_of
 from orchestrator.git import Git
 from orchestrator.wiring import missing_keys, unset
+from state import files
 from state.history import read_history
 
 KEYS_HOW = ("export it (keys are read from the environment only; a local OpenAI-compatible server that takes any key "
@@ -138,8 +139,27 @@ def checkout(root: Path, config: Config) -> list[str]:
     return found
 
 
+def book(root: Path, config: Config) -> list[str]:
+    """The plan the Planner works from: there, and no longer the template (its placeholder targets name no result
+    of the book, so a Planner would invent them)."""
+    name = config.project.plan
+    try:
+        text = files.read_text(root / name)
+    except files.Linked as e:
+        return [str(e)]
+    if text is None:
+        return [f"{name} is missing: the Planner works from it (`autoformalize init` writes a template); describe "
+                "the book there and commit it"]
+    if unfilled := plan.placeholders(text):
+        return [f"{name} still holds the template's {unfilled} placeholder target(s) (`- [ ] Chapter 1: …`): "
+                "describe the book there (a `- [ ]` line for each definition or theorem to formalize, under a "
+                "heading per chapter) and commit it"]
+    return []
+
+
 def refusals(root: Path, config: Config, roles: Iterable[str]) -> list[str]:
     """Everything above: each refusal a cycle would make before it spends."""
     waiting = paused(root, config)
-    return [*checkout(root, config), *setup(root, config, roles), *budget(root, config),
-            *([waiting] if waiting else [])]
+    roles = list(roles)
+    return [*checkout(root, config), *(book(root, config) if "planner" in roles else []),
+            *setup(root, config, roles), *budget(root, config), *([waiting] if waiting else [])]

@@ -67,7 +67,10 @@ def ready(root: Path, config: Config) -> bool:
 
 
 def setup(root: Path, config: Config, roles: tuple[str, ...]) -> None:
-    """The sandbox, the toolchain and the keys and prices `roles` need, before any work starts."""
+    """The plan (for a Planner), the sandbox, the toolchain and the keys and prices `roles` need, before any work
+    starts."""
+    if "planner" in roles and (found := readiness.book(root, config)):
+        raise UsageError(found[0])
     sandbox.check(config.sandbox)
     toolchain.check(root / config.project.lake_dir, config.sandbox)
     check_endpoints(config, roles)

@@ -7,22 +7,19 @@ from pathlib import Path
 
 import click
 
-from gates import sandbox
-from orchestrator import toolchain
+from orchestrator.commands.cycle import setup
 from orchestrator.config import load_config
 from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon, stop_on_signals
 from orchestrator.notify import Notifier
 from orchestrator.repo import find_repo
-from orchestrator.wiring import check_endpoints, loop_roles, real_deps
+from orchestrator.wiring import loop_roles, real_deps
 
 
 def run(repo: Path | None, max_cycles: int | None, cooldown: float | None) -> int:
     root = find_repo(repo)
     config = load_config(root)
-    sandbox.check(config.sandbox)
-    toolchain.check(root / config.project.lake_dir, config.sandbox)
-    check_endpoints(config, loop_roles(config))
+    setup(root, config, loop_roles(config))
     options = Options()
     notify = Notifier.from_env(config.notify, root.name)
     with stop_on_signals(options.stop, on_second=lambda: os._exit(130)):

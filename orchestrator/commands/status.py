@@ -18,14 +18,14 @@ from gates.census import census
 from gates.sandbox import describe, probe
 from gates.size import large
 from gates.tree import DirTree
-from orchestrator import ignores, pause
+from orchestrator import ignores, pause, readiness
 from orchestrator.blame import persistent
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import mark
 from orchestrator.outlook import UNMADE, ahead
 from orchestrator.repo import find_repo
-from state.files import open_issues, read_cycle
+from state.files import last_cycle, open_issues
 from state.heartbeat import read_heartbeat
 from state.history import HistoryRecord, cached_share, read_history
 from state.lock import inspect_lock
@@ -85,12 +85,10 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         problems.append(ignores.refusal(excluded))
     problem = probe(config.sandbox)  # `sandboxed` only when the sandbox runs here, not when it merely should
     outlook = ahead(config, repo, history.records, result, make=False)  # never the simulation's time
-    if not (repo / config.project.plan).is_file():
-        problems.append(f"{config.project.plan} is missing: the Planner needs it (`autoformalize init` writes a "
-                        "template)")
+    problems += readiness.book(repo, config)
     return {
         "repo": str(repo),
-        "cycle": read_cycle(paths),
+        "cycle": last_cycle(paths, (r.cycle for r in history.records)),
         "total_sorries": max(0, result.holes - result.total_admits),  # as Lean counts where it listed a file
         "hidden_sorries": [{"declaration": name, "file": path} for path, name in hidden],
         "total_admits": result.total_admits,

@@ -29,6 +29,7 @@ from gates.census import Census, census
 from gates.meaning import meanings
 from gates.size import large
 from gates.tree import DirTree
+from orchestrator import plan
 from orchestrator.blame import SorryAge, persistent
 from orchestrator.config import Config, load_config
 from orchestrator.git import Git, GitError
@@ -38,7 +39,7 @@ from orchestrator.report.difficulty import panel
 from orchestrator.verdicts import current
 from state.atomic import write_all
 from state.errors import UsageError
-from state.files import Linked, open_issues, read_bytes, read_cycle, read_text
+from state.files import Linked, last_cycle, open_issues, read_bytes, read_text
 from state.history import GateVerdict, History, HistoryRecord, Outcome, cached_share, read_history
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob, read_jobs
@@ -254,8 +255,8 @@ def gather(repo: Path, now: datetime) -> Report:
     tree = census(Unlinked(DirTree(repo)), config.project.lean_roots)
     problems += tree.problems
     try:
-        cycle = read_cycle(paths)
-    except UsageError as e:
+        cycle = last_cycle(paths, (r.cycle for r in history.records))
+    except UsageError as e:  # the counter unreadable, or the task results' folder a link
         cycle = max((r.cycle for r in history.records), default=0)
         problems.append(str(e))
     rows = [CycleRow.of(r) for r in history.records]
@@ -278,7 +279,7 @@ def gather(repo: Path, now: datetime) -> Report:
         problems.append(f"the ages of the sorries could not be read: {e}")
     gates = config.gates
     big = [(p, n, n > gates.file_cap_lines) for p, n in large(tree, gates.file_warn_lines)]
-    unfilled = placeholders(plan_text or "")
+    unfilled = plan.placeholders(plan_text or "")
     if unfilled:
         problems.append(f"{config.project.plan}: {unfilled} target(s) are still the template's placeholders "
                         "(`- [ ] Chapter 1: …`); they are left out of the coverage")
@@ -327,23 +328,7 @@ def _unless_linked(read: Callable[[], T], instead: T, problems: list[str]) -> T:
 
 # ---------------------------------------------------------------- the plan
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_CHECKBOX = re.compile(r"^(\s*)[-*+]\s+\[([ xX])\]\s+(.*\S)\s*$")
-_PLACEHOLDER = re.compile(r"^(?:chapter|part|section)\s+\d+\s*:\s*…$", re.I)
 _CHAPTERISH = re.compile(r"^(?:chapter|ch\.|part|appendix|§)\s*(?:\d|[IVXLC]+\b)|^\d+(?:\.\d+)*[.:)]?\s", re.I)
-
-
-@dataclass(frozen=True)
-class _Item:
-    indent: int
-    done: bool
-    text: str
-    headings: tuple[str, ...]
-
-
-def placeholders(text: str) -> int:
-    """Targets still as the plan's template wrote them (`- [ ] Chapter 1: …`): not the book's."""
-    return sum(1 for line in text.splitlines() if (box := _CHECKBOX.match(line)) and _PLACEHOLDER.match(box.group(3)))
 
 
 def plan_chapters(text: str) -> list[PlanChapter]:
@@ -353,22 +338,9 @@ def plan_chapters(text: str) -> list[PlanChapter]:
     to its top-level item when nested; else a target that names a chapter is its own chapter; else to the
     nearest heading. Only leaves count: an item with nested items groups them, and is not a target itself.
     """
-    items: list[_Item] = []
-    headings: list[tuple[int, str]] = []
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        if fenced:
-            continue
-        if heading := _HEADING.match(line):
-            level = len(heading.group(1))
-            headings = [h for h in headings if h[0] < level] + [(level, heading.group(2))]
-        elif (box := _CHECKBOX.match(line)) and not _PLACEHOLDER.match(box.group(3)):
-            indent = len(box.group(1).expandtabs(4))
-            items.append(_Item(indent, box.group(2) != " ", box.group(3), tuple(h for _, h in headings)))
+    items = plan.items(text)
     counts: dict[str, list[int]] = {}
-    parent: _Item | None = None
+    parent: plan.Item | None = None
     for i, item in enumerate(items):
         if parent is None or item.indent <= parent.indent or item.headings != parent.headings:
             parent = item
@@ -381,7 +353,7 @@ def plan_chapters(text: str) -> list[PlanChapter]:
     return [PlanChapter(name, targets, done) for name, (targets, done) in counts.items()]
 
 
-def _chapter_of(item: _Item, parent: _Item) -> str:
+def _chapter_of(item: plan.Item, parent: plan.Item) -> str:
     chapterish = [h for h in item.headings if _CHAPTERISH.match(h)]
     if chapterish:
         return chapterish[0]
@@ -574,11 +546,10 @@ def _next_steps(r: Report) -> str:
     """On a project no cycle has run in, what to do next, in order; nothing once the loop runs."""
     if r.cycles:
         return ""
-    plan = (f"Describe the book in <code>{_e(r.plan_file)}</code>: a <code>- [ ]</code> line for each definition "
-            "or theorem to formalize, under a heading per chapter" + (f" ({r.unfilled} target(s) are still the "
-                                                                      "template's)" if r.unfilled else "")
-            + "; then commit it.")
-    steps = [plan if r.unfilled or not r.plan else "",
+    describe = (f"Describe the book in <code>{_e(r.plan_file)}</code>: a <code>- [ ]</code> line for each "
+                "definition or theorem to formalize, under a heading per chapter"
+                + (f" ({r.unfilled} target(s) are still the template's)" if r.unfilled else "") + "; then commit it.")
+    steps = [describe if r.unfilled or not r.plan else "",
              "Check the setup: <code>autoformalize doctor</code> (the toolchain, the sandbox, the keys, the remote, "
              "then every gate tried on your Lean).",
              "See what a cycle would do and cost: <code>autoformalize cycle --dry-run</code> (it names anything "
