@@ -19,7 +19,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from orchestrator import pause
-from state.history import HistoryRecord, Outcome
+from state.history import HistoryRecord, Outcome, scored
 
 log = structlog.get_logger()
 TIMEOUT_S = 10
@@ -138,7 +138,7 @@ class Notifier:
         else:
             sorries = "?" if record.pre_sorry_count is None else f"{record.pre_sorry_count} → {record.post_sorry_count}"
             self.send(Event.CYCLE, cycle=record.cycle, outcome=record.outcome or "recorded",
-                      score=f"{record.progress_score:+d}", sorries=sorries, summary=_clip(record.summary))
+                      score=scored(record.progress_score), sorries=sorries, summary=_clip(record.summary))
         streak = stalled(history, record, stall_after)
         if streak:
             action = (f"The Consultant was asked: {record.consultant}." if record.consultant else

@@ -140,8 +140,8 @@ def checkout(root: Path, config: Config) -> list[str]:
 
 
 def book(root: Path, config: Config) -> list[str]:
-    """The plan the Planner works from: there, and no longer the template (its placeholder targets name no result
-    of the book, so a Planner would invent them)."""
+    """The plan the Planner works from: there, and no longer the template (placeholder targets only, which name no
+    result of the book: a Planner would invent them)."""
     name = config.project.plan
     try:
         text = files.read_text(root / name)
@@ -150,8 +150,8 @@ def book(root: Path, config: Config) -> list[str]:
     if text is None:
         return [f"{name} is missing: the Planner works from it (`autoformalize init` writes a template); describe "
                 "the book there and commit it"]
-    if unfilled := plan.placeholders(text):
-        return [f"{name} still holds the template's {unfilled} placeholder target(s) (`- [ ] Chapter 1: …`): "
+    if unfilled := plan.template(text):
+        return [f"{name} is still the template: its {unfilled} target(s) are placeholders (`- [ ] Chapter 1: …`); "
                 "describe the book there (a `- [ ]` line for each definition or theorem to formalize, under a "
                 "heading per chapter) and commit it"]
     return []

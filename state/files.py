@@ -132,10 +132,16 @@ def read_cycle(paths: StatePaths) -> int:
 _REPORT = re.compile(r"cycle_(\d+)\.md")
 
 
+def reports(paths: StatePaths) -> list[tuple[int, Path]]:
+    """The task results (`task_results/cycle_N.md`, N padded or not) with their cycles, in cycle order."""
+    return sorted((int(m.group(1)), p) for p, _ in regular_files(paths.task_results, ".md")
+                  if (m := _REPORT.fullmatch(p.name)))
+
+
 def reported(paths: StatePaths) -> int:
-    """The latest cycle a task result is named for (`task_results/cycle_N.md`); 0 when there is none."""
-    return max((int(m.group(1)) for p, _ in regular_files(paths.task_results, ".md")
-                if (m := _REPORT.fullmatch(p.name))), default=0)
+    """The latest cycle a task result is named for; 0 when there is none."""
+    found = reports(paths)
+    return found[-1][0] if found else 0
 
 
 def last_cycle(paths: StatePaths, cycles: Iterable[int] = ()) -> int:

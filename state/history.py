@@ -111,7 +111,7 @@ class HistoryRecord(BaseModel):
     gates: list[GateVerdict] = Field(default_factory=list)
     pre_sorry_count: int | None = None
     post_sorry_count: int | None = None
-    progress_score: int = Field(default=0, ge=-2, le=2)
+    progress_score: int | None = Field(default=0, ge=-2, le=2)  # None: no Evaluator scored the cycle
     summary: str = ""
     stuck_on: str = ""
     strategy_recommendation: str = ""
@@ -176,7 +176,7 @@ class HistoryRecord(BaseModel):
     @property
     def made_progress(self) -> bool:
         """Progress by the facts; records older than the facts fall back to their score."""
-        return self.progress if self.progress is not None else self.progress_score > 0
+        return self.progress if self.progress is not None else (self.progress_score or 0) > 0
 
     @property
     def was_restructuring(self) -> bool:
@@ -193,10 +193,12 @@ class HistoryRecord(BaseModel):
 
 def _migrate_0_to_1(raw: dict[str, Any]) -> dict[str, Any]:
     """The reference script's records: `timestamp` is when the cycle finished; a score outside [-2, 2] (its
-    Evaluator was not held to the scale) is held to it, the score as written kept beside it (`score_as_written`)."""
+    Evaluator was not held to the scale) is held to it, the score as written kept beside it (`score_as_written`);
+    none at all is no score (None), not 0."""
     out = dict(raw)
     if "finished_at" not in out and isinstance(out.get("timestamp"), str):
         out["finished_at"] = out["timestamp"]
+    out.setdefault("progress_score", None)  # its records of another shape (`sorrys`, `target`) kept no score
     score = out.get("progress_score")
     if isinstance(score, int) and not isinstance(score, bool) and not -2 <= score <= 2:
         out["progress_score"] = max(-2, min(2, score))
@@ -257,6 +259,11 @@ def parse_history(data: bytes, name: str = "history.jsonl") -> History:
                 out.problems.append(f"{where}: progress_score {written} is outside [-2, 2]; read as "
                                     f"{record.progress_score}")
     return out
+
+
+def scored(score: int | None) -> str:
+    """A cycle's score as people read it: `+1`, or that no Evaluator scored it."""
+    return "unscored" if score is None else f"{score:+d}"
 
 
 def append_record(path: Path, record: HistoryRecord) -> None:

@@ -17,17 +17,19 @@ from orchestrator.preview import preview
 from orchestrator.repo import find_repo
 from orchestrator.wiring import check_endpoints, loop_roles, real_deps
 from state.errors import InfraError, UsageError
-from state.history import HistoryRecord, Outcome, read_history
+from state.history import HistoryRecord, Outcome, read_history, scored
 
 
 def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> int:
     root = find_repo(repo)
     config = load_config(root)
+    # --skip-planner works from the strategy.md a person edited: no Planner, so neither its plan nor its key
+    roles = tuple(r for r in loop_roles(config) if not (skip_planner and r == "planner"))
     if dry_run:
         click.echo(f"Dry run in {root}: no model is called and nothing changes.")
         for line in preview(root, config, skip_planner=skip_planner):
             click.echo(f"  {line}")
-        refused = readiness.refusals(root, config, loop_roles(config))
+        refused = readiness.refusals(root, config, roles)
         if refused:
             click.echo(f"\nA cycle would refuse to start (exit 2), or stop before any model is called, for "
                        f"{len(refused)} reason(s):", err=True)
@@ -36,7 +38,7 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
             return 2
         click.echo("\nEvery check a cycle makes before it spends passed: a cycle would start.")
         return 0
-    if not ready(root, config):
+    if not ready(root, config, roles):
         return 0
     notify = Notifier.from_env(config.notify, root.name)
     try:
@@ -48,9 +50,9 @@ def run(repo: Path | None, dry_run: bool, skip_planner: bool, no_push: bool) -> 
     return report(record, cycle, notify)
 
 
-def ready(root: Path, config: Config) -> bool:
+def ready(root: Path, config: Config, roles: tuple[str, ...]) -> bool:
     """The checks before a cycle spends anything; False (and why, printed) when today's budget is spent."""
-    setup(root, config, loop_roles(config))
+    setup(root, config, roles)
     budget = budget_of(config.budget, read_history(config.state(root).history).records, datetime.now(UTC))
     total, day = config.budget.total_usd, config.budget.per_day_usd
     if total is not None and budget.total_usd >= total:
@@ -92,7 +94,7 @@ def _show(cycle: Cycle) -> None:
     assert record is not None
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"
     item = f" (round {record.round}, item {record.item})" if record.item else ""
-    click.echo(f"cycle {record.cycle}{item}: {record.outcome}, score {record.progress_score:+d}, sorries "
+    click.echo(f"cycle {record.cycle}{item}: {record.outcome}, score {scored(record.progress_score)}, sorries "
                f"{record.pre_sorry_count} → {record.post_sorry_count}, {cost}")
     for gate in record.gates:
         click.echo(f"  {gate.name}: {'passed' if gate.passed else 'FAILED'}")

@@ -23,7 +23,7 @@ def plan(repo: Path | None, out: Path) -> int:
     config = load_config(root)
     if config.parallel.workers <= 1:
         raise UsageError("a round needs [parallel] workers above 1; with one Worker run `autoformalize cycle`")
-    if not ready(root, config):
+    if not ready(root, config, loop_roles(config)):
         write_atomic(out / actions.MATRIX, "[]\n")
         return 0
     notify = Notifier.from_env(config.notify, root.name)

@@ -25,9 +25,10 @@ from orchestrator.git import Git, GitError
 from orchestrator.kernelcheck import mark
 from orchestrator.outlook import UNMADE, ahead
 from orchestrator.repo import find_repo
+from state.errors import UsageError
 from state.files import last_cycle, open_issues
 from state.heartbeat import read_heartbeat
-from state.history import HistoryRecord, cached_share, read_history
+from state.history import HistoryRecord, cached_share, read_history, scored
 from state.lock import inspect_lock
 from state.prover_jobs import read_jobs, tally
 
@@ -85,10 +86,15 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
         problems.append(ignores.refusal(excluded))
     problem = probe(config.sandbox)  # `sandboxed` only when the sandbox runs here, not when it merely should
     outlook = ahead(config, repo, history.records, result, make=False)  # never the simulation's time
+    try:
+        cycle = last_cycle(paths, (r.cycle for r in history.records))
+    except UsageError as e:  # the counter unreadable, or the task results' folder a link: named, not fatal
+        cycle = max((r.cycle for r in history.records), default=0)
+        problems.append(str(e))
     problems += readiness.book(repo, config)
     return {
         "repo": str(repo),
-        "cycle": last_cycle(paths, (r.cycle for r in history.records)),
+        "cycle": cycle,
         "total_sorries": max(0, result.holes - result.total_admits),  # as Lean counts where it listed a file
         "hidden_sorries": [{"declaration": name, "file": path} for path, name in hidden],
         "total_admits": result.total_admits,
@@ -153,7 +159,7 @@ def render(s: dict[str, Any]) -> str:
     lines = [f"autoformalize status of {s['repo']}"]
     cycle = f"{s['cycle']}"
     if last:
-        cycle += f"  (last: {last.get('outcome') or 'recorded'}, score {last['progress_score']:+d}"
+        cycle += f"  (last: {last.get('outcome') or 'recorded'}, score {scored(last['progress_score'])}"
         cycle += f", {last['finished_at'][:16].replace('T', ' ')} UTC)" if last.get("finished_at") else ")"
     lines.append(f"  cycle      {cycle}")
     lines.append(f"  sorries    {s['total_sorries']} sorry, {s['total_admits']} admit in {s['lean_files']} Lean files"
@@ -163,7 +169,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"             {len(s['hidden_sorries'])} of them only Lean sees (sorryAx, no sorry written): "
                      f"{names}")
     if records:
-        scores = " ".join(f"{r['progress_score']:+d}" for r in records)
+        scores = " ".join(scored(r["progress_score"]) for r in records)
         lines.append(f"  scores     {scores}  (last {len(records)} cycles, oldest first)")
         if last and last.get("summary"):
             lines.append(f"  summary    {last['summary']}")

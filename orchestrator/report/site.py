@@ -65,7 +65,7 @@ class CycleRow:
     finished_at: datetime | None
     outcome: str | None  # None: a record of the reference script, which kept no outcome or gates
     gates: list[GateVerdict]
-    score: int
+    score: int | None  # None: no Evaluator scored it
     pre_sorries: int | None
     post_sorries: int | None
     cost_usd: float | None  # None: the price of some role is unknown
@@ -590,7 +590,7 @@ def _overview(r: Report) -> str:
 def _charts(rows: Sequence[CycleRow]) -> str:
     ordered = sorted(rows, key=lambda r: r.cycle)  # stable: retried cycle numbers keep their file order
     sorries = [(float(r.cycle), float(n)) for r in ordered if (n := r.sorries_after) is not None]
-    scores = [(float(r.cycle), float(r.score)) for r in ordered]
+    scores = [(float(r.cycle), float(r.score)) for r in ordered if r.score is not None]
     window = max(ROLLING, len(scores) // 30)
     mean = _moving_mean(scores, window)
     spent, total = [], 0.0
@@ -743,7 +743,8 @@ def _cycle_row(r: CycleRow) -> str:
                    'gates">legacy</span>')
     else:
         outcome = f'<span class="outcome outcome-{_e(r.outcome)}">{_e(r.outcome.replace("_", " "))}</span>'
-    score_class = "score-pos" if r.score > 0 else "score-neg" if r.score < 0 else ""
+    score_class = "" if r.score is None else "score-pos" if r.score > 0 else "score-neg" if r.score < 0 else ""
+    score = '<span title="no Evaluator scored this cycle">—</span>' if r.score is None else f"{r.score:+d}"
     sorries = ("—" if r.pre_sorries is None and r.post_sorries is None else
                f"{_e(_count(r.pre_sorries))} → {_e(_count(r.post_sorries))}")
     cost = _cost(r.cost_usd, r.spent_usd)
@@ -754,7 +755,7 @@ def _cycle_row(r: CycleRow) -> str:
     return (f'<tr data-cycle="{r.cycle}" data-outcome="{_e(r.outcome or "legacy")}">'
             f'<td class="num">{r.cycle}</td><td class="when">{when}</td><td>{outcome}</td>'
             f'<td class="gates">{_gates(r.gates, r.outcome)}</td>'
-            f'<td class="num {score_class}">{r.score:+d}</td><td class="num">{sorries}</td>'
+            f'<td class="num {score_class}">{score}</td><td class="num">{sorries}</td>'
             f'<td class="num">{cost}</td><td class="summary">{summary}</td></tr>')
 
 

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from orchestrator import doctor, plan
+from orchestrator import doctor, plan, readiness
 from orchestrator.cli import main
 from orchestrator.config import load_config
 from orchestrator.cycle import Options
+from orchestrator.cyclestate import last_task_result
 from orchestrator.daemon import Limits, run_daemon
-from orchestrator.report.site import plan_chapters
+from orchestrator.report.site import build, plan_chapters
 from tests.conftest import git
 from tests.orchestrator.harness import PLAN, Project, configure, evaluation, strategy
 
@@ -45,6 +47,18 @@ def test_a_loop_that_ran_here_before_is_continued_after_its_last_cycle(project: 
     assert project.show("HEAD", f"{STATE}/task_results/cycle_296.md") == "# Cycle 296\nits own words\n"
     assert project.show("HEAD", f"{STATE}/task_results/cycle_305.md").strip()
     assert project.show("HEAD", f"{STATE}/cycle").strip() == "305"
+    # The Planner's "latest task result" is the latest cycle's, however its name is padded.
+    paths = project.config.state(project.repo)
+    (paths.task_results / "cycle_0099.md").write_text("an old one\n")
+    assert last_task_result(paths) == project.show("HEAD", f"{STATE}/task_results/cycle_305.md")
+
+    # The task results' folder replaced by a link: `status` names it, and still answers.
+    moved = project.repo / "elsewhere"
+    paths.task_results.rename(moved)
+    paths.task_results.symlink_to(moved)
+    assert main(["status", "--json", "--repo", repo]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["cycle"] == 305 and any("task_results" in p for p in status["problems"])
 
 
 def test_init_adopts_the_last_cycle_a_loop_reported(make_repo: Callable[..., Path],
@@ -68,9 +82,11 @@ def test_a_plans_legend_is_no_target() -> None:
     chapters = plan_chapters(head)
     assert [c.chapter for c in chapters] == ["Chapter 1: Multistep Methods"]
     assert (chapters[0].targets, chapters[0].done) == (8, 8)  # section 1.1: its leaves
-    assert [i.text for i in plan.items("## Key Theorems\n- [ ] The mean value theorem\n")] == \
-        ["The mean value theorem"]
-    assert plan.items("## Legend of marks\n- [ ] to do\n") == []
+    for results in ("## Key Theorems", "## Chapter 9\n### Public key", "## Chapter 7: The legend of Fermat",
+                    "# Key\n## Chapter 1", "## Answer Key Lemmas", "## Legendre polynomials"):
+        assert [i.text for i in plan.items(f"{results}\n- [ ] The theorem\n")] == ["The theorem"], results
+    for legend in ("## Legend", "## Status Keys", "### Key to symbols", "## **Legend:**", "## Key"):
+        assert plan.items(f"## Chapter 1\n{legend}\n- [ ] Not started\n") == [], legend
 
 
 def test_a_plan_done_but_for_its_legend_stops_the_daemon(project: Project) -> None:
@@ -90,8 +106,8 @@ def test_the_template_plan_is_refused_before_any_model_is_called(project: Projec
     `status` and `doctor` each say so, and what to write; nothing is asked of a model."""
     project.commit_files({"plan.md": TEMPLATE}, "init's plan, unedited")
     repo = str(project.repo)
-    said = ("plan.md still holds the template's 2 placeholder target(s) (`- [ ] Chapter 1: …`): describe the book "
-            "there (a `- [ ]` line for each definition or theorem to formalize, under a heading per chapter)")
+    said = ("plan.md is still the template: its 2 target(s) are placeholders (`- [ ] Chapter 1: …`); describe the "
+            "book there (a `- [ ]` line for each definition or theorem to formalize, under a heading per chapter)")
     assert main(["cycle", "--dry-run", "--repo", repo]) == 2
     assert said in capsys.readouterr().err
     for command in (["cycle"], ["run", "--max-cycles", "1"]):
@@ -103,7 +119,28 @@ def test_the_template_plan_is_refused_before_any_model_is_called(project: Projec
     assert (found.status, found.detail.startswith(said)) == (doctor.Status.FAIL, True)
     assert project.server.requests == [] and project.history() == []
 
+    main(["cycle", "--dry-run", "--skip-planner", "--repo", repo])  # no Planner: the plan is not its to refuse
+    assert said not in capsys.readouterr().err
+
+    # Partly filled in (or sketched by a Planner in the template's style): a plan, with its placeholders noted.
+    project.commit_files({"plan.md": TEMPLATE.replace("- [ ] Chapter 2: …", "- [ ] Theorem 2.1 (Euler)")})
+    assert readiness.book(project.repo, load_config(project.repo)) == []
+    assert plan.placeholders("```\n- [ ] Chapter 1: …\n```\n- [ ] Theorem 1\n") == 0  # an example, in code
+
     git(project.repo, "rm", "-q", "plan.md")
     project.commit_files({}, "no plan")
     assert main(["cycle", "--dry-run", "--repo", repo]) == 2
     assert "plan.md is missing: the Planner works from it" in capsys.readouterr().err
+
+
+def test_the_dashboard_shows_an_unscored_cycle_as_unscored(project: Project, capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    """OpenMath's records of another shape carry no score: the dashboard's row says so rather than +0, its score
+    plot leaves it out, and `status` says "unscored"."""
+    project.commit_files({f"{STATE}/history.jsonl": (DATA / "openmath_history_unscored.jsonl").read_text()})
+    page = build(project.repo, project.repo / "_site", datetime.now(UTC)).read_text(encoding="utf-8")
+    row = page[page.index('<tr data-cycle="135"'):]
+    row = row[:row.index("</tr>")]
+    assert 'title="no Evaluator scored this cycle">—<' in row and "+0" not in row
+    assert main(["status", "--repo", str(project.repo)]) == 0
+    assert "score unscored" in capsys.readouterr().out

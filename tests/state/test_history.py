@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from state.history import GateVerdict, HistoryRecord, Outcome, Usage, append_record, parse_record, read_history
+from state.history import (
+    GateVerdict,
+    HistoryRecord,
+    Outcome,
+    Usage,
+    append_record,
+    parse_record,
+    read_history,
+    scored,
+)
 
 DATA = Path(__file__).parent.parent / "data" / "openmath"
 
@@ -87,3 +96,14 @@ def test_a_reference_record_scored_off_the_scale_is_read_whole_and_flagged(tmp_p
     assert [(r.model_extra or {})["score_as_written"] for r in history.records] == [3, 3]
     assert history.problems == [f"history.jsonl line {n}: progress_score 3 is outside [-2, 2]; read as 2"
                                 for n in (1, 2)]
+
+
+def test_a_record_no_evaluator_scored_has_no_score_not_zero(tmp_path: Path) -> None:
+    """OpenMath's records of another shape (`sorrys`, `target`, `notes`) kept no score: read as unscored, shown
+    so, never as +0. This loop's own records keep theirs (0 is a score)."""
+    path = tmp_path / "history.jsonl"
+    shutil.copy(DATA / "openmath_history_unscored.jsonl", path)
+    record = read_history(path).records[0]
+    assert (record.cycle, record.progress_score, scored(record.progress_score)) == (135, None, "unscored")
+    assert not record.made_progress
+    assert scored(HistoryRecord(cycle=1).progress_score) == "+0"
