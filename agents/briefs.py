@@ -82,7 +82,7 @@ def section(markdown: str | None, title: str) -> str:
 def history_line(r: HistoryRecord) -> str:
     counts = f" sorries {r.pre_sorry_count}→{r.post_sorry_count}" if r.pre_sorry_count is not None else ""
     stuck = f" | stuck on: {r.stuck_on}" if r.stuck_on else ""
-    return f"cycle {r.cycle} [{r.outcome or 'recorded'}] score {scored(r.progress_score)}{counts}: {r.summary}{stuck}"
+    return f"cycle {r.cycle} [{r.outcome or 'recorded'}] score {scored(r.score)}{counts}: {r.summary}{stuck}"
 
 
 def sorry_table(census: Census, only: list[str] | None = None) -> str:

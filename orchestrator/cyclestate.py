@@ -156,7 +156,8 @@ def record(c: Cycle) -> HistoryRecord:
         cycle=c.number, started_at=c.started_at, finished_at=c.deps.clock.now(), outcome=c.outcome or Outcome.ERROR,
         gates=[GateVerdict(name=g.name, passed=g.passed, detail=g.detail) for g in c.gates],
         pre_sorry_count=c.census.holes, post_sorry_count=c.after.holes if accepted and c.after else c.census.holes,
-        progress_score=e.progress_score if e else None, summary=e.summary if e else (c.error or ""),
+        progress_score=e.progress_score if e else 0, evaluated=e is not None,  # 0 where none scored: -2..2 always
+        summary=e.summary if e else (c.error or ""),
         stuck_on=e.stuck_on if e else "", strategy_recommendation=e.strategy_recommendation if e else "",
         attempts_update=e.attempts_update if e else "", scope=c.plan.scope if c.plan else [],
         changed_files=c.changed, usage=c.ledger.usage(), cost_usd=total,

@@ -138,7 +138,7 @@ class Notifier:
         else:
             sorries = "?" if record.pre_sorry_count is None else f"{record.pre_sorry_count} → {record.post_sorry_count}"
             self.send(Event.CYCLE, cycle=record.cycle, outcome=record.outcome or "recorded",
-                      score=scored(record.progress_score), sorries=sorries, summary=_clip(record.summary))
+                      score=scored(record.score), sorries=sorries, summary=_clip(record.summary))
         streak = stalled(history, record, stall_after)
         if streak:
             action = (f"The Consultant was asked: {record.consultant}." if record.consultant else

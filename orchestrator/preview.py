@@ -151,7 +151,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
           f"characters, summarized by file when larger), its report and verdicts (at most "
           f"{briefs.evaluator_rest():,})")
     every = config.loop.escalate_after
-    tail = [r.progress_score for r in history.records][-(every - 1):] if every > 1 else []
+    tail = [r.score for r in history.records][-(every - 1):] if every > 1 else []
     maybe = len(tail) == every - 1 and all((s or 0) <= 0 for s in tail)  # unscored: no progress
     say(f"escalate: the Consultant {'would be called if this cycle scores ≤ 0' if maybe else 'would not be called'}")
     if maybe:

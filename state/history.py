@@ -111,7 +111,7 @@ class HistoryRecord(BaseModel):
     gates: list[GateVerdict] = Field(default_factory=list)
     pre_sorry_count: int | None = None
     post_sorry_count: int | None = None
-    progress_score: int | None = Field(default=0, ge=-2, le=2)  # None: no Evaluator scored the cycle
+    progress_score: int | None = Field(default=0, ge=-2, le=2)  # None only in a reference record that kept none
     summary: str = ""
     stuck_on: str = ""
     strategy_recommendation: str = ""
@@ -152,6 +152,7 @@ class HistoryRecord(BaseModel):
     parts: dict[str, list[str]] = Field(default_factory=dict)  # each decomposed declaration → the parts it uses
     worker_model: str | None = None  # the model the Worker's session was opened with ([agents.worker] hard_model)
     paused_until: datetime | None = None  # a rate limit or usage cap stopped a role: the loop waits until then
+    evaluated: bool | None = None  # False: no Evaluator scored the cycle, and its 0 is no verdict; None: older
 
     @field_validator("started_at", "finished_at", "paused_until")
     @classmethod
@@ -174,9 +175,15 @@ class HistoryRecord(BaseModel):
         return self.paused_until is not None and self.outcome is not Outcome.ACCEPTED
 
     @property
+    def score(self) -> int | None:
+        """The Evaluator's score; None where none scored the cycle (an error before it, an outage, a reference
+        record that kept none)."""
+        return None if self.evaluated is False else self.progress_score
+
+    @property
     def made_progress(self) -> bool:
         """Progress by the facts; records older than the facts fall back to their score."""
-        return self.progress if self.progress is not None else (self.progress_score or 0) > 0
+        return self.progress if self.progress is not None else (self.score or 0) > 0
 
     @property
     def was_restructuring(self) -> bool:

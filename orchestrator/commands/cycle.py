@@ -94,7 +94,7 @@ def _show(cycle: Cycle) -> None:
     assert record is not None
     cost = f"${record.cost_usd:.2f}" if record.cost_usd is not None else "cost unknown"
     item = f" (round {record.round}, item {record.item})" if record.item else ""
-    click.echo(f"cycle {record.cycle}{item}: {record.outcome}, score {scored(record.progress_score)}, sorries "
+    click.echo(f"cycle {record.cycle}{item}: {record.outcome}, score {scored(record.score)}, sorries "
                f"{record.pre_sorry_count} → {record.post_sorry_count}, {cost}")
     for gate in record.gates:
         click.echo(f"  {gate.name}: {'passed' if gate.passed else 'FAILED'}")

@@ -159,7 +159,7 @@ def render(s: dict[str, Any]) -> str:
     lines = [f"autoformalize status of {s['repo']}"]
     cycle = f"{s['cycle']}"
     if last:
-        cycle += f"  (last: {last.get('outcome') or 'recorded'}, score {scored(last['progress_score'])}"
+        cycle += f"  (last: {last.get('outcome') or 'recorded'}, score {scored(_score(last))}"
         cycle += f", {last['finished_at'][:16].replace('T', ' ')} UTC)" if last.get("finished_at") else ")"
     lines.append(f"  cycle      {cycle}")
     lines.append(f"  sorries    {s['total_sorries']} sorry, {s['total_admits']} admit in {s['lean_files']} Lean files"
@@ -169,7 +169,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"             {len(s['hidden_sorries'])} of them only Lean sees (sorryAx, no sorry written): "
                      f"{names}")
     if records:
-        scores = " ".join(scored(r["progress_score"]) for r in records)
+        scores = " ".join(scored(_score(r)) for r in records)
         lines.append(f"  scores     {scores}  (last {len(records)} cycles, oldest first)")
         if last and last.get("summary"):
             lines.append(f"  summary    {last['summary']}")
@@ -237,3 +237,8 @@ def _prover_off(config: ProverConfig) -> str | None:
 
 def _k(n: int) -> str:
     return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e3 else str(n)
+
+
+def _score(record: dict[str, Any]) -> int | None:
+    """A record's score as `HistoryRecord.score` reads it, from its JSON."""
+    return None if record.get("evaluated") is False else record.get("progress_score")

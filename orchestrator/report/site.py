@@ -81,7 +81,7 @@ class CycleRow:
             ("Worker stopped", r.worker_stop or ""), ("Scope", ", ".join(r.scope)),
             ("Changed files", ", ".join(r.changed_files)), ("Recommendation", r.strategy_recommendation),
             ("Attempts", r.attempts_update)) if text]
-        return cls(r.cycle, r.finished_at, r.outcome.value if r.outcome else None, list(r.gates), r.progress_score,
+        return cls(r.cycle, r.finished_at, r.outcome.value if r.outcome else None, list(r.gates), r.score,
                    r.pre_sorry_count, r.post_sorry_count, r.cost_usd, r.spent_usd, r.summary, details)
 
     @property

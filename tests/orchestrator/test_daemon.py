@@ -81,7 +81,7 @@ def test_the_total_budget_stops_it_before_the_next_cycle(project: Project) -> No
     assert "budget" in reason
     # The Planner's first call could cross the limit, so it was refused: the cycle records an error and stops.
     assert [r.outcome for r in project.history()] == ["error"] and project.agents.calls["planner"] == 0
-    assert project.history()[0].progress_score is None  # no Evaluator scored it: unscored, not 0
+    assert (project.history()[0].progress_score, project.history()[0].score) == (0, None)  # kept in -2..2, unscored
 
 
 def test_it_stops_when_the_book_is_done(project: Project) -> None:

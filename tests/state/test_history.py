@@ -104,6 +104,8 @@ def test_a_record_no_evaluator_scored_has_no_score_not_zero(tmp_path: Path) -> N
     path = tmp_path / "history.jsonl"
     shutil.copy(DATA / "openmath_history_unscored.jsonl", path)
     record = read_history(path).records[0]
-    assert (record.cycle, record.progress_score, scored(record.progress_score)) == (135, None, "unscored")
+    assert (record.cycle, record.progress_score, scored(record.score)) == (135, None, "unscored")
     assert not record.made_progress
-    assert scored(HistoryRecord(cycle=1).progress_score) == "+0"
+    assert scored(HistoryRecord(cycle=1).score) == "+0"
+    unscored = HistoryRecord(cycle=2, evaluated=False)  # an error before the Evaluator: 0 kept in range, no verdict
+    assert (unscored.progress_score, unscored.score, unscored.made_progress) == (0, None, False)
