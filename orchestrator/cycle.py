@@ -61,6 +61,7 @@ from orchestrator import (
     outlook,
     ownership,
     pause,
+    rules,
     workcopy,
 )
 from orchestrator import cyclestate as cs
@@ -209,6 +210,10 @@ def foresee(c: Cycle) -> None:
         outlook.ahead(c.config, c.repo, history.records, outlook.tree_of(c.repo, c.config))
     except Exception as e:  # a forecast is advice: the run goes on without it
         log.warning("cycle.forecast_failed", cycle=c.number, error=f"{type(e).__name__}: {str(e)[:300]}")
+
+
+def _rules(c: Cycle) -> str:
+    return rules.rules(c.repo, c.config.project.state_dir)
 
 
 def _checkpoint(c: Cycle) -> None:
@@ -424,7 +429,7 @@ def plan(c: Cycle) -> None:
                 commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
                 overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1],
                 reviews=c.people)
-            c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=cs.rules(c.repo),
+            c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=_rules(c),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
                                   plan_name=c.config.project.plan, workers=c.config.parallel.workers)
@@ -452,7 +457,7 @@ def work(c: Cycle) -> None:
     model = cs.worker_model(c)  # the hard model for a target the difficulty model finds hard
     limits = Limits(w.max_turns, w.timeout_s, w.token_budget, window=window_of(model, w.context_tokens),
                     result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
-    c.session = c.deps.session(workspace, cs.rules(c.repo), limits, c.ledger, c.options.stop,
+    c.session = c.deps.session(workspace, _rules(c), limits, c.ledger, c.options.stop,
                                model=None if model == w.model else model)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     # What the session's compiles write there is undone before any gate runs.
@@ -632,7 +637,7 @@ def escalate(c: Cycle) -> None:
     assert c.work is not None
     lookup = _lookup(c)
     try:
-        advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=cs.rules(c.repo),
+        advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=_rules(c),
                                     context=context.render(), lookup=lookup,
                                     bounds=read_only(c, c.config.agents.consultant, context.nonce, lookup))
     except NoAdvice as e:  # the next cycle without progress asks again

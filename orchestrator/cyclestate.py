@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 
 import structlog
@@ -327,17 +326,6 @@ def last_task_result(paths: StatePaths) -> str | None:
     """The latest task result: a regular file, never one a link names."""
     found = files.reports(paths)
     return files.read_text(found[-1][1]) if found else None
-
-
-def rules(repo: Path) -> str:
-    """The standing rules agents load: the repository's CLAUDE.md or AGENTS.md, else the built-in ones."""
-    for name in ("CLAUDE.md", "AGENTS.md"):
-        # A person's files, which no Worker may write; one may be a link to the other, as people make them.
-        path = repo / name
-        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-        if text:
-            return text
-    return resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
 
 
 def commit_message(c: Cycle) -> str:

@@ -32,7 +32,7 @@ from gates.process import run
 from gates.registry import GATES
 from gates.sandbox import Sandbox, elan_home, probe
 from gates.tree import DirTree
-from orchestrator import canaries, ignores, readiness, workcopy
+from orchestrator import canaries, ignores, readiness, rules, workcopy
 from orchestrator import toolchain as toolchain_check
 from orchestrator.canaries import CANARIES, FOLDER, Canary
 from orchestrator.config import CONFIG_FILE, Config
@@ -64,8 +64,21 @@ class Finding:
 def setup(repo: Path, config: Config) -> list[Finding]:
     """Every setup check, in the order a cycle meets them; Lake's, in the Lake project's folder."""
     lake = repo / config.project.lake_dir
-    return [book(repo, config), toolchain(lake), offline(lake), sandbox(config), keys(config), engine(config),
-            judge(config), remote(repo, config), mathlib_cache(lake), ignored(repo, config)]
+    return [book(repo, config), notes(repo, config), toolchain(lake), offline(lake), sandbox(config), keys(config),
+            engine(config), judge(config), remote(repo, config), mathlib_cache(lake), ignored(repo, config)]
+
+
+def notes(repo: Path, config: Config) -> Finding:
+    """The repository's CLAUDE.md or AGENTS.md, read below the loop's rules: where it tells agents otherwise."""
+    found = rules.notes(repo, config.project.state_dir)
+    if not found:
+        return Finding("rules", Status.OK, "the loop's own rules (no CLAUDE.md or AGENTS.md of the project's)")
+    if clash := rules.conflicts(repo, config.project.state_dir):
+        return Finding("rules", Status.WARN, f"{len(clash)} line(s) of the project's notes tell agents what the "
+                                             "loop's rules forbid (the loop's hold): " + "; ".join(clash[:5])
+                       + (" …" if len(clash) > 5 else ""))
+    return Finding("rules", Status.OK, f"the loop's rules, then {' and '.join(n for n, _ in found)} as the "
+                                       "project's notes")
 
 
 def book(repo: Path, config: Config) -> Finding:

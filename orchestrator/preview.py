@@ -28,6 +28,7 @@ from orchestrator.housekeeping import due
 from orchestrator.journal import Journal
 from orchestrator.outlook import SHORT_TURNS, UNMADE, Calls, ahead, cycle_cost, estimate_for, per_cycle
 from orchestrator.outlook import brief as difficulty_brief
+from orchestrator.rules import rules as standing_rules
 from orchestrator.verdicts import held
 from orchestrator.wiring import prover_for
 from state import files
@@ -89,7 +90,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     old = persistent(git, head, result, datetime.now(UTC), hk.sorry_age_days, keep=False)
     est = estimate_for(config, history.records, result)
     hard = difficulty_brief(est, config)
-    rules = cs.rules(repo)
+    rules = standing_rules(repo, config.project.state_dir)
     strategy = files.read_strategy(paths)
     if skip_planner:
         try:

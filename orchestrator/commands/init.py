@@ -13,7 +13,7 @@ from gates.census import census
 from gates.probe import RUNS
 from gates.tree import DirTree
 from orchestrator import config as configuration
-from orchestrator import ignores
+from orchestrator import ignores, rules
 from orchestrator.config import CONFIG_FILE, Config, ParallelConfig, ProjectConfig, load_config, render_config
 from orchestrator.git import Git
 from orchestrator.repo import LeanProject, detect_lean_project, find_repo, lake_projects
@@ -54,8 +54,7 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
                         parallel=ParallelConfig(workers=workers or 1,
                                                 engine="github" if github and (workers or 1) > 1 else "local"))
     paths = StatePaths(repo, config.project.state_dir)
-    rules = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
-    rules = rules.replace("{state_dir}", config.project.state_dir)
+    loop_rules = rules.standing(config.project.state_dir)
     plan = resources.files("orchestrator.templates").joinpath("plan.md").read_text(encoding="utf-8")
     counter = read_cycle(paths)
     ran = last_cycle(paths, (r.cycle for r in read_history(paths.history).records))  # a loop that ran here before
@@ -63,8 +62,8 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
     files = {
         CONFIG_FILE: render_config(config),
         config.project.plan: plan,
-        "CLAUDE.md": rules,
-        "AGENTS.md": rules,
+        "CLAUDE.md": loop_rules,
+        "AGENTS.md": loop_rules,
         paths.relative(paths.cycle): f"{ran}\n",
         paths.relative(paths.history): "",
         paths.relative(paths.attempts): "# Attempts\n",
@@ -104,6 +103,13 @@ def run(directory: Path | None, lean_roots: tuple[str, ...], github: bool = Fals
         click.echo(f"  ignored  {', '.join(ignored)} (added to .gitignore)")
     for path, rule in excluded.items():
         click.echo(f"  included {path} (.gitignore re-includes it: {rule} excluded it, and a cycle commits it)")
+    if own := [name for name, _ in rules.notes(repo, config.project.state_dir)]:
+        clash = rules.conflicts(repo, config.project.state_dir)
+        click.echo(f"Rules: {' and '.join(own)} kept as the project's notes: every role reads the loop's own rules "
+                   "first, then these, and the loop's hold where they disagree"
+                   + (f"; they disagree on {len(clash)} line(s):" if clash else "."))
+        for line in clash:
+            click.echo(f"  - {line}")
     if ran and (paths.relative(paths.cycle) in written or ran > counter):  # adopted, not a counter already kept
         click.echo(f"Continues: a loop ran here to cycle {ran} (its counter, history or task results); the next "
                    f"cycle is {ran + 1}, and no report of the earlier cycles is written over.")

@@ -1,0 +1,75 @@
+"""The standing rules every role is given: the loop's own, always, then the repository's notes for agents.
+
+A repository may have its own CLAUDE.md or AGENTS.md, written for the tools its authors used before (OpenMath's
+tells agents to commit and push, to sleep half an hour for an external prover, and to write its task results).
+Those notes say things of the project that help (its conventions, names, mathematics), so every role reads them —
+but below the loop's rules, marked as the project's, with the loop's rules holding where the two disagree.
+`conflicts` names the lines that do, for `init` and `doctor` to show.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+NOTES = ("CLAUDE.md", "AGENTS.md")
+
+# What the loop does itself, or forbids, that a repository's notes may tell agents to do.
+_CONFLICTS = (
+    ("commit", re.compile(r"\bgit\s+commit\b|\bcommit\s+(?:and|&)\s+push\b|\bcommit\s+(?:your|the|all|each|every)\b",
+                          re.I), "the loop commits what passes its gates; its agents never commit"),
+    ("push", re.compile(r"\bgit\s+push\b|\bpush\s+(?:to|your|the|it|them)\b", re.I),
+     "the loop pushes; its agents never do"),
+    ("sleep", re.compile(r"\bsleep\s+(?:for\s+)?\d|\bwait\s+(?:for\s+)?\d+\s*(?:s|sec|seconds?|min|minutes?|h|hours?)"
+                         r"\b", re.I), "a Worker's session is bounded in turns and time; it never sleeps"),
+    ("task_results", re.compile(r"task_results", re.I),
+     "the loop writes each cycle's task result itself; a Worker reports through `finish`"),
+)
+
+
+def standing(state_dir: str) -> str:
+    """The loop's own standing rules."""
+    text = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
+    return text.replace("{state_dir}", state_dir)
+
+
+def notes(repo: Path, state_dir: str) -> list[tuple[str, str]]:
+    """The repository's notes for agents, (file, text): each text once (one file may be a link to the other), and
+    none that is a copy of the loop's rules (as `init` writes them)."""
+    own = standing(state_dir).strip()
+    out: list[tuple[str, str]] = []
+    for name in NOTES:
+        path = repo / name  # a person's file, which no Worker may write
+        text = path.read_text(encoding="utf-8", errors="replace").rstrip() if path.is_file() else ""
+        if text.strip() and text.strip() != own and all(text != seen for _, seen in out):
+            out.append((name, text))
+    return out
+
+
+def rules(repo: Path, state_dir: str) -> str:
+    """The loop's rules, then the project's notes."""
+    own = standing(state_dir)
+    extra = notes(repo, state_dir)
+    if not extra:
+        return own
+    parts = [own.rstrip(), "", "## The project's notes",
+             "", "The repository's own notes for agents follow, as its authors wrote them, perhaps for other tools. "
+             "Use what they say of the project (its conventions, names, mathematics). Where they disagree with the "
+             "rules above (committing, pushing, sleeping or waiting, writing task results or reports, editing the "
+             "plan, the tools' names), the rules above hold."]
+    for name, text in extra:
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+        parts += ["", f"{name}:", f"{fence}text", text.strip("\n"), fence]
+    return "\n".join(parts) + "\n"
+
+
+def conflicts(repo: Path, state_dir: str) -> list[str]:
+    """Each line of the repository's notes that tells agents to do what the loop does itself or forbids."""
+    found = []
+    for name, text in notes(repo, state_dir):
+        for number, line in enumerate(text.splitlines(), start=1):
+            for what, pattern, why in _CONFLICTS:
+                if pattern.search(line):
+                    found.append(f"{name} line {number} ({what}: {line.strip()[:80]!r}): {why}")
+    return found
