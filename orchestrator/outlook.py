@@ -49,7 +49,6 @@ TYPICAL_PROMPT = 20_000
 TYPICAL_TURNS = 20
 SHORT_TURNS = 10  # a Worker that closes a small sorry, or gives up early: the low end of a cycle's cost
 KEPT = 8  # forecasts kept in the cache, the latest
-FORMAT = 1  # what a kept forecast holds; another is not read
 
 UNMADE = ("not made yet for this history and tree: `autoformalize forecast` makes it (each cycle of the loop does "
           "as it ends)")
@@ -166,7 +165,7 @@ def _key(config: Config, records: Sequence[HistoryRecord], tree: Census, cycle: 
     history = hashlib.sha256()
     for r in records:
         history.update(r.model_dump_json().encode())
-    parts = {"format": FORMAT, "code": _code(), "cycle": cycle, "history": history.hexdigest(),
+    parts = {"code": _code(), "cycle": cycle, "history": history.hexdigest(),
              "files": sorted((path, f.digest) for path, f in tree.files.items()),
              "holed": sorted((h.path, h.name, h.count) for h in tree.holed()),
              "roots": config.project.lean_roots, "difficulty": config.difficulty.model_dump(mode="json"),
@@ -179,9 +178,9 @@ def _key(config: Config, records: Sequence[HistoryRecord], tree: Census, cycle: 
 
 @functools.cache
 def _code() -> str:
-    """The difficulty package's source: a forecast made by other code is made again."""
+    """The source of the difficulty package and of this module: a forecast made by other code is made again."""
     digest = hashlib.sha256()
-    for path in sorted(Path(difficulty.__file__).parent.glob("*.py")):
+    for path in [*sorted(Path(difficulty.__file__).parent.glob("*.py")), Path(__file__)]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 

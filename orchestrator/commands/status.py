@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -14,16 +13,13 @@ import click
 
 from agents.provers.config import ProverConfig
 from difficulty.forecast import line
-from gates.census import census
 from gates.sandbox import describe, probe
 from gates.size import large
-from gates.tree import DirTree
 from orchestrator import ignores, pause, readiness
 from orchestrator.blame import persistent
 from orchestrator.config import CONFIG_FILE, load_config
 from orchestrator.git import Git, GitError
-from orchestrator.kernelcheck import mark
-from orchestrator.outlook import UNMADE, ahead
+from orchestrator.outlook import UNMADE, ahead, tree_of
 from orchestrator.repo import find_repo
 from state.errors import UsageError
 from state.files import last_cycle, open_issues
@@ -58,9 +54,7 @@ def collect(repo: Path, now: datetime) -> dict[str, Any]:
     config = load_config(repo)
     paths = config.state(repo)
     history = read_history(paths.history)
-    result = census(DirTree(repo), config.project.lean_roots)
-    with contextlib.suppress(GitError):  # where Lean listed a file, Lean says which declarations hold a hole
-        mark(result, Git(repo), repo, config.project, config.gates)
+    result = tree_of(repo, config)
     hidden = result.hidden_holes()
     lock = inspect_lock(paths.lock)
     heartbeat, heartbeat_problem = read_heartbeat(paths.heartbeat)
