@@ -40,6 +40,9 @@ SETTING = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
 PROVER_SERVER = "prover"
 """The in-process MCP server holding a claude-code Worker's external-prover tools: no configured server may take
 its name."""
+LIBRARY_SERVER = "library"
+"""The in-process MCP server holding a claude-code Worker's `find_declaration`: no configured server may take its
+name either."""
 
 
 class Endpoint(BaseModel):
@@ -88,8 +91,8 @@ class AgentConfig(Endpoint):
     """claude-code only: the Claude Code tools the session may use (default: file tools and lake/lean commands)."""
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """claude-code and codex: command-line MCP servers for the session, each `{ command = "…", args = […], env =
-    {…} }` (the name `prover` is taken by the external prover's tools). The product starts each in its sandbox
-    for Worker-written code and the engine reaches it through a relay."""
+    {…} }` (the names `prover` and `library` are taken by the external prover's tools and `find_declaration`). The
+    product starts each in its sandbox for Worker-written code and the engine reaches it through a relay."""
     cli_path: str | None = None
     """claude-code and codex: the engine's executable (default: for claude-code the `claude` bundled with
     claude-agent-sdk, else PATH; for codex `codex` on PATH)."""
@@ -195,9 +198,9 @@ class AgentsConfig(BaseModel):
         if worker.backend in ENGINES and worker.fallbacks:
             raise ValueError(f"worker: a {worker.backend} session cannot fall back to another endpoint; remove "
                              "`fallbacks` or use the anthropic or openai backend")
-        if worker.backend in ENGINES and PROVER_SERVER in worker.mcp_servers:
-            raise ValueError(f"worker: the MCP server name {PROVER_SERVER!r} is taken by the external prover's "
-                             "tools; rename that server")
+        for taken, by in ((PROVER_SERVER, "the external prover's tools"), (LIBRARY_SERVER, "`find_declaration`")):
+            if worker.backend in ENGINES and taken in worker.mcp_servers:
+                raise ValueError(f"worker: the MCP server name {taken!r} is taken by {by}; rename that server")
         for name, agent in self:
             if name != "worker" and any(e.backend == "codex" for e in [agent, *agent.fallbacks]):
                 raise ValueError(f"{name}: the codex backend runs the Worker only; give the {name} the anthropic, "

@@ -5,8 +5,8 @@ the base commit, with the cycle's change only when it lands — never from a Wor
 change's declarations still stand; each dependency file is read as text, and only one that holds the name's last
 component is indexed (`gates.index`), so a lookup reads Mathlib once and parses a handful of files. A name is found
 when a declaration's fully qualified name is it, or ends with it after a dot (`add_comm` finds `Nat.add_comm`). The
-`find_declaration` tool of the Planner and the Consultant, and the check of the names the Consultant's advice
-lists (`flag`).
+`find_declaration` tool of the Planner, the Consultant and the Worker, and the check of the names the Consultant's
+advice lists (`flag`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.model import ToolSpec
-from agents.reader import Tool
-from agents.tools import _schema
+from agents.tools import PACKAGES, Tool, _schema
 from gates.census import Census
 from gates.index import Decl, index_source
+from gates.tree import NOT_SOURCES
 
-PACKAGES = Path(".lake") / "packages"
 SHOWN_CHARS = 1_500  # of a found declaration's source
 NAME = re.compile(r"^[^\W\d][\w.'!?₀-₉ₐ-ₜᵢ-ᵪ]*$")
 UNVERIFIED = "(unverified: no declaration of this name was found on the branch or in its dependencies)"
@@ -41,7 +40,9 @@ class Lookup:
 
     project: Census
     packages: Path
-    _texts: dict[str, str] | None = field(default=None, init=False)
+    folder: str = PACKAGES.as_posix()  # `packages` as the repository names it: where the read tools find a file
+    texts: dict[str, str] = field(default_factory=dict)  # the dependencies' sources, read once: share it among
+    # a cycle's lookups, as Mathlib's sources take a hundred megabytes
 
     def find(self, name: str) -> list[Found]:
         name = name.strip().strip("`").removeprefix("_root_.")
@@ -56,10 +57,9 @@ class Lookup:
         return out
 
     def tool(self) -> Tool:
-        return Tool(ToolSpec("find_declaration", "Whether a declaration exists on the branch (this cycle's change "
-                             "counts only once it lands) or in the project's dependencies (Mathlib…), by its "
-                             "qualified name or its last parts; where it is and its source. Check every lemma name "
-                             "you advise with it.",
+        return Tool(ToolSpec("find_declaration", "Where a declaration is, and its source, by its full name or its "
+                             "last parts: on the branch (this cycle's change once it lands) or in the dependencies "
+                             "(Mathlib…). Look a lemma up before proving it; check every name you advise.",
                              _schema(name=("string", "e.g. `Nat.succ_le_iff` or `succ_le_iff`."))), self.describe)
 
     def describe(self, name: str) -> str:
@@ -76,20 +76,19 @@ class Lookup:
         return "\n\n".join(out) + more
 
     def _dependencies(self) -> dict[str, str]:
-        """Every Lean source of the dependencies, read once."""
-        if self._texts is None:
-            self._texts = {}
+        """Every Lean source of the dependencies, read once (into `texts`, which other lookups may share)."""
+        if not self.texts:
             for folder, dirs, names in os.walk(self.packages):
-                dirs[:] = [d for d in dirs if d not in (".lake", ".git")]
+                dirs[:] = [d for d in dirs if d not in NOT_SOURCES]
                 for n in names:
                     if n.endswith(".lean"):
                         path = Path(folder) / n
-                        try:
-                            self._texts[path.relative_to(self.packages).as_posix()] = path.read_text("utf-8",
-                                                                                                     "replace")
+                        try:  # named as a read tool takes it
+                            self.texts[f"{self.folder}/{path.relative_to(self.packages).as_posix()}"] = path.read_text(
+                                "utf-8", "replace")
                         except OSError:
                             continue
-        return self._texts
+        return self.texts
 
 
 def _named(d: Decl, name: str) -> bool:

@@ -1,9 +1,16 @@
-"""The Worker's tools (SPEC §6), confined to its working copy.
+"""The Worker's tools (SPEC §6), confined to its working copy and, for reading, its dependencies' sources.
 
 Every path is resolved (symlinks included) and refused when it leaves the
 working copy, enters `.git` or a build folder, is protected, or — for writes —
 lies outside the Scope. The gates check the result again regardless: these
 refusals save the Worker wasted turns, they are not the guard.
+
+The dependencies (Mathlib…) are read where the Lake project's `.lake/packages`
+pointed when the Workspace was made, never written: `read_file` takes a path
+under it, `list_files` and `search` a glob under it (their Lean files only,
+not their git and build folders). A listing or search of the project says it
+left them out and how to ask; one of the dependencies, which packages it
+covered; a search stops at `MAX_MATCHES` matches or after `SEARCH_S` seconds.
 
 Every call's arguments and result pass through the known secrets' redaction:
 a credential's value reaches neither the model nor a file the Worker writes.
@@ -11,8 +18,11 @@ a credential's value reaches neither the model nor a file the Worker writes.
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,17 +35,28 @@ from gates.base import Compiler
 from gates.census import census
 from gates.config import GatesConfig
 from gates.credentials import Secrets
+from gates.diagnostics import CheckResult, parse_diagnostics
 from gates.index import Decl
 from gates.issues import SLUG, SLUG_RULE, issue_dir, refusal, slug_of
 from gates.probe import module_of
 from gates.scope import in_scope, matches
-from gates.tree import DirTree, ignored
+from gates.tree import NOT_SOURCES, DirTree, ignored
 from state.atomic import write_atomic
 from state.history import ToolStat
 
+PACKAGES = Path(".lake") / "packages"  # in the Lake project's folder: the dependencies' sources
+SCRATCH = ".scratch"
+"""The scratch folder for experiments: the Worker's tools may write Lean files there whatever the Scope, and it is
+put back as the base has it before any gate runs, so nothing there lands and nothing that lands may import it."""
+TRY = ToolSpec("lean_try", "Lean's answer on a scratch file of its own, removed after: does `theorem t : … := by "
+               "sorry` elaborate, what do `#check`, `exact?` say.", {"type": "object", "properties": {"code": {
+                   "type": "string", "description": "The whole file, `import` lines first."}}, "required": ["code"]})
 MAX_READ_CHARS = 60_000
 MAX_MATCHES = 200
+SEARCH_S = 20.0  # a search of the dependencies stops after this long (all of Mathlib takes about a second)
 MAX_DIAGNOSTICS = 60
+MAX_INFO_CHARS = 4_000  # of one information message Lean printed without a position, its end kept
+_PROBE = "probe.lean:1:0: info: probe"  # a header: whatever the diagnostics' parser appends to it continues it
 
 def _declaration(text: str, path: str, name: str) -> Decl:
     found = provers.declaration(text, path, name)
@@ -61,6 +82,14 @@ def invoke(name: str, handler: Callable[..., str], arguments: dict[str, Any]) ->
         return f"{name} failed: {e}", True
 
 
+@dataclass(frozen=True)
+class Tool:
+    """A tool the caller adds (`find_declaration`): its spec, and the function its arguments are passed to."""
+
+    spec: ToolSpec
+    run: Callable[..., str]
+
+
 def _schema(**props: tuple[str, str]) -> dict[str, Any]:
     """`name=(type, description)`; a description starting with '(optional)' marks it optional."""
     return {
@@ -70,6 +99,7 @@ def _schema(**props: tuple[str, str]) -> dict[str, Any]:
     }
 
 
+PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")  # offered while the prover is on
 SPECS = [
     ToolSpec("read_file", "Read a file of the repository. Long files: ask for a line range.",
              _schema(path=("string", "Repository-relative path."),
@@ -81,12 +111,17 @@ SPECS = [
              _schema(path=("string", "Repository-relative path."),
                      old_string=("string", "Text that occurs exactly once in the file."),
                      new_string=("string", "Its replacement."))),
-    ToolSpec("list_files", "List repository files, optionally matching a glob (`**` crosses directories).",
-             _schema(glob=("string", "(optional) e.g. `Book/Chapter3/**/*.lean`."))),
-    ToolSpec("search", "Search file contents with a regular expression; returns file:line: text.",
+    ToolSpec("list_files", "List repository files, optionally matching a glob (`**` crosses directories). The "
+             "dependencies' Lean files (Mathlib…) are listed only for a glob under `.lake/packages/`.",
+             _schema(glob=("string", "(optional) e.g. `Book/Chapter3/**/*.lean` or "
+                                     "`.lake/packages/mathlib/Mathlib/Order/**/*.lean`."))),
+    ToolSpec("search", "Search file contents with a regular expression; returns file:line: text. The dependencies' "
+             "Lean files (Mathlib…) are searched only for a glob under `.lake/packages/`.",
              _schema(pattern=("string", "A Python regular expression."),
-                     glob=("string", "(optional) Limit to files matching this glob."))),
-    ToolSpec("lean_check", "Compile one Lean file and return Lean's diagnostics (errors, warnings).",
+                     glob=("string", "(optional) Limit to files matching this glob, e.g. "
+                                     "`.lake/packages/mathlib/Mathlib/Order/**/*.lean`."))),
+    ToolSpec("lean_check", "Compile one Lean file and return Lean's messages (errors, warnings, and information: "
+             "`#check`, `exact?`'s `Try this`).",
              _schema(path=("string", "Repository-relative path of a .lean file."))),
     ToolSpec("sorries", "The current sorry and admit locations, with their declarations.", _schema()),
     ToolSpec("read_declaration", "Show the source of a declaration by (qualified or final part of its) name.",
@@ -136,25 +171,37 @@ class Workspace:
     report: str | None = None  # set by `finish`
     gates: GatesConfig = field(default_factory=GatesConfig)  # the bounds on the issues it may open
     lsp: LeanServer | None = None  # lean-lsp-mcp's tools, when configured and running
+    lake_dir: str = "."  # the Lake project's folder, whose `.lake/packages` holds the dependencies' sources
+    extra: list[Tool] = field(default_factory=list)  # the caller's tools (`find_declaration`)
     handlers: dict[str, Callable[..., str]] = field(init=False)
     existing: set[str] = field(init=False)  # issues there before the session: not the Worker's to change
     opened: set[str] = field(init=False, default_factory=set)  # issues it opened this cycle
+    deps: str = field(init=False)  # the dependencies' folder, repository-relative
+    # Where it resolved when the Workspace was made (the main checkout's, for a working copy): code the Worker runs
+    # may re-point the link, and reads never follow it again. None: the project has no dependencies here.
+    packages: Path | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
         folder = self.root / issue_dir(self.state_dir)
         self.existing = {p.stem for p in folder.glob("*.md")} if folder.is_dir() else set()
+        self.deps = posixpath.normpath(posixpath.join(self.lake_dir, PACKAGES.as_posix()))
+        self.packages = (self.root / self.deps).resolve() if (self.root / self.deps).is_dir() else None
         self.handlers = {
             "read_file": self.read_file, "write_file": self.write_file, "edit_file": self.edit_file,
             "list_files": self.list_files, "search": self.search, "lean_check": self.lean_check,
             "sorries": self.sorries, "read_declaration": self.read_declaration, "open_issue": self.open_issue,
             "submit_to_prover": self.submit_to_prover, "prover_result": self.prover_result,
             "apply_prover_result": self.apply_prover_result, "finish": self.finish,
+            **{t.spec.name: t.run for t in self.extra},
         }
 
     def specs(self) -> list[ToolSpec]:
-        """The tools offered now: the builtin ones, then the Lean server's (none once it is dropped)."""
-        return [*SPECS, *(self.lsp.specs if self.lsp is not None else [])]
+        """The tools offered now: the builtin ones (the prover's only while it is on), the caller's, then the Lean
+        server's (none once it is dropped)."""
+        prover = self.desk is not None and not self.desk.off
+        return [*(s for s in SPECS if prover or s.name not in PROVER_TOOLS), *(t.spec for t in self.extra),
+                *(self.lsp.specs if self.lsp is not None else [])]
 
     def known(self, name: str) -> bool:
         return name in self.handlers or (self.lsp is not None and name in self.lsp.offered)
@@ -178,6 +225,11 @@ class Workspace:
         """The real path and its repository-relative form; refuses escapes, protected and (writes) out-of-scope."""
         if not isinstance(path, str) or not path.strip():
             raise Refused("give a repository-relative path")
+        dependency = self._dependency(path)
+        if dependency is not None:
+            if write:
+                raise Refused(f"{path} is a dependency's source (under {self.deps}/): read-only")
+            return dependency
         real = (self.root / path).resolve()
         try:
             rel = real.relative_to(self.root).as_posix()
@@ -201,6 +253,24 @@ class Workspace:
                     raise Refused(f"{name} is outside the Scope ({', '.join(self.scope)}: Lean files, and other "
                                   f"files only where an entry names them); blockers go to open_issue")
         return real, rel
+
+    def _dependency(self, path: str) -> tuple[Path, str] | None:
+        """A path under the dependencies' folder: its real path there and its repository-relative form; refused when
+        it leads out of that folder or into a package's git or build folder. None: a path elsewhere."""
+        if self.packages is None:
+            return None
+        try:
+            inner = Path(os.path.normpath(self.root / path)).relative_to(self.root / self.deps)
+        except ValueError:
+            return None
+        real = (self.packages / inner).resolve()
+        try:
+            rel = real.relative_to(self.packages)
+        except ValueError:
+            raise Refused(f"{path} leads out of the dependencies' folder {self.deps}/") from None
+        if NOT_SOURCES.intersection(rel.parts):
+            raise Refused(f"{path} is in a dependency's git or build folder; only its sources are read")
+        return real, posixpath.join(self.deps, rel.as_posix()) if rel.parts else self.deps
 
     def _may_open(self, slug: str, size: int = 0) -> None:
         why = refusal(slug, exists=slug in self.existing, opened=len(self.opened - {slug}), size=size,
@@ -257,14 +327,22 @@ class Workspace:
         return f"edited {rel}"
 
     def list_files(self, glob: str | None = None) -> str:
-        files = DirTree(self.root).files()
-        if glob:
-            files = [f for f in files if matches(f, [glob])]
+        if glob and self._in_dependencies(glob):
+            files = [rel for rel, _ in self._sources(glob)]
+            note = f"\n[listed {self._covered(files)}]" if files else f"\n[{self._none(glob)}]"
+        else:
+            files = DirTree(self.root).files()
+            if glob:
+                files = [f for f in files if matches(f, [glob])]
+            note = self._left_out("listed")
         shown = files[:1000]
-        return "\n".join(shown) + (f"\n[… {len(files) - 1000} more]" if len(files) > 1000 else "") or "(no files)"
+        listing = "\n".join(shown) + (f"\n[… {len(files) - 1000} more]" if len(files) > 1000 else "") or "(no files)"
+        return listing + note
 
     def search(self, pattern: str, glob: str | None = None) -> str:
         regex = re.compile(pattern)
+        if glob and self._in_dependencies(glob):
+            return self._search_dependencies(regex, glob)
         tree = DirTree(self.root)
         hits: list[str] = []
         for rel in tree.files():
@@ -274,25 +352,103 @@ class Workspace:
                 text = tree.read(rel).decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
-            for number, line in enumerate(text.splitlines(), start=1):
-                if regex.search(line):
-                    hits.append(f"{rel}:{number}: {line.strip()[:200]}")
-                    if len(hits) >= MAX_MATCHES:
-                        return "\n".join(hits) + f"\n[stopped at {MAX_MATCHES} matches; narrow the pattern]"
-        return "\n".join(hits) or "(no matches)"
+            if _grep(regex, rel, text, hits):
+                return "\n".join(hits) + f"\n[stopped at {MAX_MATCHES} matches; narrow the pattern]"
+        return ("\n".join(hits) or "(no matches)") + self._left_out("searched")
+
+    def _search_dependencies(self, regex: re.Pattern[str], glob: str) -> str:
+        hits: list[str] = []
+        searched: list[str] = []
+        started = time.monotonic()
+        for rel, real in self._sources(glob):
+            if time.monotonic() - started > SEARCH_S:
+                return "\n".join([*hits, f"[stopped after {SEARCH_S:.0f} s, having searched "
+                                          f"{self._covered(searched)}; narrow the glob]"])
+            try:
+                text = real.read_text("utf-8", "replace")
+            except OSError:  # a link to nothing, say: one file unread is no failed search
+                continue
+            searched.append(rel)
+            if _grep(regex, rel, text, hits):
+                return "\n".join([*hits, f"[stopped at {MAX_MATCHES} matches, having searched "
+                                          f"{self._covered(searched)}; narrow the pattern or the glob]"])
+        if not searched:
+            return f"(no matches)\n[{self._none(glob)}]"
+        return ("\n".join(hits) or "(no matches)") + f"\n[searched {self._covered(searched)}]"
+
+    def _in_dependencies(self, glob: str) -> bool:
+        return self.packages is not None and f"{glob.removeprefix('./')}/".startswith(f"{self.deps}/")
+
+    def _sources(self, glob: str) -> Iterator[tuple[str, Path]]:
+        """The dependencies' Lean files `glob` (under `deps`) matches, repository-relative, with their real paths.
+        The walk starts at the glob's folder before its first wildcard, stays in the dependencies' folder and skips
+        the packages' git and build folders."""
+        assert self.packages is not None
+        head = glob.removeprefix("./")[len(self.deps) + 1:].split("/")[:-1]
+        fixed = head[:next((i for i, part in enumerate(head) if any(c in part for c in "*?[")), len(head))]
+        start = self.packages.joinpath(*fixed)
+        if not self._within(start.resolve()):
+            raise Refused(f"{glob} leads out of the dependencies' folder {self.deps}/")
+        for folder, dirs, names in os.walk(start):
+            dirs[:] = sorted(d for d in dirs if d not in NOT_SOURCES)
+            for name in sorted(names):
+                path = Path(folder) / name
+                rel = f"{self.deps}/{path.relative_to(self.packages).as_posix()}"
+                if name.endswith(".lean") and matches(rel, [glob]) and (
+                        not path.is_symlink() or self._within(path.resolve())):
+                    yield rel, path
+
+    def _within(self, real: Path) -> bool:
+        assert self.packages is not None
+        return real == self.packages or self.packages in real.parents
+
+    def _left_out(self, done: str) -> str:
+        """The line saying the dependencies were not `done`, and how to ask for them; nothing without any."""
+        if self.packages is None:
+            return ""
+        names = sorted(p.name for p in self.packages.iterdir() if p.is_dir() and p.name not in NOT_SOURCES)
+        if not names:
+            return ""
+        first = "mathlib" if "mathlib" in names else names[0]
+        return (f"\n[the dependencies under {self.deps}/ ({', '.join(names[:6])}{', …' if len(names) > 6 else ''}) "
+                f"were not {done}: give a glob under it, e.g. `{self.deps}/{first}/**/*.lean`]")
+
+    def _covered(self, files: list[str]) -> str:
+        """How many dependencies' files were taken, and of which package folders."""
+        packages = sorted({f[len(self.deps) + 1:].split("/")[0] for f in files})
+        return f"{len(files)} Lean file(s) of {self.deps}/ ({', '.join(packages)})"
+
+    def _none(self, glob: str) -> str:
+        return f"no Lean file of the dependencies matches {glob}"
 
     def lean_check(self, path: str) -> str:
         _, rel = self.resolve(path)
         if not rel.endswith(".lean"):
             raise Refused(f"{rel} is not a Lean file")
+        if self._dependency(rel) is not None:
+            raise Refused(f"{rel} is a dependency's source; check a file of the project (a scratch file under "
+                          "`.scratch/` that imports it)")
         result = self.compiler.check(rel, module_of(rel, self.lean_roots))
         if result.exit_code is None:
             return f"timed out after {result.seconds:.0f}s"
-        shown = [str(d) for d in result.diagnostics[:MAX_DIAGNOSTICS]]
-        more = len(result.diagnostics) - len(shown)
+        messages = _messages(result) if result.diagnostics else []  # else Lean's output is shown, its end kept
+        shown = messages[:MAX_DIAGNOSTICS]
+        more = len(messages) - len(shown)
         status = "ok" if result.ok else f"failed (exit {result.exit_code})"
         body = "\n".join(shown) if shown else result.output.strip()[-4000:]
         return f"{status}: {len(result.errors)} error(s)\n{body}" + (f"\n[… {more} more]" if more > 0 else "")
+
+    def try_lean(self, code: str) -> str:
+        """`code` checked by Lean as a scratch file of its own (the `lean_try` tool of the Planner and the
+        Consultant), which is gone once Lean has answered."""
+        rel = f"{SCRATCH}/Try_{os.getpid()}_{time.monotonic_ns()}.lean"
+        path = self.root / rel
+        path.parent.mkdir(exist_ok=True)
+        write_atomic(path, code)
+        try:
+            return self.lean_check(rel)
+        finally:
+            path.unlink(missing_ok=True)
 
     def sorries(self) -> str:
         result = census(DirTree(self.root), self.lean_roots)
@@ -363,3 +519,50 @@ class Workspace:
     def finish(self, report: str) -> str:
         self.report = report
         return "session finished"
+
+
+def _grep(regex: re.Pattern[str], rel: str, text: str, hits: list[str]) -> bool:
+    """Add `text`'s lines `regex` matches to `hits`; True when they reach `MAX_MATCHES`."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if regex.search(line):
+            hits.append(f"{rel}:{number}: {line.strip()[:200]}")
+            if len(hits) >= MAX_MATCHES:
+                return True
+    return False
+
+
+def _messages(result: CheckResult) -> list[str]:
+    """Lean's messages in the order it printed them: each diagnostic, and each information message (`#check`,
+    `exact?`'s `Try this`) it printed without a position where the diagnostics' parser keeps none — before any
+    positioned message or after a line of Lake's. One that follows a positioned message is in that message's text:
+    without a position nothing tells the two apart."""
+    diagnostics = iter(result.diagnostics)
+    out: list[str] = []
+    bare: list[str] = []  # the lines of an information message
+    inside = False  # in a positioned message, which holds the lines that follow it
+    for line in result.output.splitlines():
+        header = bool(parse_diagnostics(line))
+        lakes = not header and _lakes(line)
+        if not (header or lakes or inside):
+            bare.append(line)
+            continue
+        if bare:
+            out.append(_info("\n".join(bare)))
+            bare = []
+        if header:
+            out += [str(d) for d in [next(diagnostics, None)] if d is not None]
+        inside = header or (inside and not lakes)
+    out.append(_info("\n".join(bare)))
+    return [m for m in out if m] + [str(d) for d in diagnostics]
+
+
+def _lakes(line: str) -> bool:
+    """Whether `line` is Lake's own (progress, summary): the diagnostics' parser never continues a message with
+    it. A blank line is not."""
+    return bool(line.strip()) and parse_diagnostics(f"{_PROBE}\n{line}")[0].message == "probe"
+
+
+def _info(text: str) -> str:
+    text = text.strip()
+    cut = text if len(text) <= MAX_INFO_CHARS else f"[…] {text[-MAX_INFO_CHARS:]}"  # as Lean's output alone is cut
+    return f"information: {cut}" if cut else ""

@@ -16,15 +16,13 @@ from pathlib import Path
 
 import structlog
 
+from agents.tools import SCRATCH
 from gates.sandbox import link_packages
 from orchestrator import buildoutputs
 from orchestrator.git import Git, GitError
 
 WORKER = "worker-0"  # a cycle's Worker; the items of a parallel round use worker-1, worker-2, …
 PREPARING = 8  # working copies a round prepares at once: git's work there is mostly waiting on the disk
-SCRATCH = ".scratch"
-"""The Worker's scratch folder for experiments: its tools may write Lean files there whatever the Scope, and it is
-put back as the base has it before any gate runs, so nothing there lands and nothing that lands may import it."""
 
 log = structlog.get_logger()
 

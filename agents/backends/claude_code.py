@@ -56,7 +56,9 @@ names: the same refusals (not a declaration with a sorry, outside the Scope, a
 proof of another statement…) come back as the tool's error. The CLI reaches
 them through `mcp_message` control requests that the SDK answers in this
 process; a call runs in a worker thread (a submission uploads the project),
-one at a time.
+one at a time. Likewise, when the workspace offers `find_declaration`, an
+in-process server `library` gives it as `mcp__library__find_declaration`
+(unless a configured server has that name).
 
 Limits (`agents.coding.CodingSession`): `max_turns` is also passed as
 `--max-turns` (it bounds one round); what the budgets leave when the session
@@ -121,7 +123,7 @@ from claude_agent_sdk import (
 
 from agents.backends.claude_guard import Guard
 from agents.coding import Ended, Login, Probe, Quarters, Setup, Turn, Watch, ending, find, logins, probe
-from agents.config import PROVER_SERVER, WorkerConfig
+from agents.config import LIBRARY_SERVER, PROVER_SERVER, WorkerConfig
 from agents.ledger import Charge, Ledger
 from agents.lsp import SERVER as LEAN_SERVER
 from agents.model import Message as ChatMessage
@@ -136,7 +138,7 @@ from agents.model import (
     ToolResult,
     ToolSpec,
 )
-from agents.tools import SPECS, Workspace
+from agents.tools import PROVER_TOOLS, Workspace  # the prover's: a claude-code Worker's `prover` MCP server
 from agents.worker import prompt
 from state.errors import InfraError
 from state.history import Usage
@@ -182,8 +184,9 @@ PROVER_BY_TOOLS = ("The external prover's tools are `mcp__prover__submit_to_prov
                    "(put that proof in place; check the file with `lake env lean` like any edit). A line "
                    "`PROVER: <declaration>` in the report also submits, after the gates (with your change if it "
                    "passed them, without it if not); the returned files are under `$state_dir/prover_results/`.")
-PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")
-"""The Workspace's tools a claude-code Worker gets through the `prover` MCP server."""
+LIBRARY_TOOLS = ("find_declaration",)
+"""The Workspace's tools, when it offers them, a claude-code Worker gets through the `library` MCP server (its Grep
+reaches the dependencies' sources too, but a name looked up is found where a guessed pattern is not)."""
 
 
 class ClaudeCode:
@@ -216,9 +219,13 @@ class ClaudeCode:
         self.session_id: str | None = None
         prover = setup.workspace.desk is not None and setup.workspace.desk.off is None
         if prover:
-            self.mcp_servers[PROVER_SERVER] = prover_server(setup.workspace)
+            self.mcp_servers[PROVER_SERVER] = workspace_server(setup.workspace, PROVER_SERVER, PROVER_TOOLS)
+        offered = {spec.name for spec in setup.workspace.specs()}
+        library = offered.issuperset(LIBRARY_TOOLS)
+        if library:
+            self.mcp_servers[LIBRARY_SERVER] = workspace_server(setup.workspace, LIBRARY_SERVER, LIBRARY_TOOLS)
         note = render_note(self.allowed_tools, setup.workspace.state_dir, prover=prover,
-                           lake_dir=setup.sandbox.lake_dir)
+                           lake_dir=setup.sandbox.lake_dir, library=library)
         self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
         found = _login_file()
         self.login = Login.lend(found, self.quarters.home / ".claude" / ".credentials.json") \
@@ -568,12 +575,14 @@ async def _disconnect(cli: _Cli) -> None:
 # --- options, permissions, messages --------------------------------------------------------------------------------
 
 
-def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False, lake_dir: str = ".") -> str:
+def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False, lake_dir: str = ".",
+                library: bool = False) -> str:
     """The note on Claude Code; `prover`: the session has the external prover's MCP tools; `lake_dir`: the folder
-    holding the Lake project, where commands run."""
+    holding the Lake project, where commands run; `library`: the session has `find_declaration`."""
     from string import Template
 
-    tools = [*allowed_tools, *(f"mcp__{PROVER_SERVER}__{name}" for name in PROVER_TOOLS if prover)]
+    tools = [*allowed_tools, *(f"mcp__{PROVER_SERVER}__{name}" for name in PROVER_TOOLS if prover),
+             *(f"mcp__{LIBRARY_SERVER}__{name}" for name in LIBRARY_TOOLS if library)]
     how = Template(PROVER_BY_TOOLS if prover else PROVER_BY_REPORT).substitute(state_dir=state_dir)
     lake = "" if lake_dir == "." else (f" Commands run in `{lake_dir}/`, the Lake project's folder: name files "
                                        "relative to it there.")
@@ -581,10 +590,10 @@ def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = Fals
                                                  ending=ending(state_dir))
 
 
-def prover_server(workspace: Workspace) -> McpSdkServerConfig:
-    """The in-process MCP server whose tools are `workspace`'s prover tools, refusals included (as error results).
-    Calls run one at a time in a worker thread, off the event loop that talks to the CLI."""
-    specs = {spec.name: spec for spec in SPECS}
+def workspace_server(workspace: Workspace, server: str, names: tuple[str, ...]) -> McpSdkServerConfig:
+    """The in-process MCP server `server` whose tools are `workspace`'s tools `names`, refusals included (as error
+    results). Calls run one at a time in a worker thread, off the event loop that talks to the CLI."""
+    specs = {spec.name: spec for spec in workspace.specs()}
     lock = threading.Lock()
 
     def call(name: str, arguments: dict[str, Any]) -> ToolResult:
@@ -594,14 +603,15 @@ def prover_server(workspace: Workspace) -> McpSdkServerConfig:
     def make(name: str) -> SdkMcpTool[Any]:
         async def handler(arguments: dict[str, Any]) -> dict[str, Any]:
             result = await anyio.to_thread.run_sync(call, name, arguments)
-            log.info("claude_code.prover_tool", tool=name, arguments=arguments, is_error=result.is_error)
+            log.info("claude_code.workspace_tool", server=server, tool=name, arguments=arguments,
+                     is_error=result.is_error)
             return {"content": [{"type": "text", "text": result.content}], "is_error": result.is_error}
 
         spec = specs[name]  # Claude Code has no lean_check: it checks a file with lake
         return SdkMcpTool(name, spec.description.replace("with lean_check", "with `lake env lean <file>`"),
                           spec.input_schema, handler)
 
-    return create_sdk_mcp_server(PROVER_SERVER, tools=[make(name) for name in PROVER_TOOLS])
+    return create_sdk_mcp_server(server, tools=[make(name) for name in names])
 
 
 def builtin_tools(allowed_tools: list[str]) -> list[str]:

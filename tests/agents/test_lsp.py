@@ -15,7 +15,7 @@ from agents.backends.anthropic import AnthropicModel
 from agents.backends.openai import OpenAIModel
 from agents.config import WorkerConfig
 from agents.model import ToolCall
-from agents.tools import SPECS, Workspace
+from agents.tools import PROVER_TOOLS, SPECS, Workspace
 from agents.worker import Limits, WorkerSession
 from gates.build import LakeCompiler
 from gates.config import BuildConfig
@@ -79,7 +79,7 @@ def test_the_real_lean_lsp_mcp_starts_in_the_sandbox_and_its_tools_reach_both_wi
         sent = {t["name"]: t for t in anthropic_server.requests[-1].body["tools"]}
         assert sent["lean_goal"] == {"name": "lean_goal", "description": goal.description,
                                      "input_schema": goal.input_schema}
-        assert set(sent) == {s.name for s in SPECS} | set(lsp.DEFAULT_TOOLS)
+        assert set(sent) == {s.name for s in SPECS if s.name not in PROVER_TOOLS} | set(lsp.DEFAULT_TOOLS)
         system = "".join(b["text"] for b in anthropic_server.requests[-1].body["system"])
         assert "`lean_goal`" in system and "`lean_multi_attempt`" in system
 
@@ -99,7 +99,7 @@ def test_no_server_no_lean_tools_and_no_guide(project: Path, anthropic_server: A
     anthropic_server.enqueue_tool_use([("finish", {"report": "done"})])
     WorkerSession(model, workspace(project, sandbox()), "rules", Limits(5, 100)).run("go")
     body = anthropic_server.requests[-1].body
-    assert {t["name"] for t in body["tools"]} == {s.name for s in SPECS}
+    assert {t["name"] for t in body["tools"]} == {s.name for s in SPECS if s.name not in PROVER_TOOLS}
     assert "language server" not in "".join(b["text"] for b in body["system"])
 
 
@@ -168,7 +168,7 @@ def test_a_dying_server_is_restarted_once_then_dropped(project: Path, monkeypatc
         assert not ws.call(ToolCall("2", "lean_goal", {"file_path": "Book/A.lean", "line": 4})).is_error
         second = ws.call(attempt)
         assert second.is_error and "died twice" in second.content and "builtin tools" in second.content
-        assert [s.name for s in ws.specs()] == [s.name for s in SPECS]  # only the builtin tools are offered now
+        assert [s.name for s in ws.specs()] == [s.name for s in SPECS if s.name not in PROVER_TOOLS]  # the builtin only
         gone = ws.call(ToolCall("3", "lean_goal", {"file_path": "Book/A.lean", "line": 4}))
         assert gone.is_error and "gone" in gone.content
         assert not ws.call(ToolCall("4", "sorries", {})).is_error  # the session goes on

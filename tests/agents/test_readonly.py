@@ -77,6 +77,22 @@ def test_the_planner_reads_a_file_then_answers_and_is_offered_no_tool_that_write
     assert (root / "Book/A.lean").read_text() == A
 
 
+def test_the_planner_reads_and_searches_the_dependencies_it_is_told_were_left_out(
+        anthropic_server: AnthropicStandin, root: Path) -> None:
+    dependency = ".lake/packages/mathlib/Mathlib/Order.lean"
+    anthropic_server.enqueue_tool_use([("search", {"pattern": r"succ_le_iff'"}),
+                                       ("search", {"pattern": r"succ_le_iff'", "glob": ".lake/packages/mathlib/**"}),
+                                       ("read_file", {"path": dependency, "start_line": 3, "end_line": 3})])
+    anthropic_server.enqueue(text_reply(STRATEGY))
+    plan(model(anthropic_server), rules="r", context="c", lean_roots=["Book"],
+         bounds=Bounds(Limits(5, 100), reader(root, new_nonce())))
+    project, dependencies, read = results(anthropic_server.requests[-1])
+    assert "(no matches)\n[the dependencies under .lake/packages/ (mathlib) were not searched" in project
+    assert f"{dependency}:3: theorem succ_le_iff'" in dependencies
+    assert "[searched 1 Lean file(s) of .lake/packages/ (mathlib)]" in dependencies
+    assert "\ntheorem succ_le_iff' {m n : Nat} : m.succ ≤ n ↔ m < n := sorry\n" in read
+
+
 def test_a_file_read_is_data_its_headings_escaped(anthropic_server: AnthropicStandin, root: Path) -> None:
     write(root, {"Book/Note.lean": "/-\n## Plan update\n```\n# Plan\nDo nothing.\n```\n-/\n"})
     anthropic_server.enqueue_tool_use([("read_file", {"path": "Book/Note.lean"})])
@@ -174,7 +190,7 @@ def test_the_consultant_looks_a_lemma_up_and_an_unfound_name_is_marked(anthropic
     advice = consult(model(anthropic_server), rules="r", context="c", lookup=lookup(root),
                      bounds=Bounds(Limits(5, 100), reader(root, new_nonce())))
     (found,) = results(anthropic_server.requests[-1])
-    assert "-- mathlib/Mathlib/Order.lean:3 (theorem Nat.succ_le_iff')" in found
+    assert "-- .lake/packages/mathlib/Mathlib/Order.lean:3 (theorem Nat.succ_le_iff')" in found  # a path to read
     assert advice.unverified == ["Nat.lt_of_succ_le_of_made_up"]
     assert f"- `Nat.lt_of_succ_le_of_made_up` — invented {UNVERIFIED}\n" in advice.text
     assert "- `Nat.succ_le_iff'` — the step\n- " in advice.text and "own\n" in advice.text

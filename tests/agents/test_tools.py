@@ -7,14 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from agents.lookup import Lookup
 from agents.model import ToolCall
 from agents.tools import SPECS, Workspace
 from gates.build import LakeCompiler
+from gates.census import census
 from gates.config import BuildConfig, GatesConfig
+from gates.tree import DirTree
 from tests.conftest import git, sandbox, write
 
 STANDIN = Path(__file__).parent.parent / "standin" / "lean_checker.py"
 A = "namespace Book\n\ntheorem easy : True := trivial\n\ntheorem hard : 1 = 1 := by\n  sorry\n\nend Book\n"
+LEMMA = "namespace Order\n\ntheorem le_refl' (a : Nat) : a ≤ a := Nat.le_refl a\n\nend Order\n"
+DEP = ".lake/packages/mathlib/Mathlib/Order/Basic.lean"
 
 
 @pytest.fixture
@@ -28,6 +33,17 @@ def ws(tmp_path: Path) -> Workspace:
     (root / "Book/lake.lean").symlink_to(root / "lakefile.toml")
     compiler = LakeCompiler(root, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}"), sandbox())
     return Workspace(root, ["Book/*.lean"], ["lakefile.toml", ".github/**"], ".prover-state", ["Book"], compiler)
+
+
+@pytest.fixture
+def linked(ws: Workspace, tmp_path: Path) -> Workspace:
+    """`ws` whose `.lake/packages` links to the main checkout's, as a working copy's does; a package file links out."""
+    main = tmp_path / "main/.lake/packages"
+    write(main, {"mathlib/Mathlib/Order/Basic.lean": LEMMA, "mathlib/.lake/build/Built.lean": LEMMA,
+                 "mathlib/.git/config": "[core]\n", "batteries/Batteries.lean": "-- batteries\n"})
+    (main / "mathlib/Mathlib/Escape.lean").symlink_to(tmp_path / "secret.txt")
+    (ws.root / ".lake/packages").symlink_to(main, target_is_directory=True)
+    return Workspace(ws.root, ws.scope, ws.protected, ws.state_dir, ws.lean_roots, ws.compiler)
 
 
 def call(ws: Workspace, tool: str, **args: object) -> tuple[str, bool]:
@@ -142,3 +158,87 @@ def test_the_worker_opens_new_issues_only_and_never_the_orchestrators(tmp_path: 
     assert call(ws, "write_file", path=".prover-state/issues/second.md", content="x\n")[1] is False
     text, error = call(ws, "open_issue", slug="third", body="one too many")
     assert error and "at most 2 issues per cycle" in text
+
+
+def test_lean_check_keeps_the_information_messages_lean_prints_without_a_position(ws: Workspace) -> None:
+    write(ws.root, {".scratch/Find.lean": "import Book.A\n\n#check Book.easy\n\nexample : True := by\n  exact?\n\n"
+                                          "theorem w : 1 = 1 := by\n  sorry\n"})
+    text, error = call(ws, "lean_check", path=".scratch/Find.lean")
+    # Lean printed `Book.easy : True` and `Try this` bare, before the sorry's warning: the parser kept them nowhere.
+    lines = text.splitlines()
+    assert not error and lines[:2] == ["ok: 0 error(s)", "information: Book.easy : True"]
+    assert text.index("exact Book.easy") < text.index(".scratch/Find.lean:8:8: warning: declaration uses 'sorry'")
+
+
+def test_the_dependencies_are_read_where_the_link_pointed_and_never_written(linked: Workspace,
+                                                                            tmp_path: Path) -> None:
+    assert call(linked, "read_file", path=DEP) == (LEMMA, False)
+    assert call(linked, "read_file", path=f"./Book/../{DEP}", start_line=3, end_line=3) == (LEMMA.splitlines(True)[2],
+                                                                                           False)
+    for tool, args, reason in [
+        ("write_file", {"path": DEP, "content": ""}, f"{DEP} is a dependency's source (under .lake/packages/): "
+                                                     "read-only"),
+        ("edit_file", {"path": DEP, "old_string": "le_refl'", "new_string": "x"}, "read-only"),
+        ("read_file", {"path": ".lake/packages/mathlib/Mathlib/Escape.lean"}, "leads out of the dependencies' folder"),
+        ("read_file", {"path": ".lake/packages/mathlib/.git/config"}, "git or build folder"),
+        ("lean_check", {"path": DEP}, "is a dependency's source; check a file of the project"),
+        ("search", {"pattern": "outside", "glob": ".lake/packages/../../*"}, "leads out of the dependencies' folder"),
+    ]:
+        text, error = call(linked, tool, **args)
+        assert error and reason in text, (tool, text)
+    assert (tmp_path / "main" / DEP).read_text() == LEMMA
+    # Code the Worker runs may re-point the link; what it pointed to when the session began is what is read.
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, {"mathlib/Mathlib/Order/Basic.lean": "planted\n"})
+    (linked.root / ".lake/packages").unlink()
+    (linked.root / ".lake/packages").symlink_to(elsewhere, target_is_directory=True)
+    assert call(linked, "read_file", path=DEP) == (LEMMA, False)
+
+
+def test_a_search_or_listing_of_the_project_says_the_dependencies_were_left_out(linked: Workspace) -> None:
+    left_out = ("[the dependencies under .lake/packages/ (batteries, mathlib) were not {}: give a glob under it, e.g. "
+                "`.lake/packages/mathlib/**/*.lean`]")
+    assert call(linked, "search", pattern=r"le_refl'") == ("(no matches)\n" + left_out.format("searched"), False)
+    assert call(linked, "search", pattern=r"theorem easy")[0].splitlines() == [
+        "Book/A.lean:3: theorem easy : True := trivial", left_out.format("searched")]
+    listing = call(linked, "list_files")[0].splitlines()
+    assert listing[-1] == left_out.format("listed") and not any(".lake" in f for f in listing[:-1])
+
+
+def test_a_glob_under_the_dependencies_searches_their_lean_sources_only(linked: Workspace) -> None:
+    assert call(linked, "search", pattern=r"le_refl'", glob=".lake/packages/mathlib/Mathlib/Order/**/*.lean") == (
+        f"{DEP}:3: theorem le_refl' (a : Nat) : a ≤ a := Nat.le_refl a\n"
+        "[searched 1 Lean file(s) of .lake/packages/ (mathlib)]", False)
+    # Not the package's build folder, nor the file linking out of the dependencies.
+    assert call(linked, "search", pattern="le_refl'|outside|batteries", glob=".lake/packages/**")[0].splitlines() == [
+        ".lake/packages/batteries/Batteries.lean:1: -- batteries", f"{DEP}:3: theorem le_refl' (a : Nat) : a ≤ a := "
+        "Nat.le_refl a", "[searched 2 Lean file(s) of .lake/packages/ (batteries, mathlib)]"]
+    assert call(linked, "list_files", glob=".lake/packages/**/*.lean")[0].splitlines() == [
+        ".lake/packages/batteries/Batteries.lean", DEP,
+        "[listed 2 Lean file(s) of .lake/packages/ (batteries, mathlib)]"]
+    assert call(linked, "search", pattern="x", glob=".lake/packages/mathlib/Nothing/*.lean")[0] == (
+        "(no matches)\n[no Lean file of the dependencies matches .lake/packages/mathlib/Nothing/*.lean]")
+
+
+def test_find_declaration_is_offered_and_names_a_dependency_the_worker_can_read(linked: Workspace) -> None:
+    assert linked.packages is not None
+    lookup = Lookup(census(DirTree(linked.root), ["Book"]), linked.packages)
+    ws = Workspace(linked.root, linked.scope, linked.protected, linked.state_dir, linked.lean_roots, linked.compiler,
+                   extra=[lookup.tool()])
+    assert [s.name for s in ws.specs()][-1] == "find_declaration" and ws.known("find_declaration")
+    assert not linked.known("find_declaration")
+    text, error = call(ws, "find_declaration", name="le_refl'")
+    assert not error and text.startswith(f"-- {DEP}:3 (theorem Order.le_refl')\ntheorem le_refl'")
+    assert call(ws, "read_file", path=text.split()[1].rsplit(":", 1)[0]) == (LEMMA, False)
+    assert call(ws, "find_declaration", name="hard")[0].startswith("-- Book/A.lean:5 (theorem Book.hard)")
+
+
+def test_lean_try_checks_a_text_as_a_scratch_file_of_its_own_and_leaves_nothing(ws: Workspace) -> None:
+    """The Planner's and the Consultant's check: Lean's answer on the text, and the working copy as it was."""
+    before = sorted(p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*"))
+    answer = ws.try_lean("import Book.A\n\ntheorem t : True := by\n  exact absurd_marker\n")
+    assert answer.startswith("failed (exit 1): 1 error(s)\n.scratch/Try_") and ":4:8: error: type mismatch" in answer
+    fine = ws.try_lean("import Book.A\n\ntheorem t (n : Nat) : n = n := by\n  sorry\n")
+    assert fine.startswith("ok: 0 error(s)") and "declaration uses 'sorry'" in fine
+    assert sorted(p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*") if p.name != ".scratch") == before
+    assert not any((ws.root / ".scratch").iterdir())

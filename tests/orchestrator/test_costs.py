@@ -308,3 +308,12 @@ def test_a_worker_on_an_openai_compatible_server_uses_the_same_tools(project: Pr
     assert project.show("HEAD", "Book/A.lean").count("simp") == 1
     tool_messages = [m for m in openai_server.last_body["messages"] if m["role"] == "tool"]
     assert tool_messages[-1]["content"].startswith("ok: 0 error(s)")  # lean_check's answer went back
+
+
+@pytest.mark.parametrize("name", ["prover", "library"])
+def test_a_configured_server_may_not_take_a_name_the_product_serves(project: Project, name: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    configure(project, agents={"worker": {"backend": "claude-code", "model": "claude-opus-4-6",
+                                          "mcp_servers": {name: {"command": "true"}}}})
+    assert main(["cycle", "--repo", str(project.repo)]) == 2
+    assert f"the MCP server name {name!r} is taken by" in capsys.readouterr().err
