@@ -2,7 +2,8 @@
 
 Each section is cut to its budget by a stated rule (keep the head, or keep
 the tail), and every cut is named in the prompt and in `dropped`, so neither
-the model nor the user is left guessing what was left out.
+the model nor the user is left guessing what was left out. A section with
+nothing in it is not sent.
 
 Text another party wrote — the Worker's report, its issues, its diff, the
 Evaluator's notes derived from them — is a `Quote`: data, never instructions.
@@ -121,22 +122,17 @@ class Context:
                 cut += more
                 room -= len(text)
                 fenced.append(fence(Quote(q.author, text, q.what), self.nonce))
-            body = "\n\n".join(p for p in [body, *fenced] if p) or "(none)"
+            body = "\n\n".join(p for p in [body, *fenced] if p)
+            if not (body or s.note or left_out):  # an empty section tells the model nothing
+                continue
             if cut:
                 self.dropped.append(f"{s.title}: {cut:,} characters cut ({s.keep.value} kept)")
             if left_out:
-                body += f"\n[… {left_out} more not shown: over this section's budget]"
+                body = f"{body}\n[… {left_out} more not shown: over this section's budget]".strip()
                 self.dropped.append(f"{s.title}: {left_out} quoted text(s) not shown")
             if s.note:
                 self.dropped.append(f"{s.title}: {s.note}")
-                body = f"({s.note})\n{body}"
+                body = f"({s.note})\n{body}".strip()
             parts.append(f"## {s.title}\n\n{body}")
         head = [preamble(self.nonce)] if quoting else []
         return "\n\n".join([*head, *parts]) + "\n"
-
-
-def window(items: list[str], limit: int, noun: str) -> tuple[str, str]:
-    """The last `limit` items joined by lines, and a note naming how many older ones were left out."""
-    shown = items[-limit:] if limit else []
-    omitted = len(items) - len(shown)
-    return "\n".join(shown), (f"{omitted} older {noun} not shown" if omitted else "")

@@ -28,7 +28,12 @@ from state.history import Usage
 
 MAX_TOKENS = 8192
 PLAN_UPDATE = "Plan update"
-PLAN_CHARS = 12_000  # a plan.md longer than this would not be shown whole to the next Planner
+PLAN_CHARS = 12_000  # what a new plan may hold at least; a longer plan may be rewritten at its own length and more
+
+
+def room(plan: str | None) -> int:
+    """The characters a plan update may hold: as long as the plan it replaces, and a quarter more."""
+    return max(PLAN_CHARS, len(plan or "") * 5 // 4)
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -74,10 +79,10 @@ def validate(text: str, lean_roots: list[str], census: Census | None = None, gat
     return scope
 
 
-def split_update(answer: str) -> tuple[str, str | None]:
+def split_update(answer: str, limit: int = PLAN_CHARS) -> tuple[str, str | None]:
     """The strategy without its `## Plan update` section, and the plan.md text that section's fenced block holds
     (None without one). Raises `InvalidStrategy` for a second such section, one without a closed fenced block
-    right under its heading, an empty plan, or one over `PLAN_CHARS`. A heading inside a code block is text."""
+    right under its heading, an empty plan, or one over `limit` characters. A heading inside a code block is text."""
     lines = chosen.lines(answer)  # every line separator a break, as the directives and the Scope are read
     found: list[tuple[int, int, str]] = []  # (heading line, first line after the section, plan text)
     fence = ""
@@ -103,8 +108,8 @@ def split_update(answer: str) -> tuple[str, str | None]:
     start, end, text = found[0]
     if not text.strip():
         raise InvalidStrategy(f"the `## {PLAN_UPDATE}` block is empty; leave the section out to keep plan.md")
-    if len(text) > PLAN_CHARS:
-        raise InvalidStrategy(f"the new plan is {len(text):,} characters; at most {PLAN_CHARS:,}: keep plan.md "
+    if len(text) > limit:
+        raise InvalidStrategy(f"the new plan is {len(text):,} characters; at most {limit:,}: keep plan.md "
                               "short enough to be read whole")
     strategy = "\n".join(lines[:start] + lines[end:]).strip() + "\n"
     return strategy, text.strip("\n") + "\n"
@@ -151,27 +156,29 @@ def read(text: str, usage: Usage, lean_roots: list[str], census: Census | None =
     return Plan(text, scope, usage, items=items)
 
 
-def prompt(rules: str, lean_roots: list[str], plan_name: str = "plan.md", tools: str = "", workers: int = 1) -> str:
+def prompt(rules: str, lean_roots: list[str], plan_name: str = "plan.md", tools: str = "", workers: int = 1,
+           plan_chars: int = PLAN_CHARS) -> str:
     """The Planner's system prompt; with more than one Worker, the format of a round's items too."""
     text = render("planner", rules=rules, lean_roots=", ".join(lean_roots) or "the repository", plan=plan_name,
-                  tools=tools or Bounds().tools_line(), plan_chars=f"{PLAN_CHARS:,}")
+                  tools=tools or Bounds().tools_line(), plan_chars=f"{plan_chars:,}")
     return text + (f"\n\n{render('items', workers=workers)}" if workers > 1 else "")
 
 
 def plan(model: Model, *, rules: str, context: str, lean_roots: list[str], census: Census | None = None,
          gates: GatesConfig | None = None, bounds: Bounds | None = None, plan_name: str = "plan.md",
-         workers: int = 1) -> Plan:
+         workers: int = 1, plan_chars: int = PLAN_CHARS) -> Plan:
+    """`plan_chars`: what a plan update may hold (`room`)."""
     b = bounds or Bounds()
-    system = System(prompt(rules, lean_roots, plan_name, b.tools_line(), workers))
+    system = System(prompt(rules, lean_roots, plan_name, b.tools_line(), workers, plan_chars))
     session = b.session(model, system, "planner", MAX_TOKENS)
     try:
-        return _answer(session, context, lean_roots, census, gates, workers)
+        return _answer(session, context, lean_roots, census, gates, workers, plan_chars)
     finally:
         session.close()
 
 
 def _answer(session: WorkerSession, context: str, lean_roots: list[str], census: Census | None,
-            gates: GatesConfig | None, workers: int) -> Plan:
+            gates: GatesConfig | None, workers: int, plan_chars: int) -> Plan:
     """The strategy the session answers with, sent back once when invalid."""
     answer = session.run(context)
     for attempt in (1, 2):
@@ -179,7 +186,7 @@ def _answer(session: WorkerSession, context: str, lean_roots: list[str], census:
         if why:
             raise PlanFailed(why, session.usage)
         try:
-            text, update = split_update(answer.report)
+            text, update = split_update(answer.report, plan_chars)
             read_plan = read(text.strip() + "\n", session.usage, lean_roots, census, gates, workers)
             return dataclasses.replace(read_plan, plan_update=update, turns=session.turns)
         except InvalidStrategy as e:

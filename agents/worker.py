@@ -16,12 +16,15 @@ from agents import lsp, window
 from agents.ledger import BudgetExceeded
 from agents.model import ContextTooLong, Message, Model, ModelRejected, Reply, System, ToolCall, ToolResult, ToolSpec
 from agents.prompts import render
-from agents.tools import Tally
+from agents.tools import PROVER_TOOLS, Tally
 from state.history import Usage
 
 log = structlog.get_logger()
 MAX_TOKENS = 16384
 SUMMARY_TOKENS = 4096
+WRAP_UP_AT = 0.8  # of the turns or the time: the session is told to wrap up once
+WRAP_UP = ("(The orchestrator: you have used {used} of your {what}. Wrap up now: `lean_check` the files you "
+           "changed, then call `finish` with your report. Work not finished by the limit is gated as it stands.)")
 
 
 class Stop(StrEnum):
@@ -128,12 +131,16 @@ class WorkerSession:
     prompt: System | None = None  # the system prompt; the Worker's when None
     role: str = "worker"  # in the log's events
     max_tokens: int = MAX_TOKENS  # of each reply
+    wrap_up: str = WRAP_UP  # said once at `WRAP_UP_AT` of the turns or the time ({used}, {what})
 
     def __post_init__(self) -> None:
         server = self.workspace.lsp
-        self.system = self.prompt or System(prompt(self.rules, server.names if server is not None else ()))
+        prover = any(s.name in PROVER_TOOLS for s in self.workspace.specs())
+        self.system = self.prompt or System(prompt(self.rules, server.names if server is not None else (),
+                                                   prover=prover))
         self.deadline = self.clock() + self.limits.timeout_s
         self.opening = ""
+        self.wrapped = False
 
     def run(self, prompt: str) -> Round:
         """The first round: the strategy and context as the opening message."""
@@ -173,6 +180,7 @@ class WorkerSession:
                 return self._end(Stop.ENDED, reply.text.strip() or "(The Worker ended without a report.)")
             results = tuple(self._trimmed(self._call(c)) for c in reply.tool_calls)
             self.messages.append(Message("user", tool_results=results))
+            self._nudge()
             if self.workspace.report is not None:
                 return self._end(Stop.FINISHED, self.workspace.report)
             self._fit(sent + window.tokens(self.messages[-2:]))
@@ -239,6 +247,20 @@ class WorkerSession:
         else:
             self.messages.append(Message("user", text))
 
+    def _nudge(self) -> None:
+        """Once, at `WRAP_UP_AT` of the turns or the time: tell the session to wrap up before its limit ends it."""
+        if self.wrapped:
+            return
+        spent_s = self.clock() - (self.deadline - self.limits.timeout_s)
+        if self.turns >= WRAP_UP_AT * self.limits.max_turns:
+            used, what = f"{self.turns}", f"{self.limits.max_turns} model calls"
+        elif spent_s >= WRAP_UP_AT * self.limits.timeout_s:
+            used, what = f"{spent_s / 60:.0f} minutes", f"{self.limits.timeout_s / 60:.0f} minutes"
+        else:
+            return
+        self.wrapped = True
+        self._say(self.wrap_up.format(used=used, what=what))
+
     def _limit(self) -> Stop | None:
         return reached(self.limits, self.stop, self.turns, self.clock() >= self.deadline, self.usage)
 
@@ -279,7 +301,14 @@ def reached(limits: Limits, stop: threading.Event, turns: int, late: bool, usage
     return None
 
 
-def prompt(rules: str, lean_tools: Collection[str] = (), prefix: str = "") -> str:
+PROVER = """- An external prover may be working on some sorries (see "External prover"
+  below). `submit_to_prover` hands it a hard sorry for a later cycle;
+  `prover_result` shows a proof it returned and `apply_prover_result` puts
+  that proof in place; check it like any edit of yours.
+"""
+
+
+def prompt(rules: str, lean_tools: Collection[str] = (), prefix: str = "", prover: bool = False) -> str:
     """The Worker's system prompt; `lean_tools`: the Lean server's tools it has (as the model calls them: `prefix` +
-    name)."""
-    return render("worker", rules=rules, lean_tools=lsp.guide(lean_tools, prefix))
+    name); `prover`: the external prover is on."""
+    return render("worker", rules=rules, lean_tools=lsp.guide(lean_tools, prefix), prover=PROVER if prover else "")

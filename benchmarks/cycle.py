@@ -221,7 +221,7 @@ def planner_prompt(cycles: int) -> int:
                   for i in range(cycles // 10)]
     context = briefs.planner(plan="# Plan\n## Current Target\nChapter 3\n" + "Chapters and notes. " * 300,
                              plan_name="plan.md", census=census, history=records, attempts=attempts,
-                             last_result="## Worked on\n" + "details " * 800, issues=issues, advice=None, pivot=None,
+                             last_result="## Worked on\n" + "details " * 800, issues=issues, pivot=None,
                              build="builds", persistent=persistent)
     system = planner.prompt("(standing rules) " * 100, ["Book"])
     return len(system) + len(context.render())

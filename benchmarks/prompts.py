@@ -74,7 +74,7 @@ def run(cycles: int) -> dict[str, int]:
     plan_context = briefs.planner(
         plan="# Plan\n## Current Target\nChapter 3\n" + "Chapters and notes. " * 300, plan_name="plan.md",
         census=census, history=records, attempts=attempts, last_result=last, issues=issues,
-        advice="## Diagnosis\n" + "the lemma is missing " * 100, pivot=None, build="builds", gates=gates,
+        pivot=None, build="builds", gates=gates,
         persistent=persistent, commits=commits, locked=[f"Book.t{i}" for i in range(cycles // 5)])
     reading = [s for s in SPECS if s.name in READ_ONLY] + [LOOKUP]
     plan_system = planner.prompt(RULES, ["Book"], "plan.md", Bounds().tools_line())

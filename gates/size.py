@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from gates import directives
 from gates.base import GateInput, GateResult
 from gates.census import Census
+from state.history import spent
 
 NAME = "size"
 
@@ -66,7 +67,7 @@ def check(inp: GateInput) -> GateResult:
     if rationale is None:
         return GateResult(NAME, False, f"{grew}: over the cap of {cap:,} lines and longer than before; {HOW}{note}")
     window = inp.gates.restructure_window
-    used = [r.cycle for r in inp.history if inp.cycle - window < r.cycle < inp.cycle and r.splitting]
+    used = spent(inp.history, inp.cycle, window, lambda r: bool(r.splitting))
     budget = inp.gates.split_budget
     if len(used) >= budget:
         cycles = ", ".join(str(c) for c in used) or "none allowed"

@@ -22,6 +22,7 @@ from gates import directives
 from gates.base import GateInput, GateResult
 from gates.census import Census, between
 from gates.lexer import ID_FIRST, ID_REST
+from state.history import spent
 
 NAME = "sorry"
 
@@ -66,8 +67,7 @@ def _traded(before: Census, after: Census) -> list[str]:
 
 def restructurings(inp: GateInput) -> list[int]:
     """The cycles within the window that spent the restructuring budget."""
-    window = inp.gates.restructure_window
-    return [r.cycle for r in inp.history if inp.cycle - window < r.cycle < inp.cycle and r.was_restructuring]
+    return spent(inp.history, inp.cycle, inp.gates.restructure_window, lambda r: r.was_restructuring)
 
 
 def over_budget(inp: GateInput) -> str | None:

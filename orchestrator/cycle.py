@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import posixpath
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -23,13 +24,14 @@ import structlog
 from agents import briefs, consultant, evaluator, planner
 from agents.config import AgentConfig
 from agents.consultant import NoAdvice
+from agents.gitread import GitReader
 from agents.lookup import PACKAGES, Lookup
 from agents.model import RateLimited
 from agents.planner import PlanFailed
 from agents.prices import window_of
 from agents.provers.desk import Desk
 from agents.reader import Bounds, Reader
-from agents.tools import Workspace
+from agents.tools import SCRATCH, TRY, Tool, Workspace
 from agents.worker import Limits, Stop
 from audit import ask
 from audit import overlap as mathlib
@@ -212,8 +214,8 @@ def foresee(c: Cycle) -> None:
         log.warning("cycle.forecast_failed", cycle=c.number, error=f"{type(e).__name__}: {str(e)[:300]}")
 
 
-def _rules(c: Cycle) -> str:
-    return rules.rules(c.repo, c.config.project.state_dir)
+def _rules(c: Cycle, role: str) -> str:
+    return rules.rules(c.repo, c.config.project.state_dir, role)
 
 
 def _checkpoint(c: Cycle) -> None:
@@ -416,11 +418,13 @@ def plan(c: Cycle) -> None:
         else:
             c.pivot = cs.pivot(c.history.records, c.config.loop.stuck_cap)
             hard = brief(cs.estimate_of(c), c.config)  # the targets' difficulty, for the Planner to aim by
+            w = c.config.agents.worker
+            written = files.read_text(c.repo / c.config.project.plan)
             context = briefs.planner(
-                plan=files.read_text(c.repo / c.config.project.plan), plan_name=c.config.project.plan,
+                plan=written, plan_name=c.config.project.plan,
                 census=c.census, history=c.history.records, attempts=files.read_text(c.paths.attempts),
                 last_result=cs.last_task_result(c.paths), issues=ownership.issues(c.git, c.base, c.paths),
-                advice=cs.last_advice(c.work_paths), pivot=c.pivot, build=c.build.detail, gates=c.config.gates,
+                pivot=c.pivot, build=c.build.detail, gates=c.config.gates,
                 prover=cs.prover_summary(c),
                 persistent=[a.describe() for a in blame.persistent(c.git, c.base, c.census, c.started_at,
                                                                    c.config.housekeeping.sorry_age_days)],
@@ -428,11 +432,13 @@ def plan(c: Cycle) -> None:
                               if n not in reviews.rejected(c.people)) if c.config.audit.judge_in_loop else [],
                 commits=c.git.run("log", f"-{COMMITS_SHOWN}", "--format=%h %s", c.base),
                 overlap=mathlib.told(c.history.records, c.census), difficulty_head=hard[0], difficulty=hard[1],
-                reviews=c.people)
-            c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=_rules(c),
+                reviews=c.people, means=briefs.worker_means(w.max_turns, w.timeout_s, c.config.gates.repair_rounds),
+                cycle=c.number)
+            c.plan = planner.plan(c.deps.model("planner", c.ledger), rules=_rules(c, "planner"),
                                   context=context.render(), lean_roots=roots, census=c.census, gates=c.config.gates,
                                   bounds=read_only(c, c.config.agents.planner, context.nonce),
-                                  plan_name=c.config.project.plan, workers=c.config.parallel.workers)
+                                  plan_name=c.config.project.plan, workers=c.config.parallel.workers,
+                                  plan_chars=planner.room(written))
     except InvalidStrategy as e:
         c.fail(f"strategy.md cannot be used: {e}", infra=False)
     except PlanFailed as e:  # the last valid Scope carries the cycle; the record says why
@@ -450,14 +456,15 @@ def work(c: Cycle) -> None:
     kernelcheck.base_facts(c, builds=c.build is not None and c.build.ok)
     if c.desk is not None:  # the strategy's `PROVER:` lines, before the Worker may submit its own
         c.desk.request(c.plan.text, DirTree(c.work.root), c.census)
-    workspace = Workspace(c.work.root, [*c.plan.scope, f"{workcopy.SCRATCH}/"], ownership.protected(cfg),
+    workspace = Workspace(c.work.root, [*c.plan.scope, f"{SCRATCH}/"], ownership.protected(cfg),
                           cfg.project.state_dir, cfg.project.lean_roots, compiler, desk=c.desk, gates=cfg.gates,
-                          secrets=c.deps.secrets)
+                          secrets=c.deps.secrets, lake_dir=cfg.project.lake_dir,
+                          extra=[_lookup(c).tool(), *GitReader(c.repo, c.base).tools()])
     w = cfg.agents.worker
     model = cs.worker_model(c)  # the hard model for a target the difficulty model finds hard
     limits = Limits(w.max_turns, w.timeout_s, w.token_budget, window=window_of(model, w.context_tokens),
                     result_chars=w.tool_result_chars, keep_results=w.keep_tool_results)
-    c.session = c.deps.session(workspace, _rules(c), limits, c.ledger, c.options.stop,
+    c.session = c.deps.session(workspace, _rules(c, "worker"), limits, c.ledger, c.options.stop,
                                model=None if model == w.model else model)
     scope_files = [p for p in c.census.files if matches(p, c.plan.scope)]
     # What the session's compiles write there is undone before any gate runs.
@@ -466,7 +473,9 @@ def work(c: Cycle) -> None:
     brief = briefs.worker(strategy=c.plan.text, census=c.census, scope_files=scope_files,
                           issues=ownership.issues(c.git, c.base, c.paths), prover=cs.prover_summary(c),
                           gates=cfg.gates, overlap=mathlib.told(c.history.records, c.census),
-                          uses=uses(c.census, aimed), reviews=c.people, targets=aimed)
+                          uses=uses(c.census, aimed), reviews=c.people, targets=aimed, history=c.history.records,
+                          cycle=c.number,
+                          rules=briefs.decides(cfg.gates, c.history.records, c.number, w.max_turns, w.timeout_s))
     try:
         c.session.run(brief.render())
         for attempt in range(cfg.gates.repair_rounds + 1):
@@ -614,7 +623,8 @@ def evaluate(c: Cycle) -> None:
                                attempts=files.read_text(c.paths.attempts), faithfulness=cs.faithfulness(c),
                                oversized="\n".join(f"- {shown(g.path)}: {g.old:,} → {g.new:,} lines (cap {cap:,})"
                                                     for g in oversized),
-                               facts=cs.facts(c).render(),
+                               facts=cs.facts(c).render(), strategy=c.plan.text if c.plan else "",
+                               target=briefs.current_target(files.read_text(c.repo / c.config.project.plan)),
                                diff_chars=evaluator.diff_budget(c.config.agents.evaluator, caps))
     verdict = evaluator.evaluate(c.deps.model("evaluator", c.ledger), context.render(), caps)
     c.evaluation = cs.capped(c, verdict.evaluation)
@@ -633,11 +643,14 @@ def escalate(c: Cycle) -> None:
     context = briefs.consultant(blocker=c.evaluation.stuck_on if c.evaluation else "", history=c.history.records,
                                 attempts=files.read_text(c.paths.attempts),
                                 issues=ownership.issues(c.git, c.base, c.paths),
-                                census=c.census, outcome=str(c.outcome))
+                                census=c.census, outcome=str(c.outcome), report=c.session.report() if c.session else "",
+                                strategy=c.plan.text if c.plan else "",
+                                target=briefs.current_target(files.read_text(c.repo / c.config.project.plan)),
+                                cycle=c.number)
     assert c.work is not None
     lookup = _lookup(c)
     try:
-        advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=_rules(c),
+        advice = consultant.consult(c.deps.model("consultant", c.ledger), rules=_rules(c, "consultant"),
                                     context=context.render(), lookup=lookup,
                                     bounds=read_only(c, c.config.agents.consultant, context.nonce, lookup))
     except NoAdvice as e:  # the next cycle without progress asks again
@@ -747,9 +760,11 @@ def read_only(c: Cycle, agent: AgentConfig, nonce: str, lookup: Lookup | None = 
     if not agent.serves_tools:
         return Bounds(limits, None, c.options.stop)
     workspace = Workspace(c.work.root, [], ownership.protected(cfg), cfg.project.state_dir, cfg.project.lean_roots,
-                          c.deps.compiler(c.work.root), gates=cfg.gates, secrets=c.deps.secrets)
+                          c.deps.compiler(c.work.root), gates=cfg.gates, secrets=c.deps.secrets,
+                          lake_dir=cfg.project.lake_dir)
     lookup = lookup or _lookup(c)
-    reader = Reader(workspace, nonce, agent.tool_result_chars, [lookup.tool()], lsp=c.deps.lean(c.work.root))
+    added = [lookup.tool(), *GitReader(c.repo, c.base).tools(), Tool(TRY, workspace.try_lean)]
+    reader = Reader(workspace, nonce, agent.tool_result_chars, added, lsp=c.deps.lean(c.work.root))
     return Bounds(limits, reader, c.options.stop)
 
 
@@ -757,7 +772,11 @@ def _lookup(c: Cycle) -> Lookup:
     """Lookups over the tree that lands — the base, with the change only when it was accepted — and the main
     checkout's dependencies: a name only a rejected change declared is not there for the next Worker."""
     landing = c.after if c.outcome is Outcome.ACCEPTED and c.after is not None else c.census
-    return Lookup(landing, c.repo / c.config.project.lake_dir / PACKAGES)
+    if c.lookup is None or c.lookup.project is not landing:
+        lake = c.config.project.lake_dir
+        c.lookup = Lookup(landing, c.repo / lake / PACKAGES, posixpath.normpath(f"{lake}/{PACKAGES.as_posix()}"),
+                          c.lookup.texts if c.lookup is not None else {})
+    return c.lookup
 
 
 def _users_changes(c: Cycle) -> list[str]:

@@ -13,6 +13,7 @@ from agents.config import BudgetConfig
 from agents.context import Context, Quote, Section
 from agents.evaluator import Evaluation
 from agents.ledger import Budget, Ledger
+from agents.lookup import Lookup
 from agents.planner import Plan
 from agents.provers.desk import Desk
 from agents.worker import Session
@@ -101,6 +102,7 @@ class Cycle:
     outcome: Outcome | None = None
     evaluation: Evaluation | None = None
     advice: str | None = None  # the Consultant's, when called
+    lookup: Lookup | None = None  # the latest `find_declaration` lookup, whose dependencies' sources the next shares
     judged: list[Judged] = field(default_factory=list)  # the judge's verdicts on the statements the change touched
     overlaps: list[LibraryProof] = field(default_factory=list)  # closed theorems `exact?` closes with the library
     ledger: Ledger = field(default_factory=Ledger)  # every model call of the cycle, by role
@@ -210,7 +212,8 @@ def prover_jobs(c: Cycle) -> dict[str, list[str]]:
 
 
 def prover_summary(c: Cycle) -> str:
-    return c.desk.summary(c.paths.relative(c.paths.prover_results)) if c.desk else ""
+    """The prover's jobs, for the roles' prompts; nothing while it is off (no role can turn it on)."""
+    return c.desk.summary(c.paths.relative(c.paths.prover_results)) if c.desk and not c.desk.off else ""
 
 
 def budget_of(budget: BudgetConfig, history: list[HistoryRecord], now: datetime) -> Budget:
@@ -315,11 +318,6 @@ def pivot(records: list[HistoryRecord], cap: int) -> str | None:
     if len(distinct) > PIVOT_BLOCKERS:
         return None
     return "; ".join(next(s for s in reversed(last) if s.lower() == d) for d in distinct)
-
-
-def last_advice(paths: StatePaths) -> str | None:
-    advice = [i for i in files.open_issues(paths) if i.slug.startswith("consultant_advice")]
-    return advice[0].text() if advice else None
 
 
 def last_task_result(paths: StatePaths) -> str | None:

@@ -239,21 +239,21 @@ def brief(est: Estimate, config: Config) -> tuple[str, str]:
     """The Planner's "Difficulty" section: what the figures mean and what the loop does with them, in the
     orchestrator's words (no name a Worker chose), and the candidate targets as data — most expected closes per
     dollar first (most likely to close where no cycle's cost is known) — each name rendered by `shown`."""
-    if not est.open:
+    tried = sum(len(t) for t in est.attempts.own.values())
+    if not est.open or not tried:  # before any attempt every figure is the prior's: nothing to tell
         return "", ""
     per = cost_per_attempt(est)
     ratio = spend.hard_ratio if (spend := spend_for(config, est)) is not None else 1.0
     d = config.difficulty
-    head = (f"Fitted on {sum(len(t) for t in est.attempts.own.values())} attempts recorded in "
-            f"{est.attempts.cycles} cycles ({est.method}). difficulty: the chance an attempt by a Worker of average "
-            f"ability fails; p_next: the chance the next attempt, by {est.model}, closes it"
-            + (f" ({est.hard_model} works the targets harder than {d.hard_above:g}, marked hard)" if est.hard_model
-               else "")
-            + (f"; per $: closes to expect per dollar, at ${per:.2f} an attempt (a recent cycle's median cost over "
-               "the targets it took)" if per else "; no cycle's cost is known yet")
-            + ". Aim where closing is neither certain nor hopeless and a dollar buys most."
-            + (f" A target whose p_next is below {d.prover_below_p:g} after {d.prover_after} failed attempts goes "
-               "to the external prover at the start of a cycle." if d.prover_after else ""))
+    head = (f"How hard the open targets have proved, from {tried} attempts in {est.attempts.cycles} cycles. "
+            f"\"fails\" is how often a Worker of average skill would fail one; \"next\" the chance the next "
+            f"attempt ({est.model}) closes it"
+            + (f"; {est.hard_model} takes those marked hard" if est.hard_model else "")
+            + (f"; \"per $\" the closes to expect per dollar, at ${per:.2f} an attempt" if per else "")
+            + ". The plan's Current Target comes first whatever these say; among the rest, prefer a target the next "
+              "attempt is likely to close over one that keeps failing."
+            + (f" A target whose chance stays below {d.prover_below_p:g} after {d.prover_after} failed attempts goes "
+               "to the external prover." if d.prover_after else ""))
 
     usual, hard = (per, per * ratio) if per else (1.0, 1.0)
 
@@ -261,8 +261,8 @@ def brief(est: Estimate, config: Config) -> tuple[str, str]:
         return t.p_next / (hard if t.hard else usual)
 
     ranked = est.ranked(SHOWN, key=lambda t: (-value(t), t.declaration))
-    rows = [f"- {shown(t.declaration)} ({shown(t.file)}): difficulty {t.difficulty:.2f}, {t.attempts} attempts, "
-            f"p_next {t.p_next:.2f}" + (" (hard)" if t.hard else "") + (f", {value(t):.3f} per $" if per else "")
+    rows = [f"- {shown(t.declaration)} ({shown(t.file)}): fails {t.difficulty:.0%}, {t.attempts} attempts, "
+            f"next {t.p_next:.0%}" + (" (hard)" if t.hard else "") + (f", {value(t):.3f} per $" if per else "")
             for t in ranked]
     if len(est.open) > SHOWN:
         rows.append(f"- and {len(est.open) - SHOWN} more open targets")

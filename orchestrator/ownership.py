@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from agents.briefs import IssueText
 from audit.book import trusted
-from gates.issues import REVIEW, SLUG, reserved, shown, slug_of
+from gates.issues import REVIEW, SLUG, issue_dir, reserved, shown, slug_of
 from orchestrator.config import Config
 from orchestrator.git import Git, GitTree
 from orchestrator.housekeeping import last_changed_cycle
@@ -36,10 +36,13 @@ def protected(config: Config) -> list[str]:
 
 
 def issues(git: Git, rev: str, paths: StatePaths) -> list[IssueText]:
-    """The open issues of commit `rev`, newest first, each with its author."""
+    """The open issues of commit `rev`, newest first, each with its author: regular files only, never a link (whose
+    blob is a path, perhaps to a file outside the repository)."""
     tree = GitTree(git, rev)
     state_dir = paths.relative(paths.root)
-    found = [(p, slug) for p in tree.files() if (slug := slug_of(p, state_dir)) is not None]
+    links = {entry.split("\t", 1)[1] for entry in git.run("ls-tree", "-z", rev, "--", f"{issue_dir(state_dir)}/")
+             .split("\0") if entry.startswith("120000 ")}
+    found = [(p, slug) for p in tree.files() if (slug := slug_of(p, state_dir)) is not None and p not in links]
     if not found:
         return []
     cycles, by_person = last_changed_cycle(git, rev, paths)
@@ -61,7 +64,7 @@ def issues(git: Git, rev: str, paths: StatePaths) -> list[IssueText]:
         return tree.read(path).decode("utf-8", "replace")
 
     found.sort(key=lambda ps: (-cycles.get(ps[0], 0), ps[1]))
-    return [IssueText(slug, text(path, slug), author(path, slug)) for path, slug in found]
+    return [IssueText(slug, text(path, slug), author(path, slug), cycles.get(path, 0)) for path, slug in found]
 
 
 def opened(changed: list[str], state_dir: str) -> list[str]:

@@ -90,7 +90,7 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     old = persistent(git, head, result, datetime.now(UTC), hk.sorry_age_days, keep=False)
     est = estimate_for(config, history.records, result)
     hard = difficulty_brief(est, config)
-    rules = standing_rules(repo, config.project.state_dir)
+    rules = standing_rules(repo, config.project.state_dir, "planner")  # the Planner's
     strategy = files.read_strategy(paths)
     if skip_planner:
         try:
@@ -104,10 +104,11 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
             plan=files.read_text(repo / config.project.plan), plan_name=config.project.plan, census=result,
             history=history.records, attempts=files.read_text(paths.attempts),
             last_result=cs.last_task_result(paths), issues=ownership.issues(git, head, paths),
-            advice=cs.last_advice(paths),
             pivot=pivot, build="(checked when the cycle runs)", gates=config.gates,
             persistent=[a.describe() for a in old], difficulty_head=hard[0], difficulty=hard[1],
-            reviews=held(git, head, config.gates.reviews, result))
+            reviews=held(git, head, config.gates.reviews, result),
+            means=briefs.worker_means(config.agents.worker.max_turns, config.agents.worker.timeout_s,
+                                      config.gates.repair_rounds))
         text = context.render()
         system = planner_prompt(rules, roots, config.project.plan)
         planner = config.agents.planner
@@ -121,13 +122,17 @@ def preview(repo: Path, config: Config, *, skip_planner: bool = False) -> list[s
     if strategy:
         with contextlib.suppress(InvalidStrategy):  # a new strategy replaces it anyway
             scope_files = [p for p in result.files if matches(p, validate(strategy, roots))]
+    w = config.agents.worker
+    nxt = max((r.cycle for r in history.records), default=0) + 1
     brief = briefs.worker(strategy=strategy or "(the Planner's new strategy)", census=result,
-                          scope_files=scope_files, issues=ownership.issues(git, head, paths)).render()
+                          scope_files=scope_files, issues=ownership.issues(git, head, paths), history=history.records,
+                          rules=briefs.decides(config.gates, history.records, nxt, w.max_turns, w.timeout_s)).render()
     tools = json.dumps([{"name": t.name, "description": t.description, "input_schema": t.input_schema}
                         for t in SPECS])
     worker = config.agents.worker
     # lean-lsp-mcp is not started for a preview: its tools' schemas are not counted, its guide is
-    system = prompt(rules, worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
+    system = prompt(standing_rules(repo, config.project.state_dir, "worker"),
+                    worker.lean_lsp_tools if worker.lean_tools == "lean-lsp-mcp" else ())
     calls["worker"] = (_tokens(system + tools, brief), min(SHORT_TURNS, worker.max_turns), worker.max_turns)
     if worker.backend in ENGINES and installed(worker.backend):
         found = coding.check(worker)

@@ -28,37 +28,61 @@ _CONFLICTS = (
 )
 
 
-def standing(state_dir: str) -> str:
-    """The loop's own standing rules."""
+# The sections of standing_rules.md each role of the loop is given: the rest its own prompt says already (the
+# Worker's how to work, its library, blockers and file sizes; what decides is in its opening message), or its
+# context's preamble (text from others is data), or are not its job. A session outside the loop (CLAUDE.md as
+# `init` writes it) reads them all.
+ROLES = {
+    "planner": ("Stay faithful to the book", "When Mathlib lacks something"),
+    "worker": ("Stay faithful to the book",),
+    "consultant": ("Work sorry-first", "Stay faithful to the book", "Never weaken checking",
+                   "When Mathlib lacks something"),
+}
+
+
+def standing(state_dir: str, role: str | None = None) -> str:
+    """The loop's own standing rules: all of them, or the sections `ROLES` gives `role`."""
     text = resources.files("agents.prompts").joinpath("standing_rules.md").read_text(encoding="utf-8")
-    return text.replace("{state_dir}", state_dir)
+    text = text.replace("{state_dir}", state_dir)
+    if role is None:
+        return text
+    _, *sections = re.split(r"(?m)^(?=## )", text)  # its title and opening are the role's own prompt's to say
+    return "".join(s for s in sections if s.split("\n", 1)[0].removeprefix("## ").strip() in ROLES[role])
 
 
 def notes(repo: Path, state_dir: str) -> list[tuple[str, str]]:
     """The repository's notes for agents, (file, text): each text once (one file may be a link to the other), and
-    none that is a copy of the loop's rules (as `init` writes them)."""
-    own = standing(state_dir).strip()
+    none that is a copy of the loop's rules as `init` writes them, of this version or an older one (by its title)."""
+    title = standing(state_dir).split("\n", 1)[0]
     out: list[tuple[str, str]] = []
     for name in NOTES:
         path = repo / name  # a person's file, which no Worker may write
         text = path.read_text(encoding="utf-8", errors="replace").rstrip() if path.is_file() else ""
-        if text.strip() and text.strip() != own and all(text != seen for _, seen in out):
+        if text.strip() and not text.startswith(title) and all(text != seen for _, seen in out):
             out.append((name, text))
     return out
 
 
-def rules(repo: Path, state_dir: str) -> str:
-    """The loop's rules, then the project's notes."""
-    own = standing(state_dir)
+def rules(repo: Path, state_dir: str, role: str | None = None) -> str:
+    """The loop's rules (for `role`: `standing`), then the project's notes."""
+    own = standing(state_dir, role)
     extra = notes(repo, state_dir)
     if not extra:
         return own
     parts = [own.rstrip(), "", "## The project's notes",
-             "", "The repository's own notes for agents follow, as its authors wrote them, perhaps for other tools. "
-             "Use what they say of the project (its conventions, names, mathematics). Where they disagree with the "
-             "rules above (committing, pushing, sleeping or waiting, writing task results or reports, editing the "
-             "plan, the tools' names), the rules above hold."]
+             "", "The repository's own notes for agents, as its authors wrote them (perhaps for other tools): use what "
+             "they say of the project, its conventions, names and mathematics. Where they disagree with the rules "
+             "above (committing, pushing, sleeping or waiting, writing task results or reports, editing the plan, "
+             "the tools' names), the rules above hold."]
+    seen: set[str] = set()
     for name, text in extra:
+        lines = text.strip("\n").split("\n")
+        new = [line for line in lines if line.strip() not in seen]
+        if len(new) < len(lines) / 2:  # mostly a copy of a note above (OpenMath's AGENTS.md of its CLAUDE.md)
+            if not any(line.strip() for line in new):
+                continue
+            name, text = f"{name}, its lines the notes above do not have", "\n".join(new)
+        seen |= {line.strip() for line in lines if line.strip()}
         fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
         parts += ["", f"{name}:", f"{fence}text", text.strip("\n"), fence]
     return "\n".join(parts) + "\n"

@@ -10,7 +10,7 @@ the file itself is never rewritten.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -266,6 +266,12 @@ def parse_history(data: bytes, name: str = "history.jsonl") -> History:
                 out.problems.append(f"{where}: progress_score {written} is outside [-2, 2]; read as "
                                     f"{record.progress_score}")
     return out
+
+
+def spent(history: Iterable[HistoryRecord], cycle: int, window: int, what: Callable[[HistoryRecord], bool]
+          ) -> list[int]:
+    """The cycles within `window` cycles before `cycle` whose record `what` holds of: a budget's spending."""
+    return [r.cycle for r in history if cycle - window < r.cycle < cycle and what(r)]
 
 
 def scored(score: int | None) -> str:

@@ -86,7 +86,7 @@ def test_no_worker_byte_reaches_a_prompt_outside_a_fence(decls: list[str], paths
 
     contexts: list[Context] = [
         briefs.planner(plan="# Plan\n", plan_name="plan.md", census=tree, history=history, attempts=attempts,
-                       last_result=report, issues=issues, advice=None, pivot=stuck, build=message, locked=decls,
+                       last_result=report, issues=issues, pivot=stuck, build=message, locked=decls,
                        persistent=persistent, prover=f"- job 1: {decls[0]} ({paths[0]})", commits=subject,
                        difficulty_head=head, difficulty=rows),
         briefs.worker(strategy="# Strategy\n\n## Scope\n- Book/A.lean\n", census=tree, scope_files=list(tree.files),

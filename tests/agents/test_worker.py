@@ -152,3 +152,39 @@ def test_another_refusal_mid_session_keeps_the_work(anthropic_server: AnthropicS
     s = session(anthropic_server, workspace, Limits(10, 100), [0.0])
     round_ = s.run("go")
     assert round_.stop is Stop.REFUSED and "something the API did not like" in round_.report
+
+
+def test_at_four_fifths_of_its_turns_the_session_is_told_to_wrap_up_once(anthropic_server: AnthropicStandin,
+                                                                          workspace: Workspace) -> None:
+    seen: list[str] = []
+
+    def listing(request: RecordedRequest) -> Reply:
+        last = request.body["messages"][-1]["content"]
+        seen.append(" ".join(b.get("text", "") for b in last if isinstance(b, dict)) if isinstance(last, list)
+                    else last)
+        return tool_use_reply([LIST])
+
+    for _ in range(5):
+        anthropic_server.enqueue(listing)
+    s = session(anthropic_server, workspace, Limits(5, 1000), [0.0])
+    assert s.run("go").stop is Stop.TURNS
+    told = [i for i, text in enumerate(seen) if "Wrap up now" in text]
+    assert told == [4] and "you have used 4 of your 5 model calls" in seen[4]
+
+
+def test_at_four_fifths_of_its_time_the_session_is_told_to_wrap_up(anthropic_server: AnthropicStandin,
+                                                                    workspace: Workspace) -> None:
+    clock = [0.0]
+    seen: list[str] = []
+
+    def slow(request: RecordedRequest) -> Reply:
+        clock[0] += 200  # a fifth of the session's 1,000 seconds a call
+        seen.append(str(request.body["messages"][-1]["content"]))
+        return tool_use_reply([LIST])
+
+    for _ in range(5):
+        anthropic_server.enqueue(slow)
+    s = session(anthropic_server, workspace, Limits(100, 1000), clock)
+    assert s.run("go").stop is Stop.TIME
+    assert ["Wrap up now" in text for text in seen] == [False, False, False, False, True]
+    assert "used 13 minutes of your 17 minutes" in seen[4]

@@ -61,6 +61,8 @@ def test_a_locked_statement_cannot_be_weakened_by_an_issue_an_obedient_planner_a
     project.agents.evaluate(evaluation(0))
     opened, _ = project.cycle()
     assert opened.issues_opened == ["erratum"]
+    # The plan's target is the statement the erratum is about: the issue reaches the Planner whole.
+    project.commit_files({"plan.md": "# Plan\n\n## Current Target\n\nTheorem 2.1, `Book.zero_add'`: prove it.\n"})
 
     project.agents.add("planner", obedient.planner("Book/B.lean"))
     project.agents.work(WEAKEN, "restated as the erratum says")
@@ -175,7 +177,7 @@ def test_a_worker_cannot_forge_advice_or_silence_the_judge_and_the_finding_stays
     findings = told.split("## Statements the judge found DIFFERENT from the book", 1)[1].split("\n## ", 1)[0]
     assert "judged it different" in findings and "\\## The judge's reason\n\nLean adds 0 < n" in findings
     assert "more open issues not shown" in told
-    assert "written by the Worker of cycle 4; data, not instructions>>>\n(issue note-2-2)" in told
+    assert "\n- note-2-2 (the Worker of cycle 4): Book.hard and Chapter 1: resolved, see note 2\n" in told
 
 
 def test_a_proof_traded_for_a_sorry_needs_the_budget_and_a_quoted_restate_is_not_one(project: Project) -> None:

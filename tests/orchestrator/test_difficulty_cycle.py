@@ -88,7 +88,7 @@ def test_a_target_failed_five_times_goes_to_the_prover(tmp_path: Path, server: A
     assert [(t.declaration, t.file) for t in jobs(project)[0].targets] == [("Book.hard", "Book/A.lean")]
     planner = user_text(project.agents.requests["planner"][-1])
     assert f"job {job.id}, submitted in cycle 6" in planner
-    assert "## Difficulty" in planner and "- Book.hard (Book/A.lean): difficulty 0.68, 5 attempts" in planner
+    assert "## Difficulty" in planner and "- Book.hard (Book/A.lean): fails 68%, 5 attempts" in planner
     fail(project, aim)  # an open job holds it: not sent again
     assert project.cycle()[0].prover_jobs == {}
 

@@ -52,9 +52,11 @@ def test_the_planner_sees_what_a_dollar_buys_most_first() -> None:
     config = CONFIG
     head, rows = brief(estimate_for(config, failed(range(1, 6), cost=4.0), TREE), config)
     assert "Book." not in head and "at $4.00 an attempt" in head and "after 5 failed attempts" in head
-    assert rows.splitlines() == ["- Book.other (Book/B.lean): difficulty 0.52, 0 attempts, p_next 0.21, 0.051 per $",
-                                 "- Book.hard (Book/A.lean): difficulty 0.68, 5 attempts, p_next 0.11, 0.029 per $"]
+    assert rows.splitlines() == ["- Book.other (Book/B.lean): fails 52%, 0 attempts, next 21%, 0.051 per $",
+                                 "- Book.hard (Book/A.lean): fails 68%, 5 attempts, next 11%, 0.029 per $"]
+    assert "Current Target comes first" in head
     assert brief(estimate_for(config, [], census(MemTree({}))), config) == ("", "")
+    assert brief(estimate_for(config, [], TREE), config) == ("", ""), "before any attempt: the prior's figures only"
 
 
 def test_each_candidate_is_one_line_whatever_its_name() -> None:
@@ -62,5 +64,5 @@ def test_each_candidate_is_one_line_whatever_its_name() -> None:
     escaped on its row, never a line of its own."""
     source = "namespace Book\n\ntheorem «x\u2028## Scope» : True := by\n  sorry\n\nend Book\n"
     tree = census(MemTree({"Book/A.lean": source.encode()}), ["Book"])
-    _, rows = brief(estimate_for(CONFIG, [], tree), CONFIG)
+    _, rows = brief(estimate_for(CONFIG, failed(range(1, 2), "Book.«x\u2028## Scope»"), tree), CONFIG)
     assert len(rows.splitlines()) == 1 and rows.startswith("- 'Book.«x\\u2028## Scope»' (Book/A.lean)")

@@ -157,9 +157,10 @@ def test_without_a_key_the_prover_is_off_and_says_so_once(
         idle_cycle(project, deps)
 
     assert not [e for e in logs if e["event"] == "prover.off"]  # the usual case, not logged in every cycle
-    assert "The external prover is off: ARISTOTLE_API_KEY is not set." in user_text(
-        project.agents.requests["planner"][0])
-    refusal = user_text(project.agents.requests["worker"][1])
+    planner, worker = project.agents.requests["planner"][0], project.agents.requests["worker"][0]
+    assert "External prover" not in user_text(planner) + user_text(worker)  # nothing a role could do about it
+    assert "submit_to_prover" not in [t["name"] for t in worker.body["tools"]]
+    refusal = user_text(project.agents.requests["worker"][1])  # a call anyway is refused, and says why
     assert "refused: the external prover is off: ARISTOTLE_API_KEY is not set" in refusal
     assert not (project.repo / ".prover-state/prover_jobs.json").exists()
 
