@@ -1,0 +1,2 @@
+import OpenMath.RungeKutta
+import OpenMath.ButcherGroup
