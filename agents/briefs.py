@@ -24,7 +24,7 @@ from agents.context import Context, Keep, Quote, Section
 from gates.census import Census
 from gates.chosen import shown
 from gates.config import GatesConfig
-from gates.issues import REVIEW
+from gates.issues import ISSUE_PREFIX, REVIEW
 from state.history import HistoryRecord, scored, spent
 from state.reviews import Standing
 
@@ -36,6 +36,7 @@ ADVICE_SHOWN = 2  # the Consultant's newest advice still in force
 ADVICE_AGE = 50  # cycles after which advice whose subject cannot be told is no longer shown
 TOOL_CYCLES = 5  # the cycles whose Worker tool calls the Planner sees summed
 ISSUES_LISTED = 8  # the other open issues, newest first, a line each
+ABOUT_SHOWN = 4  # Workers' issues about the work shown whole, newest first: no flood of them fills a prompt
 WORKER_OTHERS = 2  # of those, the Worker's
 TITLE_CHARS = 80
 ISSUE_CHARS = 1_200  # of an issue about the work, or a person's: the Planner's
@@ -125,7 +126,8 @@ class IssueText:
     def person(self) -> bool:
         """A person's issue since the loop ran here (a review's always): one no cap may drop. Before, the
         repository's own tools may have written it under a person's name (OpenMath's loop did)."""
-        return self.author == REVIEW or (self.author.startswith("a person") and self.cycle > 0)
+        return (self.author == REVIEW or self.slug.startswith(ISSUE_PREFIX)
+                or (self.author.startswith("a person") and self.cycle > 0))
 
     @property
     def advice(self) -> bool:
@@ -205,16 +207,19 @@ def quoted(title: str, author: str, text: str, what: str, budget: int, *, note: 
     return Section(title, "", budget, note=note, quotes=(Quote(author, text, what),) if text.strip() else ())
 
 
-def ranked_issues(issues: list[IssueText], subject: set[str], others: int = ISSUES_LISTED, need: int = 2
-                  ) -> tuple[list[IssueText], list[IssueText], str]:
-    """A person's issues and those about `subject` (named in it, or sharing identifiers with it: `need` as
-    `relevance.touching`), all of them; the rest, newest first (the order given), up to `others`; and a note on
-    those left out."""
-    near = relevance.touching(subject, [i.text for i in issues], [i.slug for i in issues], need)
-    sure = [i for i, n in zip(issues, near, strict=True) if n or i.person]
-    rest = [i for i, n in zip(issues, near, strict=True) if not (n or i.person)]
+def ranked_issues(issues: list[IssueText], subject: set[str], others: int = ISSUES_LISTED, need: int = 2,
+                  chars: int = ISSUE_CHARS) -> tuple[list[IssueText], list[IssueText], str]:
+    """The issues shown whole: a person's and the orchestrator's, all of them, and those about `subject` (named in
+    it, or sharing identifiers with it in the part that is shown, its first `chars`: `need` as
+    `relevance.touching`), up to `ABOUT_SHOWN` of those, newest first (the order given). Then those listed a line
+    each: the rest of those about it, then the others, up to `others` in all. And a note on those left out."""
+    near = relevance.touching(subject, [i.text[:chars] for i in issues], [i.slug for i in issues], need)
+    about = [i for i, n in zip(issues, near, strict=True) if n and not (i.person or i.own)]
+    whole = {id(i) for i in about[:ABOUT_SHOWN]}
+    sure = [i for i in issues if i.person or i.own or id(i) in whole]
+    rest = [*about[ABOUT_SHOWN:], *(i for i, n in zip(issues, near, strict=True) if not (n or i.person or i.own))]
     left = len(rest) - min(len(rest), others)
-    return sure, rest[:others], (f"{left} more open issues not shown (none about this work)" if left else "")
+    return sure, rest[:others], (f"{left} more open issues not shown" if left else "")
 
 
 def issues_section(title: str, issues: list[IssueText], subject: set[str], budget: int, others: int = ISSUES_LISTED,
@@ -224,7 +229,7 @@ def issues_section(title: str, issues: list[IssueText], subject: set[str], budge
     fence: a Worker chose the name), the section growing to hold them; then the others, a line each (name, author,
     title), in one quote."""
     sure, rest, note = ranked_issues([i for i in issues if i.author != JUDGE and not i.advice], subject, others,
-                                     need)
+                                     need, chars)
     own = "\n\n".join(f"### {shown(i.slug)} (by {i.author})\n{_clip(i.text, chars)}" for i in sure if i.own)
     quotes = [Quote(i.author, f"(issue {shown(i.slug)})\n{_clip(i.text, chars)}", "an issue")
               for i in sure if not i.own]

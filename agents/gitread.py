@@ -28,8 +28,8 @@ class GitReader:
 
     def tools(self) -> list[Tool]:
         return [Tool(ToolSpec(
-            "git", "The project's history, read-only. log: commits, newest first (touching `path`, or matching "
-            "`grep`); show: a `commit`'s message and diff; blame: each line of `path` with its commit.",
+            "git", "The project's history, read-only. log: commits, newest first (touching `path`, or whose "
+            "message holds `grep`); show: a `commit`'s message and diff; blame: each line of `path` with its commit.",
             _schema(action=("string", "log, show or blame."), path=("string", "(optional)"),
                     commit=("string", "(optional) for show"), grep=("string", "(optional) for log"),
                     start_line=("integer", "(optional) for blame"), end_line=("integer", "(optional) for blame"))),
@@ -46,7 +46,7 @@ class GitReader:
         raise Refused(f"action {action!r}: give log, show or blame")
 
     def log(self, path: str | None = None, grep: str | None = None) -> str:
-        matching = [f"--grep={grep}", "-E"] if grep else []
+        matching = [f"--grep={grep}", "--fixed-strings", "--regexp-ignore-case"] if grep else []
         args = ["log", f"-{MAX_COMMITS}", "--format=%h %ad %s", "--date=short", *matching, self.rev, "--",
                 *([_path(path)] if path else [])]
         return self._git(args) or "(no commits)"
@@ -65,8 +65,11 @@ class GitReader:
         return self._git(["blame", "--date=short", *lines, self.rev, "--", _path(path)])
 
     def _git(self, args: list[str], check: bool = True) -> str:
-        done = subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=self.root, capture_output=True,
-                              text=True, errors="replace", timeout=TIMEOUT_S)
+        try:
+            done = subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=self.root, capture_output=True,
+                                  text=True, errors="replace", timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise Refused(f"git took over {TIMEOUT_S} s: narrow it by path or line range") from None
         if not check:
             return "yes" if done.returncode == 0 else "no"
         if done.returncode != 0:

@@ -155,8 +155,9 @@ def named(text: str, census: Census) -> list[tuple[str, Decl]]:
 
 def stale(decls: list[tuple[str, Decl]], cycle: int, census: Census, history: Sequence[HistoryRecord]) -> bool:
     """Whether advice of `cycle` about `decls` (`named`) is older than the last change to its subject: none of them
-    holds a hole any more, or a later cycle closed or restated one of them."""
+    holds a hole any more (the work it was about is done), or a later cycle restated one of them (the statement it
+    was about is another now). A helper it names closed since changes neither."""
     if not any(census.holds(path, d) for path, d in decls):
         return True
     names = {d.name for _, d in decls}
-    return any(names & {*r.closed, *r.restated} for r in history if r.cycle > cycle)
+    return any(names & set(r.restated) for r in history if r.cycle > cycle)

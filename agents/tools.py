@@ -105,7 +105,7 @@ SPECS = [
              _schema(path=("string", "Repository-relative path."),
                      start_line=("integer", "(optional) First line, 1-based."),
                      end_line=("integer", "(optional) Last line, inclusive."))),
-    ToolSpec("write_file", "Create or replace a file. Only files in the Scope of strategy.md.",
+    ToolSpec("write_file", "Create or replace a file in the Scope of strategy.md, or a scratch file under `.scratch/`.",
              _schema(path=("string", "Repository-relative path."), content=("string", "The whole new content."))),
     ToolSpec("edit_file", "Replace one exact occurrence of old_string by new_string in a file in the Scope.",
              _schema(path=("string", "Repository-relative path."),

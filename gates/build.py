@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from gates.base import GateInput, GateResult
+from gates.base import Compiler, GateInput, GateResult
 from gates.config import BuildConfig
 from gates.diagnostics import CheckResult, parse_diagnostics
 from gates.listing import TOOLCHAIN_FILES
@@ -35,6 +35,7 @@ class LakeCompiler:
     root: Path
     config: BuildConfig
     sandbox: Sandbox
+    outputs: bool = True  # whether its runs may write `.lake` (the build outputs the gates read)
 
     def check(self, path: str, module: str) -> CheckResult:
         return self._run(self.config.check_file, path, module)
@@ -86,13 +87,19 @@ class LakeCompiler:
             path = posixpath.relpath(path, lake_dir)
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
         # The Worker's Lean code runs here, at compile time (`#eval`, `initialize`…): confined to the sandbox.
-        done = run(self.sandbox.wrap(args, self.root), self.sandbox.project(self.root),
+        done = run(self.sandbox.wrap(args, self.root, outputs=self.outputs), self.sandbox.project(self.root),
                    self.config.timeout_s if timeout_s is None else timeout_s)
         self.sandbox.relink(self.root)  # it may have swapped `.lake/packages` for a link to anywhere
         diagnostics = parse_diagnostics(done.output)
         if lake_dir != ".":  # Lean names files relative to where it ran; the gates, relative to the repository
             diagnostics = [dataclasses.replace(d, file=_from_project(d.file, lake_dir)) for d in diagnostics]
         return CheckResult(" ".join(args), done.exit_code, done.output, done.seconds, diagnostics)
+
+
+def reading(compiler: Compiler) -> Compiler:
+    """`compiler` with `.lake` read-only to what it runs: for the Planner's and the Consultant's `lean_try`, whose
+    code runs outside the Worker's session, where no record of the build outputs would undo a write to them."""
+    return dataclasses.replace(compiler, outputs=False) if isinstance(compiler, LakeCompiler) else compiler
 
 
 def _from_project(path: str, lake_dir: str) -> str:

@@ -41,6 +41,7 @@ from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, resta
 from audit.rests import Support
 from gates import directives, regate, successors
 from gates.base import GateInput, GateResult
+from gates.build import reading
 from gates.census import census
 from gates.chosen import shown
 from gates.integrity import VANISHED, restated
@@ -760,7 +761,7 @@ def read_only(c: Cycle, agent: AgentConfig, nonce: str, lookup: Lookup | None = 
     if not agent.serves_tools:
         return Bounds(limits, None, c.options.stop)
     workspace = Workspace(c.work.root, [], ownership.protected(cfg), cfg.project.state_dir, cfg.project.lean_roots,
-                          c.deps.compiler(c.work.root), gates=cfg.gates, secrets=c.deps.secrets,
+                          reading(c.deps.compiler(c.work.root)), gates=cfg.gates, secrets=c.deps.secrets,
                           lake_dir=cfg.project.lake_dir)
     lookup = lookup or _lookup(c)
     added = [lookup.tool(), *GitReader(c.repo, c.base).tools(), Tool(TRY, workspace.try_lean)]

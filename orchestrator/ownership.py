@@ -37,12 +37,12 @@ def protected(config: Config) -> list[str]:
 
 def issues(git: Git, rev: str, paths: StatePaths) -> list[IssueText]:
     """The open issues of commit `rev`, newest first, each with its author: regular files only, never a link (whose
-    blob is a path, perhaps to a file outside the repository)."""
+    blob is a path, perhaps to a file outside the repository) nor a submodule (no blob at all)."""
     tree = GitTree(git, rev)
     state_dir = paths.relative(paths.root)
-    links = {entry.split("\t", 1)[1] for entry in git.run("ls-tree", "-z", rev, "--", f"{issue_dir(state_dir)}/")
-             .split("\0") if entry.startswith("120000 ")}
-    found = [(p, slug) for p in tree.files() if (slug := slug_of(p, state_dir)) is not None and p not in links]
+    regular = {entry.split("\t", 1)[1] for entry in git.run("ls-tree", "-z", rev, "--", f"{issue_dir(state_dir)}/")
+               .split("\0") if entry.startswith(("100644 ", "100755 "))}
+    found = [(p, slug) for p in tree.files() if (slug := slug_of(p, state_dir)) is not None and p in regular]
     if not found:
         return []
     cycles, by_person = last_changed_cycle(git, rev, paths)

@@ -53,14 +53,25 @@ def standing(state_dir: str, role: str | None = None) -> str:
 def notes(repo: Path, state_dir: str) -> list[tuple[str, str]]:
     """The repository's notes for agents, (file, text): each text once (one file may be a link to the other), and
     none that is a copy of the loop's rules as `init` writes them, of this version or an older one (by its title)."""
-    title = standing(state_dir).split("\n", 1)[0]
     out: list[tuple[str, str]] = []
     for name in NOTES:
         path = repo / name  # a person's file, which no Worker may write
         text = path.read_text(encoding="utf-8", errors="replace").rstrip() if path.is_file() else ""
-        if text.strip() and not text.startswith(title) and all(text != seen for _, seen in out):
+        text = _theirs(text, state_dir)
+        if text.strip() and all(text != seen for _, seen in out):
             out.append((name, text))
     return out
+
+
+def _theirs(text: str, state_dir: str) -> str:
+    """`text` less the loop's rules as `init` wrote them into it, of this version or an older one: the opening
+    under the rules' title, and each section titled as one of the rules'. What a person added stays."""
+    own = standing(state_dir)
+    if not text.startswith(own.split("\n", 1)[0]):
+        return text
+    titles = {s.split("\n", 1)[0].strip() for s in re.split(r"(?m)^(?=## )", own)[1:]}
+    _, *sections = re.split(r"(?m)^(?=## )", text)
+    return "".join(s for s in sections if s.split("\n", 1)[0].strip() not in titles).strip()
 
 
 def rules(repo: Path, state_dir: str, role: str | None = None) -> str:
@@ -71,9 +82,10 @@ def rules(repo: Path, state_dir: str, role: str | None = None) -> str:
         return own
     parts = [own.rstrip(), "", "## The project's notes",
              "", "The repository's own notes for agents, as its authors wrote them (perhaps for other tools): use what "
-             "they say of the project, its conventions, names and mathematics. Where they disagree with the rules "
+             "they say of the project, its conventions, names and mathematics. Where they disagree with everything "
              "above (committing, pushing, sleeping or waiting, writing task results or reports, editing the plan, "
-             "the tools' names), the rules above hold."]
+             "the tools' names, an external prover), everything above holds, and the plan holds over them on the "
+             "book and its target."]
     seen: set[str] = set()
     for name, text in extra:
         lines = text.strip("\n").split("\n")

@@ -37,8 +37,7 @@ def test_issues_about_the_target_or_by_a_person_are_never_cut() -> None:
     subject = relevance.identifiers("Prove QuotEquiv.product_one_left; see issues/butcher_section384_convolution.md")
     sure, rest, note = briefs.ranked_issues([*unrelated, *about, person], subject, others=3)
     assert [i.slug for i in sure] == ["shift", "butcher_section384_convolution", "mine"]
-    assert [i.slug for i in rest] == ["other-0", "other-1", "other-2"] and note == (
-        "7 more open issues not shown (none about this work)")
+    assert [i.slug for i in rest] == ["other-0", "other-1", "other-2"] and note == "7 more open issues not shown"
     section = briefs.issues_section("Open issues", [*unrelated, *about], subject, 100, others=0)
     assert section.budget > 100 and len(section.quotes) == 2  # grown to hold both, whatever its budget
     listed = briefs.issues_section("Open issues", [*unrelated, *about], subject, 100, others=2).quotes[-1]
@@ -75,7 +74,7 @@ def test_advice_is_dated_newest_first_and_none_about_a_closed_proof() -> None:
     assert [q.author for q in section.quotes] == ["the Consultant of cycle 72", "the Consultant of cycle 70"]
     assert section.quotes[0].text == "##### Plan\nTry a smaller seam first."  # its headings demoted, in a fence
     assert "1 older or settled piece of advice not shown" in section.note  # cycle 30's: bdf4_lyapunov is proved
-    later = [*history, HistoryRecord(cycle=71, outcome=Outcome.ACCEPTED, closed=["Book.QuotEquiv.product_one_left"])]
+    later = [*history, HistoryRecord(cycle=71, outcome=Outcome.ACCEPTED, restated=["Book.QuotEquiv.product_one_left"])]
     shown = briefs.advice_section(issues, CENSUS, later, 5_000)
     assert shown is not None and [q.author for q in shown.quotes] == ["the Consultant of cycle 72"]
     aged = [HistoryRecord(cycle=72 + briefs.ADVICE_AGE + 1, outcome=Outcome.NO_CHANGE)]
@@ -100,3 +99,25 @@ def test_history_marks_the_cycles_on_the_current_target() -> None:
                HistoryRecord(cycle=2, outcome=Outcome.ACCEPTED, targets=["Book.bdf4_lyapunov"])]
     subject = relevance.identifiers("Prove `QuotEquiv.product_one_left`.")
     assert [" [on the Current Target]" in briefs.history_line(r, subject) for r in records] == [True, False]
+
+
+def test_a_flood_of_issues_about_the_work_is_capped_and_matched_only_where_shown() -> None:
+    """A Worker's issues are about the work by what the shown part of each says: a name hidden past it does not
+    count, and at most `ABOUT_SHOWN` of them are shown whole (the rest listed first). A person's review always is."""
+    subject = relevance.identifiers("Prove `QuotEquiv.product_one_left`.")
+    hidden = [briefs.IssueText(f"hidden-{i}", "harmless\n" + "x" * 2000 + " product_one_left", "the Worker of cycle 9")
+              for i in range(3)]
+    said = [briefs.IssueText(f"said-{i}", "product_one_left needs a shift", "the Worker of cycle 9") for i in range(5)]
+    others = [briefs.IssueText(f"other-{i}", "unrelated", "the Worker of cycle 9") for i in range(2)]
+    review = briefs.IssueText("review-thm-1", "the statement is wrong", "a person (Ada <a@x>)", cycle=0)
+    sure, rest, _ = briefs.ranked_issues([*said, *hidden, *others, review], subject)
+    assert [i.slug for i in sure] == [*(f"said-{i}" for i in range(briefs.ABOUT_SHOWN)), "review-thm-1"]
+    assert [i.slug for i in rest][:2] == ["said-4", "hidden-0"]
+
+
+def test_advice_stays_when_a_helper_it_names_is_closed_while_its_subject_is_open() -> None:
+    advice = [briefs.IssueText("consultant_advice_cycle_070", "Prove `helper_lemma` first, then `product_one_left`.",
+                               "the Consultant")]
+    closed = [HistoryRecord(cycle=71, outcome=Outcome.ACCEPTED, closed=["Book.helper_lemma"])]
+    section = briefs.advice_section(advice, CENSUS, closed, 5_000)
+    assert section is not None and [q.author for q in section.quotes] == ["the Consultant of cycle 70"]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from agents import gitread
 from agents.lookup import Lookup
 from agents.model import ToolCall
-from agents.tools import SPECS, Workspace
-from gates.build import LakeCompiler
+from agents.tools import SPECS, Workspace, invoke
+from gates.build import LakeCompiler, reading
 from gates.census import census
 from gates.config import BuildConfig, GatesConfig
 from gates.tree import DirTree
@@ -242,3 +244,25 @@ def test_lean_try_checks_a_text_as_a_scratch_file_of_its_own_and_leaves_nothing(
     assert fine.startswith("ok: 0 error(s)") and "declaration uses 'sorry'" in fine
     assert sorted(p.relative_to(ws.root).as_posix() for p in ws.root.rglob("*") if p.name != ".scratch") == before
     assert not any((ws.root / ".scratch").iterdir())
+
+
+def test_lean_try_of_a_read_only_session_cannot_write_the_build_outputs(ws: Workspace) -> None:
+    """The Planner's and the Consultant's check runs outside the Worker's session, where no record of the build
+    outputs would undo a write: `.lake` is read-only to it (the Worker's own checks may write there)."""
+    (ws.root / ".lake" / "build" / "lib").mkdir(parents=True)
+    evil = '#eval IO.FS.writeFile ".lake/build/lib/Evil.olean" "boom"\n'
+    ws.compiler = reading(ws.compiler)
+    answer = ws.try_lean(evil)
+    assert "error" in answer and not (ws.root / ".lake/build/lib/Evil.olean").exists()
+    assert isinstance(ws.compiler, LakeCompiler) and not ws.compiler.outputs
+
+
+def test_a_git_command_that_runs_too_long_is_refused_not_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                 ) -> None:
+    def slow(args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        raise subprocess.TimeoutExpired(args, gitread.TIMEOUT_S)
+
+    monkeypatch.setattr(gitread.subprocess, "run", slow)
+    (tool,) = gitread.GitReader(tmp_path, "HEAD").tools()
+    answer, error = invoke("git", tool.run, {"action": "log", "grep": "(a*)*b"})
+    assert error and answer == f"refused: git took over {gitread.TIMEOUT_S} s: narrow it by path or line range"

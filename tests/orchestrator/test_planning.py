@@ -60,7 +60,7 @@ def test_the_planner_reads_a_file_then_writes_its_scope_and_updates_the_plan(pro
     first = project.agents.requests["planner"][0]
     assert "## Recent commits (git log, newest first)" in user_text(first) and "initial" in user_text(first)
     assert [t["name"] for t in first.body["tools"]] == ["read_file", "list_files", "search", "sorries",
-                                                        "read_declaration", "find_declaration"]
+                                                        "read_declaration", "find_declaration", "git", "lean_try"]
 
 
 def test_a_plan_update_the_worker_wrote_is_data_even_to_a_planner_that_echoes_it(project: Project) -> None:

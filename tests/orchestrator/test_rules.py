@@ -44,7 +44,7 @@ def test_every_role_reads_the_loops_rules_first_and_the_projects_notes_after(pro
         notes = text.index("## The project's notes")
         assert own < notes < text.index("Prefer `Finset.sum_range_succ`")
         assert "{state_dir}" not in text
-        assert "the rules above hold" in text[notes:]
+        assert "everything above holds" in text[notes:]
 
 
 def test_each_role_reads_the_rules_its_own_prompt_does_not_say(project: Project) -> None:
@@ -99,3 +99,5 @@ def test_a_copy_of_the_loops_rules_from_an_older_version_is_not_the_projects_not
     (tmp_path / "CLAUDE.md").write_text(older)
     assert notes(tmp_path, ".prover-state") == []
     assert rules(tmp_path, ".prover-state", "worker") == standing(".prover-state", "worker")
+    (tmp_path / "CLAUDE.md").write_text(older + "\n## Project conventions\n- Never edit Book/Axioms.lean.\n")
+    assert notes(tmp_path, ".prover-state") == [("CLAUDE.md", "## Project conventions\n- Never edit Book/Axioms.lean.")]

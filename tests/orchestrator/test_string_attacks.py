@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from gates import directives
+from orchestrator import ownership
+from orchestrator.git import Git
 from orchestrator.report.site import build
 from tests.conftest import git, write
 from tests.orchestrator import obedient
@@ -163,3 +165,16 @@ def test_a_linked_issue_is_never_read_as_advice_nor_published(project: Project, 
     assert directives.restatements(project.show("HEAD", ".prover-state/strategy.md")) == {}
     page = build(project.repo, tmp_path / "site", project.deps().clock.now()).read_text()
     assert "sk-ant-secret-outside" not in page and "consultant_advice_cycle_008" in page
+
+
+def test_an_issue_that_is_a_submodule_or_a_link_is_no_issue(project: Project) -> None:
+    """A person's commit may hold anything at an issue's path: only a regular file is read as one."""
+    issues = project.repo / ISSUES
+    issues.mkdir(parents=True, exist_ok=True)
+    (issues / "real.md").write_text("a real issue\n")
+    os.symlink("/etc/hostname", issues / "link.md")
+    git(project.repo, "add", "-A")
+    git(project.repo, "update-index", "--add", "--cacheinfo", f"160000,{project.head()},{ISSUES}/module.md")
+    git(project.repo, "commit", "-qm", "a submodule and a link among the issues")
+    found = ownership.issues(Git(project.repo), "HEAD", project.config.state(project.repo))
+    assert [i.slug for i in found] == ["real"]
