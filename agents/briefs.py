@@ -212,14 +212,16 @@ def ranked_issues(issues: list[IssueText], subject: set[str], others: int = ISSU
     """The issues shown whole: a person's and the orchestrator's, all of them, and those about `subject` (named in
     it, or sharing identifiers with it in the part that is shown, its first `chars`: `need` as
     `relevance.touching`), up to `ABOUT_SHOWN` of those, newest first (the order given). Then those listed a line
-    each: the rest of those about it, then the others, up to `others` in all. And a note on those left out."""
+    each: the rest of those about it, all of them, then up to `others` of the others. And a note on those left
+    out (none of them about the work)."""
     near = relevance.touching(subject, [i.text[:chars] for i in issues], [i.slug for i in issues], need)
     about = [i for i, n in zip(issues, near, strict=True) if n and not (i.person or i.own)]
     whole = {id(i) for i in about[:ABOUT_SHOWN]}
     sure = [i for i in issues if i.person or i.own or id(i) in whole]
-    rest = [*about[ABOUT_SHOWN:], *(i for i, n in zip(issues, near, strict=True) if not (n or i.person or i.own))]
-    left = len(rest) - min(len(rest), others)
-    return sure, rest[:others], (f"{left} more open issues not shown" if left else "")
+    unrelated = [i for i, n in zip(issues, near, strict=True) if not (n or i.person or i.own)]
+    left = len(unrelated) - min(len(unrelated), others)
+    return (sure, [*about[ABOUT_SHOWN:], *unrelated[:others]],
+            f"{left} more open issues not shown (none about this work)" if left else "")
 
 
 def issues_section(title: str, issues: list[IssueText], subject: set[str], budget: int, others: int = ISSUES_LISTED,
