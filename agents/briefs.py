@@ -351,14 +351,19 @@ def attempts_quote(attempts: str | None) -> tuple[Quote, ...]:
 
 def current_target(plan: str | None) -> str:
     """The body of the plan's `## Current Target` section, whole, or ''."""
-    target = relevance.plan_parts(plan or "")[0]
-    return target.split("\n", 1)[1].strip() if "\n" in target else ""
+    return _body(relevance.plan_parts(plan or "")[0])
+
+
+def _body(section: str) -> str:
+    """A section's text without its heading line."""
+    return section.split("\n", 1)[1].strip() if "\n" in section else ""
 
 
 def plan_sections(plan: str | None, plan_name: str) -> tuple[Section, Section]:
     """The plan's Current Target whole, first; and the rest of the plan by section, those about the work to come
     given the larger share (`relevance.fit`)."""
-    body, parts = current_target(plan), relevance.plan_parts(plan or "")[1]
+    target, parts = relevance.plan_parts(plan or "")
+    body = _body(target)
     rest, cut = relevance.fit(parts, PLAN_REST_CHARS)
     missing = f"({plan_name} is missing: ask the user to describe the book and its target.)"
     return (Section(f"Current Target ({plan_name}'s `## Current Target`, whole)", body or (

@@ -54,7 +54,7 @@ class GitReader:
     def show(self, commit: str, path: str | None = None) -> str:
         if not _REV.match(commit) or commit.startswith("-"):
             raise Refused(f"{commit!r} is not a commit hash")
-        if not self._git(["merge-base", "--is-ancestor", commit, self.rev], check=False) == "yes":
+        if self._run(["merge-base", "--is-ancestor", commit, self.rev]).returncode != 0:
             raise Refused(f"{commit} is not on the branch as this cycle found it")
         return self._git(["show", "--stat", "--patch", "--format=%h %ad %an%n%n%B", "--date=short", commit, "--",
                           *([_path(path)] if path else [])])
@@ -64,19 +64,22 @@ class GitReader:
             [f"-L{start_line},"] if start_line else [])
         return self._git(["blame", "--date=short", *lines, self.rev, "--", _path(path)])
 
-    def _git(self, args: list[str], check: bool = True) -> str:
-        try:
-            done = subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=self.root, capture_output=True,
-                                  text=True, errors="replace", timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise Refused(f"git took over {TIMEOUT_S} s: narrow it by path or line range") from None
-        if not check:
-            return "yes" if done.returncode == 0 else "no"
+    def _git(self, args: list[str]) -> str:
+        """git's answer, cut at `MAX_CHARS`; its failure, refused with git's last line."""
+        done = self._run(args)
         if done.returncode != 0:
             raise Refused(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"git {args[0]} failed")
         out = done.stdout
         return out if len(out) <= MAX_CHARS else out[:MAX_CHARS] + f"\n[… {len(out) - MAX_CHARS:,} more characters: " \
                                                                    "narrow it by path or line range]"
+
+
+    def _run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=self.root, capture_output=True,
+                                  text=True, errors="replace", timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise Refused(f"git took over {TIMEOUT_S} s: narrow it by path or line range") from None
 
 
 def _path(path: str) -> str:

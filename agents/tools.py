@@ -45,6 +45,12 @@ from state.atomic import write_atomic
 from state.history import ToolStat
 
 PACKAGES = Path(".lake") / "packages"  # in the Lake project's folder: the dependencies' sources
+
+
+def dependencies(lake_dir: str) -> str:
+    """The dependencies' folder as the repository names it (`PACKAGES` in the Lake project's folder)."""
+    return posixpath.normpath(posixpath.join(lake_dir, PACKAGES.as_posix()))
+
 SCRATCH = ".scratch"
 """The scratch folder for experiments: the Worker's tools may write Lean files there whatever the Scope, and it is
 put back as the base has it before any gate runs, so nothing there lands and nothing that lands may import it."""
@@ -185,7 +191,7 @@ class Workspace:
         self.root = self.root.resolve()
         folder = self.root / issue_dir(self.state_dir)
         self.existing = {p.stem for p in folder.glob("*.md")} if folder.is_dir() else set()
-        self.deps = posixpath.normpath(posixpath.join(self.lake_dir, PACKAGES.as_posix()))
+        self.deps = dependencies(self.lake_dir)
         self.packages = (self.root / self.deps).resolve() if (self.root / self.deps).is_dir() else None
         self.handlers = {
             "read_file": self.read_file, "write_file": self.write_file, "edit_file": self.edit_file,

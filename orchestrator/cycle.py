@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import posixpath
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -25,13 +24,13 @@ from agents import briefs, consultant, evaluator, planner
 from agents.config import AgentConfig
 from agents.consultant import NoAdvice
 from agents.gitread import GitReader
-from agents.lookup import PACKAGES, Lookup
+from agents.lookup import Lookup
 from agents.model import RateLimited
 from agents.planner import PlanFailed
 from agents.prices import window_of
 from agents.provers.desk import Desk
 from agents.reader import Bounds, Reader
-from agents.tools import SCRATCH, TRY, Tool, Workspace
+from agents.tools import SCRATCH, TRY, Tool, Workspace, dependencies
 from agents.worker import Limits, Stop
 from audit import ask
 from audit import overlap as mathlib
@@ -774,9 +773,8 @@ def _lookup(c: Cycle) -> Lookup:
     checkout's dependencies: a name only a rejected change declared is not there for the next Worker."""
     landing = c.after if c.outcome is Outcome.ACCEPTED and c.after is not None else c.census
     if c.lookup is None or c.lookup.project is not landing:
-        lake = c.config.project.lake_dir
-        c.lookup = Lookup(landing, c.repo / lake / PACKAGES, posixpath.normpath(f"{lake}/{PACKAGES.as_posix()}"),
-                          c.lookup.texts if c.lookup is not None else {})
+        folder = dependencies(c.config.project.lake_dir)
+        c.lookup = Lookup(landing, c.repo / folder, folder, c.lookup.texts if c.lookup is not None else {})
     return c.lookup
 
 

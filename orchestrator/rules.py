@@ -46,7 +46,7 @@ def standing(state_dir: str, role: str | None = None) -> str:
     text = text.replace("{state_dir}", state_dir)
     if role is None:
         return text
-    _, *sections = re.split(r"(?m)^(?=## )", text)  # its title and opening are the role's own prompt's to say
+    _, *sections = _sections(text)  # its title and opening are the role's own prompt's to say
     return "".join(s for s in sections if s.split("\n", 1)[0].removeprefix("## ").strip() in ROLES[role])
 
 
@@ -63,14 +63,19 @@ def notes(repo: Path, state_dir: str) -> list[tuple[str, str]]:
     return out
 
 
+def _sections(text: str) -> list[str]:
+    """`text` cut before each `## ` heading: what precedes the first, then each section with its heading."""
+    return re.split(r"(?m)^(?=## )", text)
+
+
 def _theirs(text: str, state_dir: str) -> str:
     """`text` less the loop's rules as `init` wrote them into it, of this version or an older one: the opening
     under the rules' title, and each section titled as one of the rules'. What a person added stays."""
     own = standing(state_dir)
     if not text.startswith(own.split("\n", 1)[0]):
         return text
-    titles = {s.split("\n", 1)[0].strip() for s in re.split(r"(?m)^(?=## )", own)[1:]}
-    _, *sections = re.split(r"(?m)^(?=## )", text)
+    titles = {s.split("\n", 1)[0].strip() for s in _sections(own)[1:]}
+    _, *sections = _sections(text)
     return "".join(s for s in sections if s.split("\n", 1)[0].strip() not in titles).strip()
 
 
