@@ -111,6 +111,9 @@ class Timed:
             def probe(self, text: str) -> CheckResult:
                 return timed(lambda: inner.probe(text))
 
+            def read(self, text: str) -> CheckResult:
+                return timed(lambda: inner.read(text))
+
             def replay(self, modules: list[str]) -> CheckResult | None:
                 return timed(lambda: inner.replay(modules))
 

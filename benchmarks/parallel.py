@@ -136,6 +136,10 @@ class Slow:
         time.sleep(self.seconds)
         return self.inner.probe(text)
 
+    def read(self, text: str) -> CheckResult:
+        time.sleep(self.seconds)
+        return self.inner.read(text)
+
     def replay(self, modules: list[str]) -> CheckResult | None:
         time.sleep(self.seconds)
         return self.inner.replay(modules)

@@ -59,7 +59,8 @@ def openmath(root: Path, server: AnthropicStandin) -> Project:
     lean = {p: t for p, t in files.items() if p.endswith(".lean") or p in ("lakefile.toml", "lean-toolchain")}
     quiet = f"{sys.executable} -c pass"
     config = config_text(project={"lean_roots": ["OpenMath"]},
-                         build={"check_file": f"{quiet} {{file}}", "build_all": quiet, "replay": quiet,
+                         build={"check_file": f"{quiet} {{file}}", "read_file": f"{quiet} {{file}}", "build_all": quiet,
+                                "replay": quiet,
                                 "replay_available": f"{sys.executable} -c 'raise SystemExit(1)'"},
                          loop={"escalate_after": 1}, gates={"repair_rounds": 0})
     return make_project(root, server, lean=lean, config=config,

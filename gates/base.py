@@ -39,6 +39,11 @@ class Compiler(Protocol):
         else the build's time limit)."""
         ...
 
+    def read(self, text: str, timeout_s: float | None = None) -> CheckResult:
+        """`[build] read_file` on a generated file holding `text`: over the build outputs as they are, nothing built,
+        `.lake` read-only to it."""
+        ...
+
     def replay(self, modules: list[str]) -> CheckResult | None:
         """The kernel's replay of `modules` (leanchecker); None when the toolchain has none."""
         ...

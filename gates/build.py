@@ -46,12 +46,19 @@ class LakeCompiler:
     def probe(self, text: str, timeout_s: float | None = None) -> CheckResult:
         """`check_file` on `text` written under `.lake/` (which git ignores, so no gate sees it), removed after; within
         `timeout_s` when given, else `[build] timeout_s`."""
+        return self._file(self.config.check_file, text, timeout_s)
+
+    def read(self, text: str, timeout_s: float | None = None) -> CheckResult:
+        """`read_file` on `text` as `probe` writes it, with `.lake` read-only to what it runs."""
+        return dataclasses.replace(self, outputs=False)._file(self.config.read_file, text, timeout_s)
+
+    def _file(self, template: str, text: str, timeout_s: float | None) -> CheckResult:
         folder = self.sandbox.project(self.root) / ".lake" / "autoformalize"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"Probe{secrets.token_hex(6)}.lean"
         path.write_text(text, encoding="utf-8")
         try:
-            return self._run(self.config.check_file, path.relative_to(self.root).as_posix(), "", timeout_s)
+            return self._run(template, path.relative_to(self.root).as_posix(), "", timeout_s)
         finally:
             path.unlink(missing_ok=True)
 

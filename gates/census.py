@@ -42,13 +42,20 @@ class Holed:
     lean: bool  # Lean's environment answered for its file
 
 
+
+def _counted(module: Module, consts: list[str]) -> int:
+    """The holes of a declaration owning `consts`, as Lean counts them: every `sorryAx` in their values."""
+    return max(1, sum(module.consts[c].holes for c in consts))
+
+
 @dataclass
 class Census:
     """The indexes of a tree's Lean files, what could not be read, and what Lean's environment says of them.
 
     Where Lean answered for a file's module at this content (`lean`), Lean decides which declarations hold a hole:
     those owning a constant whose own terms hold `sorryAx` (`gates.env.Module.holes`), the constants no text
-    names included; each counts its written sorries and admits, at least one. Where it did not, the text decides.
+    names included; each counts the `sorryAx` its constants' values hold, each occurrence (what `stop`, a failed
+    tactic or a `sorry` left), however many sorries its text writes. Where it did not, the text decides.
     """
 
     files: dict[str, FileIndex] = field(default_factory=dict)
@@ -116,9 +123,9 @@ class Census:
                 continue
             matched.add(lean)
             if lean in holes:
-                out.append(Holed(path, d.name, max(1, d.holes), d.holes > 0, True))
+                out.append(Holed(path, d.name, _counted(module, holes[lean]), d.holes > 0, True))
         for owner in holes.keys() - matched:
-            out.append(Holed(path, owner, 1, False, True))
+            out.append(Holed(path, owner, _counted(module, holes[owner]), False, True))
         return out
 
     @property

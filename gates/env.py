@@ -7,8 +7,10 @@ text never names (an anonymous instance `instHoldsEqNat…`, a `private` one `_p
 auxiliary ones `T.proof_1`, `T.match_1`, what `irreducible_def`, `alias` or meta code made), so the listing comes
 from Lean, never from the source.
 
-A probe is two runs of `[build] check_file`: a file of `import` lines (Lake builds the modules, as they are now),
-then the program, which imports only `Lean` and loads the modules with `Lean.importModules`. The program's own
+A probe is two runs: `[build] check_file` on a file of `import` lines (Lake builds the modules, as they are now, and
+the project's code may run as it does), then `[build] read_file` (`lake env lean`: nothing built, no plugin of the
+project loaded, `.lake` read-only) on the program, which imports only `Lean` and loads the built modules with
+`Lean.importModules`. The program's own
 syntax is thus read with no project notation, macro or elaborator in scope: nothing the project declares can
 change what the program does. It prints one line per fact, each `<nonce> <seq> <json>`; the nonce is random per
 probe and the sequence numbers must run 0, 1, 2 … to the last line `["E", n]`, so a line out of place, repeated
@@ -23,9 +25,14 @@ What a line says (JSON arrays; ids are per probe, and a line only names ids prin
   them mean the same), and so is metadata (`mdata`), which the kernel ignores;
 - `["C", {…}]`: a constant of a module asked about: kind, universe parameters, type node, value node (all but
   theorems), the names its type and its value use, its axioms (Lean's `collectAxioms` walk, shared between
-  constants), the line of its command (declaration ranges; none for a constant Lean generated), and what else
+  constants), how many times `sorryAx` occurs in its value (`h`, each occurrence counted), the line of its command
+  (declaration ranges; none for a constant Lean generated), and what else
   defines it (definition safety, `implemented_by`, `extern`, an inductive's constructors, a constructor's place);
 - `["U", module id]`: a module asked about that the environment does not hold;
+- `["R", toolchain, project]`: the toolchain's folder (the running `lean`'s `bin/`'s parent) and the folder it runs
+  in (the Lake project's);
+- `["F", module id, file]`: each module of the environment, imported ones included, with the `.olean` it was loaded
+  from, found as `importModules` found it;
 - `["E", n]`: the end, after `n` lines.
 
 A term's digest is computed here, bottom up (each node hashed with its children's digests): it covers the whole
@@ -52,7 +59,7 @@ from gates.lexer import ID_FIRST, ID_REST
 T = TypeVar("T")
 _DERIVED: dict[int, dict[str, object]] = {}  # a listing's id → what `Module.derived` made of it, dropped with it
 
-FORMAT = 1  # of the facts this module reads: cached facts of another format are not used
+FORMAT = 2  # of the facts this module reads: cached facts of another format are not used
 SORRY = "sorryAx"
 KINDS = frozenset({"axiom", "def", "thm", "opaque", "quot", "induct", "ctor", "rec"})
 _PLAIN = re.compile(rf"[{ID_FIRST}][{ID_REST}]*")
@@ -98,12 +105,15 @@ def prefixes(name: str) -> list[str]:
     return [".".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
 
 
-_AUXILIARY = re.compile(r"(?:proof|match|eq|omega)_\d+|eq_def")
+# The last components Lean gives what it makes for a declaration: auxiliary proofs and matchers, and the lemmas it
+# makes on demand (reserved names: equations, unfolding, induction and case principles, matchers' splitters).
+_AUXILIARY = re.compile(r"(?:proof|match|eq|omega|congr_eq)_\d+|eq_def|eq_unfold|induct|mutual_induct"
+                        r"|induct_unfolding|fun_cases|splitter")
 
 
 def generated(name: str) -> bool:
     """Named as Lean names what it makes for another declaration: a component starting with `_`, a numeric last
-    component, or `proof_N`, `match_N`, `eq_N`, `omega_N`, `eq_def` last."""
+    component, or one of `_AUXILIARY`'s last."""
     parts = components(name)
     return (any(p.startswith("_") for p in parts) or parts[-1].isdigit()
             or _AUXILIARY.fullmatch(parts[-1]) is not None)
@@ -139,6 +149,7 @@ class Const(BaseModel):
     value_uses: tuple[str, ...]  # a theorem's too: what its proof uses
     axioms: tuple[str, ...]
     line: int | None  # of the command that declared it; None for a constant Lean generated for another
+    holes: int = 0  # how many times `sorryAx` occurs in its value, as Lean's term has it: each occurrence counted
     extra: tuple[str, ...] = ()  # constants that are part of what it is: an inductive's constructors, a
     # constructor's inductive
 
@@ -211,12 +222,20 @@ class Module(BaseModel):
         return False
 
     def holes(self) -> dict[str, list[str]]:
-        """Owner → its constants whose own terms hold `sorryAx` (the owner's, or those Lean generated for it)."""
+        """Owner → its constants whose own terms hold `sorryAx` (the owner's, or those Lean generated for it). A lemma
+        Lean made on demand for a declaration of another module (stored in whichever module first asked for it) is
+        that declaration's: its hole is counted where the declaration is."""
         out: dict[str, list[str]] = {}
         for name, c in self.consts.items():
-            if c.sorry:
+            if c.sorry and not self.foreign(name):
                 out.setdefault(self.owner(name), []).append(name)
         return out
+
+    def foreign(self, name: str) -> bool:
+        """Whether `name` is what Lean made for a declaration another module declares (`T.eq_1` of an imported `T`)."""
+        if not generated(user_name(name, self.module)):
+            return False
+        return any(self.homes.get(p, "") not in ("", self.module) for p in prefixes(name)[:1] if p not in self.consts)
 
 
 # -- the program -----------------------------------------------------------------------------------------------
@@ -251,11 +270,17 @@ def _lean_string(text: str) -> str:
 
 @dataclass
 class Listing:
-    """What one probe answered: every module asked about that Lean holds, and those it does not."""
+    """What one probe answered: every module asked about that Lean holds, and those it does not; every module of
+    the environment with the file it was loaded from, and the toolchain's folder; names the listed constants use
+    that no module of the environment declares."""
 
     modules: dict[str, Module]
     missing: list[str]
     lines: int
+    files: dict[str, str] = field(default_factory=dict)
+    toolchain: str | None = None
+    project: str | None = None
+    unknown: list[tuple[str, str]] = field(default_factory=list)  # (constant, a name it uses that nothing declares)
 
 
 def read(output: str, nonce: str) -> Listing:
@@ -288,7 +313,8 @@ def read(output: str, nonce: str) -> Listing:
         reader.take(item, seq - 1)
     if ended is None:
         raise Unreadable(f"no last line after {seq} line(s): the program did not run to its end")
-    return Listing(reader.modules(), sorted(reader.missing), ended)
+    return Listing(reader.modules(), sorted(reader.missing), ended, reader.files, reader.toolchain, reader.project,
+                   sorted(reader.unknown))
 
 
 class _Reader:
@@ -300,6 +326,10 @@ class _Reader:
         self.homes: dict[str, dict[str, str]] = {}
         self.home: dict[str, str] = {}  # printed name → its module
         self.missing: set[str] = set()
+        self.files: dict[str, str] = {}
+        self.toolchain: str | None = None
+        self.project: str | None = None
+        self.unknown: set[tuple[str, str]] = set()
 
     def take(self, item: object, line: int) -> None:
         if not isinstance(item, list) or not item or not isinstance(item[0], str):
@@ -316,6 +346,10 @@ class _Reader:
                 self._const(rest)
             elif tag == "U":
                 self.missing.add(self.mods[_int(rest[0])])
+            elif tag == "F":
+                self.files[self.mods[_int(rest[0])]] = _str(rest[1])
+            elif tag == "R":
+                self.toolchain, self.project = _str(rest[0]), _str(rest[1])
             else:
                 raise Unreadable(f"unknown fact {tag!r}")
         except (KeyError, IndexError, TypeError, ValueError) as e:
@@ -385,7 +419,7 @@ class _Reader:
             raise ValueError(f"a {kind} {'without' if value is None else 'with'} a value")
         tu, vu, ax = (self._names(raw[k]) for k in ("tu", "vu", "ax"))
         extra = self._names(raw.get("x", []))
-        shape = {k: raw[k] for k in sorted(raw) if k not in ("m", "n", "t", "v", "tu", "vu", "ax", "r", "x")}
+        shape = {k: raw[k] for k in sorted(raw) if k not in ("m", "n", "t", "v", "tu", "vu", "ax", "r", "x", "h")}
         shape["x"] = [self.names[_int(i)][1] for i in raw.get("x", [])]
         if "ib" in raw:
             shape["ib"] = None if raw["ib"] is None else self.names[_int(raw["ib"])][1]
@@ -395,10 +429,12 @@ class _Reader:
         self.consts.append(Const(
             name=name, module=module, kind=kind, type=self._child(raw["t"]),
             value=None if value is None else self._child(value), shape=_hash(shape), type_uses=tu, value_uses=vu,
-            axioms=ax, line=line, extra=extra))
+            axioms=ax, line=line, holes=_int(raw["h"]), extra=extra))
         homes = self.homes.setdefault(module, {})
         for used in (*tu, *vu, *extra):
             homes[used] = self.home[used]
+            if not homes[used]:  # the kernel adds nothing naming a constant it does not hold
+                self.unknown.add((name, used))
 
     def _names(self, ids: object) -> tuple[str, ...]:
         if not isinstance(ids, list):
@@ -421,6 +457,12 @@ class _Reader:
 def _int(x: object) -> int:
     if not isinstance(x, int) or isinstance(x, bool):
         raise TypeError(f"{x!r} is not an integer")
+    return x
+
+
+def _str(x: object) -> str:
+    if not isinstance(x, str):
+        raise TypeError(f"{x!r} is not a string")
     return x
 
 
@@ -453,7 +495,7 @@ def _level_list(x: object) -> str:
 
 
 def _hash(parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()[:32]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
 # -- asking -----------------------------------------------------------------------------------------------------
@@ -462,12 +504,16 @@ def _hash(parts: object) -> str:
 class Compiler(Protocol):
     def probe(self, text: str) -> CheckResult: ...
 
+    def read(self, text: str) -> CheckResult: ...
+
 
 @dataclass
 class Answer:
     """Lean's listing of the modules asked about, or why there is none."""
 
     modules: dict[str, Module] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # every module of the environment → the file Lean loaded
+    project: str | None = None  # the folder Lean ran in: the Lake project's
     problem: str | None = None
     runs: int = 0
     seconds: float = 0.0
@@ -494,6 +540,8 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
             for part in (modules[:half], modules[half:]):
                 got = ask(compiler, part, splits=splits - 1)
                 out.modules.update(got.modules)
+                out.files.update(got.files)
+                out.project = got.project
                 out.runs, out.seconds, out.lines = out.runs + got.runs, out.seconds + got.seconds, out.lines + got.lines
                 if got.problem is not None:
                     out.problem = got.problem
@@ -502,7 +550,7 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
         out.problem = _failed(built, "the modules asked about do not build")
         return out
     nonce = secrets.token_hex(12)
-    ran = compiler.probe(program(nonce, modules))
+    ran = compiler.read(program(nonce, modules))
     out.runs, out.seconds = 2, out.seconds + ran.seconds
     try:
         listing = read(ran.output, nonce)
@@ -519,7 +567,16 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
     if absent:
         out.problem = f"Lean listed nothing for {', '.join(absent[:6])}"
         return out
-    out.modules, out.lines = listing.modules, listing.lines
+    if listing.unknown:
+        shown = "; ".join(f"{c} uses {u}" for c, u in listing.unknown[:6])
+        out.problem = (f"constants Lean loaded use names no module of its environment declares ({shown}): the kernel "
+                       "adds no such constant, so a module was not written by Lean from checked code")
+        return out
+    if listing.toolchain is None or listing.project is None or not listing.files:
+        out.problem = "Lean's listing does not say which file each module was loaded from"
+        return out
+    out.modules, out.lines, out.files = {m: listing.modules[m] for m in modules}, listing.lines, listing.files
+    out.project = listing.project
     return out
 
 

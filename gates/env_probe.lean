@@ -5,7 +5,8 @@ autoformalize's environment probe (see `gates/env.py`, which writes this file an
 
 It loads the modules asked about with `importModules`, so none of their notation, macros or elaborators is in
 scope while this file is read, and prints, as framed JSON lines, every constant each module adds: its kind, its
-terms as a table of nodes, the names its type and value use, its axioms, the line of its command.
+terms as a table of nodes, the names its type and value use, its axioms, how many `sorryAx` its value holds, the
+line of its command; then every module of the environment with the file it was loaded from.
 -/
 
 namespace AutoformalizeEnvProbe
@@ -21,7 +22,6 @@ structure State where
   names : Std.HashMap Name Nat := {}
   nodes : Std.HashMap Expr Nat := {}
   axioms : Std.HashMap Name (Array Name) := {}
-  busy : Std.HashSet Name := {}
 
 abbrev M := ReaderT Environment (StateRefT State IO)
 
@@ -133,8 +133,49 @@ def node (root : Expr) : M Nat := do
           stack := stack.push (k, false)
   return (← get).nodes[bare root]?.getD 0
 
+/-- The structures `e`'s primitive projections project out of, which `getUsedConstants` leaves out: a term may
+reach a project structure only so. Each subterm is visited once. -/
+def projected (e : Expr) : Array Name := Id.run do
+  let mut seen : Std.HashSet Expr := {}
+  let mut todo : Array Expr := #[e]
+  let mut out : Array Name := #[]
+  while !todo.isEmpty do
+    let x := todo.back!
+    todo := todo.pop
+    if seen.contains x then continue
+    seen := seen.insert x
+    match x with
+    | .proj s _ b =>
+      unless out.contains s do out := out.push s
+      todo := todo.push b
+    | .mdata _ b => todo := todo.push b
+    | _ => todo := todo ++ kids x
+  return out
+
 def uses (e : Expr) : M (Array Json) :=
-  e.getUsedConstants.mapM fun c => do return toJson (← nameId c)
+  (e.getUsedConstants ++ projected e).mapM fun c => do return toJson (← nameId c)
+
+/-- How many times `sorryAx` occurs in `e`, each occurrence counted (a subterm met twice counts twice), each distinct
+subterm walked once. -/
+def sorries (e : Expr) : Nat := Id.run do
+  let mut memo : Std.HashMap Expr Nat := {}
+  let mut stack : Array (Expr × Bool) := #[(e, false)]
+  while !stack.isEmpty do
+    let (x, ready) := stack.back!
+    stack := stack.pop
+    if memo.contains x then continue
+    let below := match x with
+      | .mdata _ b => #[b]
+      | .proj _ _ b => #[b]
+      | _ => kids x
+    if ready then
+      let own : Nat := if x.isConstOf ``sorryAx then 1 else 0
+      memo := memo.insert x (below.foldl (fun n k => n + memo.getD k 0) own)
+    else
+      stack := stack.push (x, true)
+      for k in below do
+        unless memo.contains k do stack := stack.push (k, false)
+  return memo.getD e 0
 
 /-- What `Lean.collectAxioms` visits from a constant (an axiom's type too, as it does since v4.23). -/
 def deps : ConstantInfo → Array Name
@@ -147,53 +188,58 @@ def deps : ConstantInfo → Array Name
   | .recInfo v => v.type.getUsedConstants
   | .inductInfo v => v.type.getUsedConstants ++ v.ctors.toArray
 
-/-- The axioms `c` depends on, walked as `collectAxioms` walks, on its own (no memory between constants). -/
-def exact (env : Environment) (c : Name) : Array Name := Id.run do
-  let mut seen : Std.HashSet Name := {}
-  let mut todo : Array Name := #[c]
-  let mut out : Array Name := #[]
-  while !todo.isEmpty do
-    let d := todo.back!
-    todo := todo.pop
-    if seen.contains d then continue
-    seen := seen.insert d
-    match env.find? d with
-    | some ci@(.axiomInfo _) =>
-      out := out.push d
-      todo := todo ++ deps ci
-    | some ci => todo := todo ++ deps ci
-    | none => pure ()
-  return out
-
-/-- The axioms `c` depends on, remembered between constants, walked with a stack of its own (chains of
-definitions run deep). A constant met again while it is still being walked (only unsafe code refers to itself)
-leaves the walks above it short, so each of those is walked again on its own (`exact`). -/
+/-- The axioms `c` depends on, as `collectAxioms` finds them, every answer kept for the constants asked next.
+Constants that reach each other (an inductive and its constructors, whose types name it; mutual definitions) have
+one answer: the walk finds them as one strongly connected component (Tarjan's algorithm, with a stack of its own,
+since chains of definitions run deep), and each constant is walked once, whatever the program asks. -/
 def axiomsOf (c : Name) : M (Array Name) := do
+  if let some a := (← get).axioms[c]? then return a
   let env ← read
-  let mut stack : Array (Name × Bool) := #[(c, false)]
-  while !stack.isEmpty do
-    let (n, ready) := stack.back!
-    stack := stack.pop
-    if (← get).axioms.contains n then continue
-    let info := env.find? n
-    let ds := (info.map deps).getD #[]
-    if ready then
-      let mut found : Std.HashSet Name := {}
-      if let some (.axiomInfo _) := info then found := found.insert n
-      let mut cut := false
-      for d in ds do
-        match (← get).axioms[d]? with
-        | some a => for x in a do found := found.insert x
-        | none => cut := true
-      let out := if cut then exact env n else found.fold (fun acc a => acc.push a) #[]
-      modify fun s => { s with busy := s.busy.erase n, axioms := s.axioms.insert n out }
-    else if !(← get).busy.contains n then
-      modify fun s => { s with busy := s.busy.insert n }
-      stack := stack.push (n, true)
-      for d in ds do
-        unless (← get).axioms.contains d || (← get).busy.contains d do
-          stack := stack.push (d, false)
-  return (← get).axioms[c]?.getD #[]
+  let mut frames : Array (Name × Array Name × Nat) := #[]  -- constant, what it uses, how many of those are done
+  let mut index : Std.HashMap Name Nat := {}
+  let mut low : Std.HashMap Name Nat := {}
+  let mut stack : Array Name := #[]  -- visited, its component not yet closed
+  let mut used : Std.HashMap Name (Array Name) := {}  -- what each constant on `stack` uses, walked once
+  let mut next : Option Name := some c
+  repeat
+    if let some n := next then
+      next := none
+      index := index.insert n index.size
+      low := low.insert n (index.size - 1)
+      stack := stack.push n
+      let ds := ((env.find? n).map deps).getD #[]
+      used := used.insert n ds
+      frames := frames.push (n, ds, 0)
+    if frames.isEmpty then break
+    let (n, ds, i) := frames.back!
+    if h : i < ds.size then
+      frames := frames.pop.push (n, ds, i + 1)
+      let d := ds[i]
+      if (← get).axioms.contains d then continue  -- its component is closed: read when `n`'s closes
+      match index[d]? with
+      | none => next := some d
+      | some j => low := low.insert n (min (low.getD n 0) j)  -- on the stack: in `n`'s component
+    else
+      frames := frames.pop
+      let l := low.getD n 0
+      if let some (p, _, _) := frames.back? then
+        low := low.insert p (min (low.getD p 0) l)
+      if l == index.getD n 0 then
+        let mut members : Array Name := #[]
+        repeat
+          let m := stack.back!
+          stack := stack.pop
+          members := members.push m
+          if m == n then break
+        let mut found : Std.HashSet Name := {}
+        for m in members do
+          if let some (.axiomInfo _) := env.find? m then found := found.insert m
+          for d in used.getD m #[] do
+            for a in (← get).axioms.getD d #[] do found := found.insert a
+          used := used.erase m
+        let out := found.toArray
+        modify fun s => { s with axioms := members.foldl (fun acc m => acc.insert m out) s.axioms }
+  return (← get).axioms.getD c #[]
 
 def kindOf : ConstantInfo → String
   | .axiomInfo _ => "axiom"
@@ -229,6 +275,11 @@ def record (mid : Nat) (ci : ConstantInfo) : M Unit := do
     vu ← uses d.value
   | .thmInfo d => vu ← uses d.value
   | _ => pure ()
+  let holes : Nat := match ci with
+    | .defnInfo d => sorries d.value
+    | .thmInfo d => sorries d.value
+    | .opaqueInfo d => sorries d.value
+    | _ => 0
   let ax ← names (← axiomsOf ci.name)
   let line : Json := match declRangeExt.find? env ci.name with
     | some r => toJson r.range.pos.line
@@ -236,7 +287,8 @@ def record (mid : Nat) (ci : ConstantInfo) : M Unit := do
   let mut fields : List (String × Json) := [
     ("m", toJson mid), ("n", toJson n), ("k", Json.str (kindOf ci)),
     ("u", Json.arr (ci.levelParams.toArray.map fun p => Json.str p.toString)), ("t", toJson t), ("v", v),
-    ("tu", Json.arr tu), ("vu", Json.arr vu), ("ax", ax), ("r", line), ("unsafe", toJson ci.isUnsafe)]
+    ("tu", Json.arr tu), ("vu", Json.arr vu), ("ax", ax), ("r", line), ("unsafe", toJson ci.isUnsafe),
+    ("h", toJson holes)]
   match ci with
   | .defnInfo d => fields := fields ++ [("s", Json.str (safety d.safety))]
   | .inductInfo d =>
@@ -262,9 +314,20 @@ def modules : Except String (Array Name) := do
     let ps ← j.getArr?
     ps.foldlM (fun n p => do return Name.mkStr n (← p.getStr?)) Name.anonymous
 
+/-- Every module of the environment with the file it was loaded from, found as `importModules` found it (the same
+search path, `LEAN_PATH` as `lake env` sets it), the toolchain's folder and the folder Lean runs in (the project's):
+the gates account for every module. -/
+def files (env : Environment) : M Unit := do
+  let bin ← IO.appDir
+  emit (Json.arr #[Json.str "R", Json.str (bin.parent.getD bin).toString, Json.str (← IO.currentDir).toString])
+  for m in env.header.moduleNames do
+    let mid ← modId m
+    let file ← findOLean m
+    emit (Json.arr #[Json.str "F", toJson mid, Json.str file.toString])
+
 def main : IO Unit := do
   let mods ← IO.ofExcept modules
-  let env ← importModules (mods.map fun m => ({ module := m } : Import)) {}
+  let env ← importModules (mods.map fun m => ({ module := m } : Import)) Options.empty
   let go : M Unit := do
     for m in mods do
       let mid ← modId m
@@ -276,6 +339,7 @@ def main : IO Unit := do
         -- under each, not as the first module's.
         for ci in env.header.moduleData[i]!.constants do
           record mid ci
+    files env
     emit (Json.arr #[Json.str "E", toJson (← get).seq])
     flush
   (go.run env).run' {}

@@ -10,8 +10,10 @@ the two, the gate rejects:
 - a hole no text shows: a constant of the change whose own terms hold `sorryAx` (`stop`, `apply?`, a macro, meta
   code, an error `#guard_msgs` swallowed, a second command on the line of a sorried one), unless it belongs to a
   declaration whose text writes a `sorry` or `admit`, or held one at the base;
+- a module Lean loaded from a file nothing vouches for (`unaccounted`): one the change's code wrote while it was
+  built;
 - more holes than the base, counted as Lean says (each declaration owning a constant with `sorryAx` in its own
-  terms counts its written sorries, at least one; anonymous instances and generated constants count too), unless
+  terms counts every `sorryAx` their values hold; anonymous instances and generated constants count too), unless
   the report declares a restructuring the budget has room for (`gates.sorry.judge`);
 - an axiom beyond `[gates] allowed_axioms` and the base's own project axioms that any constant of those modules
   depends on and did not at the base (an axiom of the base whose meaning the change altered is no longer the
@@ -35,6 +37,8 @@ nothing Lean would answer on can differ (`GateInput.recheck`); otherwise the gat
 """
 
 from __future__ import annotations
+
+import posixpath
 
 import structlog
 
@@ -77,7 +81,8 @@ def check(inp: GateInput) -> GateResult:
     before = Env(base.modules.values(), modules_of(inp.before, inp.lean_roots).values())
     after = Env(got.modules.values(), modules_of(inp.after, inp.lean_roots).values())
     changed_modules = [got.modules[p] for p in sorted(affected) if p in got.modules]
-    problems = (_holes(inp, base, changed_modules) + _count(inp) + _axioms(inp, before, after, changed_modules))
+    problems = unaccounted(got.files, got.project, set(modules_of(inp.after, inp.lean_roots).values()))
+    problems += (_holes(inp, base, changed_modules) + _count(inp) + _axioms(inp, before, after, changed_modules))
     statements, notes = _statements(inp, base, before, after, affected)
     problems += statements
     if not problems:
@@ -102,6 +107,37 @@ def affected_files(inp: GateInput) -> set[str]:
     if inp.gates.allow_build_time_code and any(not is_lean_source(p, inp.lean_roots) for p in changed):
         return set(inp.after.files) | {p for p in changed if p in inp.after.files}
     return inp.after.graph.dependents({c.path for c in inp.lean_changes()})
+
+
+# -- modules ---------------------------------------------------------------------------------------------------
+
+
+PACKAGES = ".lake/packages"  # Lake's folder of the dependencies, in the project: outside the sandbox's reach
+
+
+def unaccounted(files: dict[str, str], project: str, ours: set[str]) -> list[str]:
+    """Modules Lean loaded from a file a change's code could have written: any but the project's own from inside the
+    project's folder (its build folder above all, the one place code run while the change was built may write),
+    the dependencies' folder aside; a module of the project from anywhere but the project's folder. What lies
+    outside the project (the toolchain, a dependency a `path` require names) is outside a change's reach."""
+    deps = posixpath.join(project, PACKAGES)
+    out = []
+    for module, file in sorted(files.items()):
+        file = posixpath.normpath(file)
+        inside = _under(file, project) and not _under(file, deps)
+        if module in ours and not inside:
+            out.append(f"{module}: Lean loaded this module of the project from {file}, outside the project's folder "
+                       "or from the dependencies': not the module its source builds")
+        elif module not in ours and inside:
+            out.append(f"{module}: Lean loaded it from {file}, inside the project's folder, yet no Lean file of the "
+                       "project is this module: code run while the change was built wrote it; a module is trusted "
+                       "only where Lake builds it from the project's source, or where the dependencies and the "
+                       "toolchain keep it")
+    return out
+
+
+def _under(path: str, folder: str) -> bool:
+    return bool(folder) and (path == folder or path.startswith(folder.rstrip("/") + "/"))
 
 
 # -- holes -----------------------------------------------------------------------------------------------------

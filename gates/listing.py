@@ -137,6 +137,8 @@ class Gathered:
     modules: dict[str, Module] = field(default_factory=dict)
     problem: str | None = None
     fresh: dict[str, tuple[str, Module]] = field(default_factory=dict)  # path → (key, listing) Lean gave now
+    files: dict[str, str] = field(default_factory=dict)  # of a probe run now: each module Lean loaded → its file
+    project: str = ""  # of a probe run now: the folder Lean ran in, the Lake project's
     runs: int = 0
     seconds: float = 0.0
 
@@ -175,6 +177,7 @@ def gather(compiler: env.Compiler, census: Census, roots: list[str], paths: Iter
     if answer.problem is not None:
         out.problem = answer.problem
         return out
+    out.files, out.project = answer.files, answer.project or ""
     for path in missing:
         module = answer.modules[names[path]]
         out.modules[path] = module

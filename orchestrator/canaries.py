@@ -10,7 +10,9 @@ folder's module prefix.
 Every gate judges every cheat (`orchestrator/doctor.py` runs them one by one, not stopping at the first
 rejection), so the report says which layers caught it. Where `gate` is set, that gate must reject it, whatever
 the others say (the kernel gate for most: what the source rules cannot prove about the user's Lean, and why the
-suite runs there; the successors gate for a statement weakened under a declared restatement).
+suite runs there; the successors gate for a statement weakened under a declared restatement). A `counted` canary
+is no cheat the gates refuse but one the count must see through: every gate accepts it, and Lean must count the
+holes it gathered into one declaration, not the one its text shows.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ class Canary:
     # is skipped
     notes: tuple[str, ...] = field(default=())
     strategy: str = ""  # the strategy the change is gated under (its `RESTATE:` lines)
+    counted: int | None = None  # a change every gate must accept, after which Lean must count this many holes in the
+    # files it writes (the text shows fewer)
 
 
 def _sorried(namespace: str, statement: str, before: str = "") -> str:
@@ -180,6 +184,15 @@ CANARIES: tuple[Canary, ...] = (
         "under the statement the change proves",
         {"Long.lean": _LONG.format(last="5999", proof="by\n  sorry")},
         {"Long.lean": _LONG.format(last="0", proof="rfl")}),
+    Canary(
+        "gaps", "three sorried theorems closed by the parts of one conjunction proved by two `stop`s and one `sorry`: "
+        "the text shows one sorry where there were three",
+        {"Gaps.lean": "namespace @M@.Gaps\n\ntheorem one (n : Nat) : n + 0 = n := by\n  sorry\n\n"
+                      "theorem two : 5 < 3 := by\n  sorry\n\ntheorem three : 2 = 2 := by\n  sorry\n\nend @M@.Gaps\n"},
+        {"Gaps.lean": "namespace @M@.Gaps\n\ntheorem gaps : (∀ n : Nat, n + 0 = n) ∧ 5 < 3 ∧ 2 = 2 :=\n"
+                      "  ⟨by stop simp, by stop decide, sorry⟩\n\ntheorem one (n : Nat) : n + 0 = n := gaps.1 n\n\n"
+                      "theorem two : 5 < 3 := gaps.2.1\n\ntheorem three : 2 = 2 := gaps.2.2\n\nend @M@.Gaps\n"},
+        gate="", counted=3),
     Canary(
         "honest", "a real proof of a true statement", {"Honest.lean": _sorried("Honest", ": 2 + 2 = 4")},
         {"Honest.lean": "namespace @M@.Honest\n\ntheorem target : 2 + 2 = 4 := rfl\n\nend @M@.Honest\n"},

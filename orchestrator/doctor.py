@@ -261,6 +261,7 @@ class Verdicts:
 
     canary: Canary
     results: list[GateResult]
+    holes: int | None = None  # what the census counts in the canary's files after the change, Lean's where it listed
 
     @property
     def rejected_by(self) -> list[str]:
@@ -278,6 +279,14 @@ class Verdicts:
                 return Finding(f"canary {c.name}", Status.FAIL, "the honest proof was rejected: "
                                + "; ".join(f"{r.name}: {_short(r.detail)}" for r in self.results if not r.passed))
             return Finding(f"canary {c.name}", Status.OK, "accepted, as it must be")
+        if c.counted is not None:
+            if self.rejected_by:
+                return Finding(f"canary {c.name}", Status.FAIL, "rejected, though every gate must accept it: "
+                               + "; ".join(f"{r.name}: {_short(r.detail)}" for r in self.results if not r.passed))
+            if self.holes != c.counted:
+                return Finding(f"canary {c.name}", Status.FAIL, f"{c.what}; the count gives {self.holes} hole(s), not "
+                               f"the {c.counted} Lean's terms hold: the change would be scored as progress")
+            return Finding(f"canary {c.name}", Status.OK, f"accepted, and counted as Lean counts: {c.counted} holes")
         if not self.rejected_by:
             return Finding(f"canary {c.name}", Status.FAIL, f"GOT THROUGH: {c.what}; no gate rejected it")
         if build is not None and not build.passed:
@@ -290,9 +299,21 @@ class Verdicts:
         return Finding(f"canary {c.name}", Status.OK, "rejected by " + ", ".join(self.rejected_by))
 
 
+def probed(got: listing.Gathered) -> Finding:
+    """What the environment probe cost on this Lean, listing the canaries' base: the one run of the program a cycle
+    makes per side, over a closure of the project's size."""
+    if got.problem is not None:
+        return Finding("environment probe", Status.FAIL, f"Lean did not list the canaries' base: {_short(got.problem)}")
+    consts = sum(len(m.consts) for m in got.modules.values())
+    return Finding("environment probe", Status.OK, f"Lean listed {consts} constants of {len(got.modules)} module(s) "
+                   f"({len(got.files)} loaded) in {got.seconds:.1f}s ({got.runs} Lean run(s))")
+
+
 def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Compiler],
-                 selected: tuple[Canary, ...] = CANARIES) -> list[Verdicts]:
-    """Every canary's change judged by every gate, in a throwaway copy of `repo` at HEAD."""
+                 selected: tuple[Canary, ...] = CANARIES,
+                 listed: Callable[[listing.Gathered], None] = lambda got: None) -> list[Verdicts]:
+    """Every canary's change judged by every gate, in a throwaway copy of `repo` at HEAD; `listed` is told what Lean
+    listed of the canaries' base."""
     root = _canary_root(config)
     module = module_of(f"{root}/{FOLDER}.lean", config.project.lean_roots) if root else FOLDER
     folder = f"{root}/{FOLDER}" if root else FOLDER
@@ -309,6 +330,7 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
         keyed = listing.chain(digest, GitTree(git, base), config.project.lean_roots, config.gates,
                               config.project.state_dir)
         got = listing.gather(compiler_for(copy), before, config.project.lean_roots, set(files), keyed, None)
+        listed(got)
         baseline = Baseline(got.modules, {}, got.problem, digest)
         before.lean.update(got.modules)
         out = []
@@ -326,7 +348,10 @@ def run_canaries(repo: Path, config: Config, compiler_for: Callable[[Path], Comp
                             strategy=canaries.render(canary.strategy, module),
                             locked={name: judged[name] for n in canary.locked
                                     if (name := canaries.render(n, module)) in judged})
-            out.append(Verdicts(canary, [check(inp) for check in GATES.values()]))
+            results = [check(inp) for check in GATES.values()]
+            own = {f"{folder}/{name}" for name in canary.change}
+            holes = sum(h.count for h in inp.after.holed() if h.path in own)
+            out.append(Verdicts(canary, results, holes))
         return out + [Verdicts(c, []) for c in skipped]
 
 
@@ -393,7 +418,8 @@ def examine(repo: Path, config: Config, *, with_canaries: bool = True,
     sandboxed = sandbox_for(config, repo)
     found(builds(repo, config, sandboxed))
     if with_canaries:
-        for verdicts in run_canaries(repo, config, lambda root: LakeCompiler(root, config.build, sandboxed)):
+        for verdicts in run_canaries(repo, config, lambda root: LakeCompiler(root, config.build, sandboxed),
+                                     listed=lambda got: found(probed(got))):
             found(verdicts.finding())
     else:
         found(Finding("canaries", Status.SKIP, "skipped (--no-canaries): the gates were not tried on this Lean"))

@@ -185,6 +185,10 @@ class Bounded:
         with self.slots:
             return self.inner.probe(text, timeout_s)
 
+    def read(self, text: str, timeout_s: float | None = None) -> CheckResult:
+        with self.slots:
+            return self.inner.read(text, timeout_s)
+
     def replay(self, modules: list[str]) -> CheckResult | None:
         with self.slots:
             return self.inner.replay(modules)

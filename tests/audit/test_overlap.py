@@ -108,8 +108,8 @@ def test_the_project_is_decided_by_module_from_leans_listing_the_census_standing
         make_repo: Callable[..., Path]) -> None:
     repo = make_repo({"Book.lean": "import Book.B\n", "Book/A.lean": A, "Book/B.lean": B})
     found = census(DirTree(repo), ROOTS)
-    compiler = LakeCompiler(repo, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}", timeout_s=60),
-                            sandbox())
+    compiler = LakeCompiler(repo, BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}", timeout_s=60,
+                                              read_file=f"{sys.executable} {STANDIN} env {{file}}"), sandbox())
     listed = gather(compiler, found, ROOTS, ["Book/B.lean"], "c", None)
     assert listed.problem is None
     lean, source = overlap.constants(found, ["Book/B.lean"], listed.modules)

@@ -54,6 +54,11 @@ AXIOM = ("run_cmd Lean.addDecl (.axiomDecl { name := `Book.trustMe, levelParams 
          "type := .const ``False [], isUnsafe := false })\n\n")
 
 
+PLANT = ('import Book.Cheat\n\n#eval IO.FS.createDirAll ".lake/build/lib/lean"\n\n'
+         '#eval IO.FS.writeFile ".lake/build/lib/lean/Evil.olean" '
+         '"namespace Evil\\n\\ntheorem boom : False := Ghost.ax\\n\\nend Evil\\n"\n')
+
+
 def closing(old: str, new: str, before: str = "") -> str:
     """A with the sorry of the theorem stated as `old` replaced by `new`, and `before` put in front of it."""
     at = A.index(old)
@@ -110,4 +115,10 @@ ATTACKS = {
     "native_decide behind a macro": (
         {"Book/A.lean": A.replace("end Book", "theorem big : 2 ^ 10 = 1024 := by fast\n\nend Book")},
         "Book.big trusts compiled code rather than the kernel (Lean.ofReduceBool"),
+    # Code run while Lake compiles a module writes `Evil.olean` where Lake keeps the project's, on Lean's search path;
+    # `Evil.boom`'s proof names a constant no module declares, so no axiom walk finds anything wrong with it.
+    "a module planted by build-time code": (
+        {"Book/Plant.lean": PLANT,
+         "Book/A.lean": "import Book.Plant\nimport Evil\n" + closing("theorem lt_fact", "  exact Evil.boom.elim\n")},
+        "Evil: Lean loaded it from"),
 }

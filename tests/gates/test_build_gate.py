@@ -44,6 +44,7 @@ class Setup:
 
     def config(self, **kw: object) -> BuildConfig:
         return BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}",
+                           read_file=f"{sys.executable} {STANDIN} env {{file}}",
                            build_all=f"{sys.executable} {STANDIN} build", **kw)  # type: ignore[arg-type]
 
     def input(self, changes: dict[str, str | None], **kw: object) -> GateInput:

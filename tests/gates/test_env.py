@@ -34,6 +34,7 @@ class Listing:
     mods: dict[str, int] = field(default_factory=dict)
     names: dict[str, int] = field(default_factory=dict)
     nodes: int = 0
+    where: dict[str, str] = field(default_factory=dict)  # a module's file, where not Lake's or the toolchain's
 
     def emit(self, item: object) -> None:
         self.lines.append(f"{NONCE} {len(self.lines)} {json.dumps(item, separators=(',', ':'))}")
@@ -58,7 +59,7 @@ class Listing:
 
     def const(self, module: str, name: str, kind: str = "def", *, type_: int | None = None, value: int | None = None,
               tu: tuple[str, ...] = (), vu: tuple[str, ...] = (), ax: tuple[str, ...] = (), line: int | None = 1,
-              homes: dict[str, str] | None = None) -> None:
+              homes: dict[str, str] | None = None, holes: int | None = None) -> None:
         homes = homes or {}
         mid = self.module(module)
         n = self.name(name, module)
@@ -68,10 +69,22 @@ class Listing:
         self.emit(["C", {"m": mid, "n": n, "k": kind, "u": [], "t": t, "v": value,
                          "tu": [self.name(x, homes.get(x, "Init.Prelude")) for x in tu],
                          "vu": [self.name(x, homes.get(x, "Init.Prelude")) for x in vu],
-                         "ax": [self.name(x, homes.get(x, "Init.Prelude")) for x in ax], "r": line, "unsafe": False}])
+                         "ax": [self.name(x, homes.get(x, "Init.Prelude")) for x in ax], "r": line, "unsafe": False,
+                         "h": int("sorryAx" in vu) if holes is None else holes}])
+
+    def files(self) -> list[object]:
+        """The toolchain's folder and each module's file: the project's under `/p`, `Init`'s the toolchain's."""
+        out: list[object] = [["R", "/elan/toolchain", "/p"]]
+        for m, i in self.mods.items():
+            where = "/elan/toolchain/lib/lean/" if m.startswith("Init") else "/p/.lake/build/lib/lean/"
+            out.append(["F", i, self.where.get(m, where + m.replace(".", "/") + ".olean")])
+        return out
 
     def text(self, end: bool = True) -> str:
-        return "\n".join([*self.lines, *([f"{NONCE} {len(self.lines)} [\"E\",{len(self.lines)}]"] if end else [])])
+        """What the program prints: its lines, then (to its end) the modules' files and the last line."""
+        tail = [json.dumps(x, separators=(",", ":")) for x in (self.files() if end else [])]
+        lines = [*self.lines, *(f"{NONCE} {len(self.lines) + k} {x}" for k, x in enumerate(tail))]
+        return "\n".join([*lines, *([f"{NONCE} {len(lines)} [\"E\",{len(lines)}]"] if end else [])])
 
 
 def small() -> Listing:
@@ -90,7 +103,7 @@ def test_a_listing_is_read_into_modules_constants_and_homes() -> None:
     assert a.consts["Book.t"].sorry and a.consts["Book.t"].type_uses == ("Book.f",)
     assert a.consts["Book.t"].value is None and a.consts["Book.f"].value is not None
     assert a.homes["Book.f"] == "Book.A" and a.homes["sorryAx"] == "Init.Prelude"
-    assert got.lines == len(small().lines)
+    assert got.lines == len(small().lines) + 1 + len(small().mods)  # and the files'
 
 
 def test_lines_lean_prints_with_a_position_prefix_are_read_too() -> None:
@@ -160,6 +173,11 @@ class Lean:
         found = re.search(r'^def nonce : String := "([0-9a-f]+)"$', text, re.M)
         if found is None:  # the file of imports
             return CheckResult("lean Imports.lean", 0, "", 0.1)
+        raise AssertionError("the program is run by `read`, over the built outputs")
+
+    def read(self, text: str) -> CheckResult:
+        found = re.search(r'^def nonce : String := "([0-9a-f]+)"$', text, re.M)
+        assert found is not None
         lines = self.answer.text().split("\n")
         shown = "\n".join(lines[:len(lines) - self.cut]).replace(NONCE, found.group(1))
         return CheckResult("lean Probe.lean", self.status, shown, 0.1)
@@ -194,6 +212,40 @@ def test_every_module_asked_must_be_answered() -> None:
     unknown.emit(["U", unknown.module("Book.C")])
     got = ask(Lean(unknown), ["Book.A", "Book.B", "Book.C"])
     assert got.modules == {} and got.problem == "Lean's environment does not hold Book.C"
+
+
+def test_every_module_lean_loaded_is_answered_with_its_file() -> None:
+    got = ask(Lean(two()), ["Book.A", "Book.B"])
+    assert got.project == "/p"
+    assert got.files == {"Init.Prelude": "/elan/toolchain/lib/lean/Init/Prelude.olean",
+                         "Book.A": "/p/.lake/build/lib/lean/Book/A.olean",
+                         "Book.B": "/p/.lake/build/lib/lean/Book/B.olean"}
+
+    class Filesless(Lean):
+        def read(self, text: str) -> CheckResult:
+            got = super().read(text)
+            got.output = "\n".join(line for line in got.output.split("\n")
+                                   if '["F",' not in line and '["R",' not in line)
+            nonce = re.search(r'^def nonce : String := "([0-9a-f]+)"$', text, re.M)
+            assert nonce is not None
+            lines = got.output.split("\n")[:-1]
+            got.output = "\n".join([*lines, f'{nonce.group(1)} {len(lines)} ["E",{len(lines)}]'])
+            return got
+
+    missing = ask(Filesless(two()), ["Book.A", "Book.B"])
+    assert missing.modules == {}
+    assert missing.problem == "Lean's listing does not say which file each module was loaded from"
+
+
+def test_a_name_no_module_declares_is_no_answer() -> None:
+    # The kernel adds no constant whose terms name a constant it does not hold: such a listing came from an `.olean`
+    # Lean did not write from checked code.
+    ghost = Listing()
+    ghost.const("Book.A", "Book.boom", "thm", vu=("Ghost.ax",), homes={"Ghost.ax": ""})
+    got = ask(Lean(ghost), ["Book.A"])
+    assert got.modules == {} and got.problem is not None
+    assert "Book.boom uses Ghost.ax" in got.problem and "no module of its environment declares" in got.problem
+    assert read(ghost.text(), NONCE).unknown == [("Book.boom", "Ghost.ax")]
 
 
 def test_the_program_asks_for_any_module_name_as_written() -> None:
@@ -309,8 +361,21 @@ def test_a_hole_lean_generated_for_a_declaration_counts_for_it() -> None:
     # `Book.s` states something about a sorried term (an equation lemma of a sorried definition): not a hole itself.
 
 
+def test_a_lemma_lean_made_on_demand_for_another_module_s_declaration_is_its_hole_not_this_module_s() -> None:
+    # `Book.A.f` is sorried; `Book.B` asked for its equation lemmas first, so Lean stored them in `Book.B`.
+    made = [const(f"Book.A.f.{s}", "thm", module="Book.B", tu=("Book.A.f",), vu=("Book.A.f", "sorryAx"), line=None)
+            for s in ("eq_1", "eq_def", "eq_unfold", "induct", "fun_cases")]
+    own = const("Book.B.g.eq_1", "thm", module="Book.B", tu=("Book.B.g",), vu=("Book.B.g", "sorryAx"), line=None)
+    m = module(*made, own, const("Book.B.g", module="Book.B", vu=("Book.B.g.eq_1",)), name="Book.B",
+               homes={"Book.A.f": "Book.A", "sorryAx": "Init.Prelude"})
+    assert m.holes() == {"Book.B.g": ["Book.B.g.eq_1"]}
+    assert all(m.foreign(c.name) for c in made) and not m.foreign("Book.B.g.eq_1") and not m.foreign("Book.B.g")
+
+
 def test_generated_names_are_lean_s_auxiliary_ones() -> None:
     assert generated("T._proof_1") and generated("T.match_2") and generated("T.eq_def") and generated("A._auxLemma.3")
+    assert all(generated(f"T.{s}") for s in ("eq_unfold", "induct", "mutual_induct", "induct_unfolding", "fun_cases",
+                                             "match_1.splitter", "match_1.congr_eq_2"))
     assert not generated("Book.instLTGrade") and not generated("Book.M.inst") and not generated("Book.proofs")
     assert printed(["Book", "a b", 0, "3"]) == "Book.«a b».0.«3»"
     assert normal("Book.«mono»") == "Book.mono" and normal("«Book.mono»") == "«Book.mono»"

@@ -24,6 +24,9 @@ from gates.build import LakeCompiler
 from gates.census import census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
+from gates.env import program
+from gates.env import read as env_read
+from gates.kernel import unaccounted
 from gates.meaning import meanings
 from gates.tree import MemTree
 from orchestrator.kernelcheck import gate_change
@@ -50,7 +53,8 @@ class Project:
 
 def standin(**kw: str) -> BuildConfig:
     run = f"{sys.executable} {STANDIN}"
-    return BuildConfig(**{"check_file": f"{run} check {{file}}", "build_all": f"{run} build",
+    return BuildConfig(**{"check_file": f"{run} check {{file}}", "read_file": f"{run} env {{file}}",
+                          "build_all": f"{run} build",
                           "replay": f"{run} replay {{modules}}", "replay_available": f"{run} has-replay", **kw})
 
 
@@ -298,7 +302,10 @@ class Silencing:
         return self.inner.build_all()
 
     def probe(self, text: str) -> CheckResult:
-        result = self.inner.probe(text)
+        return self.inner.probe(text)
+
+    def read(self, text: str) -> CheckResult:
+        result = self.inner.read(text)
         result.output = "\n".join(line for line in result.output.splitlines() if self.word not in line)
         return result
 
@@ -336,16 +343,16 @@ def test_a_statement_larger_than_any_printer_would_show_is_compared_whole(projec
 
 
 class BaseUnanswered(Silencing):
-    """The stand-in Lean, cut short on the base's probe (its first two runs) as a crash or timeout would."""
+    """The stand-in Lean, cut short on the base's probe (its first program run) as a crash or timeout would."""
 
     def __init__(self, inner: LakeCompiler) -> None:
         super().__init__(inner, "")
-        self.probes = 0
+        self.reads = 0
 
-    def probe(self, text: str) -> CheckResult:
-        self.probes += 1
-        result = self.inner.probe(text)
-        if self.probes == 2:
+    def read(self, text: str) -> CheckResult:
+        self.reads += 1
+        result = self.inner.read(text)
+        if self.reads == 1:
             result.output, result.exit_code = "error: out of memory", 137
         return result
 
@@ -623,3 +630,54 @@ def test_an_edit_under_a_locked_statement_is_seen_exactly_when_the_statement_rea
                                every=True)
     seen = "Book.locked: Lean's terms for its statement" in results["kernel"].detail
     assert seen == (edited in reach), (uses, named, edited, results["kernel"].detail)
+
+
+GAPS = A.replace("theorem hard (n : ℕ) : n + 0 = n := by\n  sorry\n\n"
+                 "theorem quad_pos (n : ℕ) : 0 < quad n := by\n  sorry\n\n"
+                 "theorem lt_fact : 5 < 3 := by\n  sorry\n\ntheorem prime_two : Nat.Prime 2 := by\n  sorry\n",
+                 "theorem gaps : (∀ n : ℕ, n + 0 = n) ∧ (∀ n : ℕ, 0 < quad n) ∧ 5 < 3 ∧ Nat.Prime 2 :=\n"
+                 "  ⟨by stop simp, by stop simp, by stop decide, sorry⟩\n\n"
+                 "theorem hard (n : ℕ) : n + 0 = n := gaps.1 n\n\n"
+                 "theorem quad_pos (n : ℕ) : 0 < quad n := gaps.2.1 n\n\n"
+                 "theorem lt_fact : 5 < 3 := gaps.2.2.1\n\n"
+                 "theorem prime_two : Nat.Prime 2 := gaps.2.2.2\n")
+
+
+def test_holes_gathered_in_one_declaration_count_as_lean_counts_them(project: Project) -> None:
+    """Four sorried theorems closed by the parts of one conjunction holding three `stop`s and a `sorry`: the text
+    shows one sorry where there were four; Lean's terms hold four `sorryAx`, so the count stays, and the verdict names
+    the holes the four rest on."""
+    assert GAPS != A
+    results, inp = project.gates({"Book/A.lean": GAPS}, GatesConfig(**KERNEL_ALONE))
+    assert results["kernel"].passed, results["kernel"].detail
+    assert "closed by appeal to holes Lean counts" in results["kernel"].detail
+    assert (inp.before.holes, inp.after.holes) == (4, 4)
+    assert (inp.before.count(inp.before.files), inp.after.count(inp.after.files)) == (4, 1)  # the text's view
+
+
+def test_a_module_is_trusted_only_where_lake_builds_it_or_the_dependencies_or_the_toolchain_keep_it() -> None:
+    ours = {"Book.A", "Book.B"}
+    fine = {"Book.A": "/w/.lake/build/lib/lean/Book/A.olean", "Book.B": "/w/./.lake/build/lib/lean/Book/B.olean",
+            "Mathlib.Order": "/w/.lake/packages/mathlib/.lake/build/lib/lean/Mathlib/Order.olean",
+            "Init.Prelude": "/elan/toolchains/v4.28.0/lib/lean/Init/Prelude.olean",
+            "Local.Lib": "/w-local/.lake/build/lib/lean/Local/Lib.olean"}  # a `path` dependency, outside the project
+    assert unaccounted(fine, "/w", ours) == []
+    planted = {"Evil": "/w/.lake/build/lib/lean/Evil.olean",  # no project file is `Evil`
+               "Mathlib.Fake": "/w/.lake/build/lib/lean/Mathlib/Fake.olean",  # a dependency's name, the project's place
+               "Init.Core": "/w/.lake/../.lake/build/lib/lean/Init/Core.olean",  # the toolchain's name, likewise
+               "Book.A": "/w/.lake/packages/mathlib/.lake/build/lib/lean/Book/A.olean",  # ours, from a dependency's
+               "Book.B": "/tmp/Book/B.olean"}  # ours, from outside the project
+    got = unaccounted(planted, "/w", ours)
+    assert [line.split(":")[0] for line in got] == ["Book.A", "Book.B", "Evil", "Init.Core", "Mathlib.Fake"], got
+    assert all("code run while the change was built wrote it" in line for line in got[2:])
+
+
+def test_the_stand_in_answers_only_the_program_its_answers_were_written_against(project: Project) -> None:
+    """A change to `gates/env_probe.lean` fails here until the stand-in is taught what the new program prints."""
+    lean = project.compiler()
+    assert lean.probe("import Book.A\n").ok  # Lake builds it; the program reads what was built
+    answered = lean.read(program("ab12", ["Book.A"]))
+    assert answered.ok, answered.output
+    assert "Book.hard" in env_read(answered.output, "ab12").modules["Book.A"].consts
+    other = lean.read(program("ab12", ["Book.A"]).replace("def main", "-- another program\ndef main"))
+    assert not other.ok and "written against another probe program" in other.output

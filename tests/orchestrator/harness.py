@@ -71,6 +71,7 @@ def config_text(**sections: dict[str, Any]) -> str:
     base: dict[str, dict[str, Any]] = {
         "project": {"lean_roots": ["Book"]},
         "build": {"check_file": f"{sys.executable} {STANDIN} check {{file}}",
+                  "read_file": f"{sys.executable} {STANDIN} env {{file}}",
                   "build_all": f"{sys.executable} {STANDIN} build", "timeout_s": 30,
                   "replay": f"{sys.executable} {STANDIN} replay {{modules}}",
                   "replay_available": f"{sys.executable} {STANDIN} has-replay"},

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from gates.base import GateResult
 from gates.build import LakeCompiler
 from orchestrator.canaries import CANARIES
 from orchestrator.cli import main
-from orchestrator.doctor import Status, run_canaries
+from orchestrator.doctor import Status, Verdicts, run_canaries
 from tests.conftest import git, sandbox
 from tests.orchestrator.harness import Project, config_text
 
@@ -66,6 +68,16 @@ def test_a_canary_needing_a_dependency_the_project_lacks_is_skipped_not_failed(p
     assert found["carrier"][0] is Status.OK
 
 
+def test_gaps_counted_as_the_text_shows_them_or_refused_fail() -> None:
+    gaps = next(c for c in CANARIES if c.name == "gaps")
+    accepted = [GateResult(n, True, "") for n in ("sorry", "kernel")]
+    assert Verdicts(gaps, accepted, 3).finding().status is Status.OK
+    as_text = Verdicts(gaps, accepted, 1).finding()
+    assert as_text.status is Status.FAIL and "the count gives 1 hole(s), not the 3" in as_text.detail
+    refused = Verdicts(gaps, [GateResult("sorry", True, ""), GateResult("kernel", False, "no")], 3).finding()
+    assert refused.status is Status.FAIL and "rejected, though every gate must accept it: kernel: no" in refused.detail
+
+
 def test_a_check_file_that_checks_nothing_fails_the_honest_proof(project: Project) -> None:
     project.commit_files({"autoformalize.toml": config_text(build={"check_file": "true {file}"})})
     found = verdicts(project)
@@ -107,6 +119,9 @@ def test_the_command_checks_the_setup_then_proves_the_gates(project: Project, la
                  "canary honest", "accepted, as it must be", "canary shadowing", "rejected by kernel",
                  "every cheat was rejected and the honest proof accepted"):
         assert line in out, (line, out)
+    # What the probe cost on this Lean: the doctor job's log keeps it per toolchain.
+    assert re.search(r"environment probe +Lean listed \d+ constants of \d+ module\(s\) \(\d+ loaded\) in [\d.]+s "
+                     r"\(2 Lean run\(s\)\)", out), out
     assert project.clean()
 
 

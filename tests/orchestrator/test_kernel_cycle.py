@@ -102,7 +102,7 @@ def test_a_locked_statement_keeps_its_fingerprint_and_a_change_two_levels_under_
     first, _ = book.cycle()
     assert first.outcome == "accepted", first.gates
     lock = json.loads(book.show("HEAD", ".prover-state/statement_lock.json"))["statements"]["Book.quad_ge"]
-    assert len(lock["fingerprint"]) == 32 and lock["toolchain"]
+    assert len(lock["fingerprint"]) == 64 and lock["toolchain"]
 
     worker_writes(book, {"Book/A.lean": stated.replace("n + 1", "n + 2")}, target="Tidy step.")
     second, _ = book.cycle()

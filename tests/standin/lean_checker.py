@@ -22,7 +22,10 @@ with logic of its own (it shares no code with autoformalize):
 - with $STANDIN_PAUSE_ON set to `check` or `build`, the first run of that mode
   creates the file $STANDIN_PAUSE_MARKER and sleeps a minute (a test kills it then).
 
-Usage: lean_checker.py check FILE | build | replay MODULE… | has-replay
+Usage: lean_checker.py check FILE | env FILE | build | replay MODULE… | has-replay
+
+`env FILE` is `lake env lean FILE`: the file alone, its imports read as built (the stand-in reads their sources or,
+for a module no source provides, what a build left in `.lake/build/lib/lean`), none of them built.
 
 `replay` is `leanchecker MODULE…`: it replays each module (and those under
 it) and fails, as leanchecker does, on a declaration that meta code added
@@ -191,10 +194,30 @@ def replay(root: Path, modules: list[str]) -> int:
     return 0
 
 
+def written(root: Path, rel: str) -> str | None:
+    """What `lake lean FILE` leaves in the build folder: an `.olean` for each project module the file imports, which
+    Lake builds first (the stand-in's `.olean` holds the text it compiled), rewritten only when its source changed;
+    why Lake could not write one, if it could not."""
+    project = lean_elab.Project(root)
+    for path in sorted(closure(root, root / rel, set()) - {root / rel}):
+        target, text = project.olean(project.module_of(path)), path.read_text(encoding="utf-8")
+        if target.is_file() and target.read_text(encoding="utf-8") == text:
+            continue
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        except OSError as e:
+            return f"error: {target.relative_to(root)}: {e.strerror}"
+    return None
+
+
 def built(root: Path, rel: str) -> int:
     """`lake lean` on a generated file: Lake builds its imports first (a module that fails stops it, as Lake
     prints it), then Lean elaborates the file itself."""
     failed = False
+    if problem := written(root, rel):
+        print(problem)
+        return 1
     for path in sorted(closure(root, root / rel, set()) - {root / rel}):
         module = path.relative_to(root).with_suffix("").as_posix()
         for msg in check(root, module + ".lean"):
@@ -212,8 +235,11 @@ def built(root: Path, rel: str) -> int:
 def main() -> int:
     root = Path.cwd()
     if log := os.environ.get("STANDIN_LOG"):
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(" ".join(sys.argv[1:]) + "\n")
+        try:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(" ".join(sys.argv[1:]) + "\n")
+        except OSError:
+            pass  # a run given `.lake` read-only (`lake env lean`) where the test keeps its log: not logged
     marker = os.environ.get("STANDIN_PAUSE_MARKER")
     if os.environ.get("STANDIN_PAUSE_ON") == sys.argv[1] and marker and not os.path.exists(marker):
         Path(marker).touch()
@@ -227,7 +253,7 @@ def main() -> int:
         return 0
     if sys.argv[1] == "replay":
         return replay(root, sys.argv[2:])
-    if sys.argv[1] == "check":
+    if sys.argv[1] in ("check", "env"):
         files = [sys.argv[2]]
     else:
         files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.lean")
@@ -238,10 +264,23 @@ def main() -> int:
             time.sleep(int(m.group(1)))
     build = sys.argv[1] == "build"
     if not build and lean_env.is_program(text := (root / files[0]).read_text(encoding="utf-8")):
-        print(lean_env.answer(root, text))  # `#eval`'s captured output: an information message, printed bare
+        if missing := lean_env.unbuilt(root, text):
+            olean = lean_elab.Project(root).olean(missing[0]).relative_to(root)
+            print(f"{files[0]}:{len(text.splitlines())}:0: error: object file ./{olean} of module {missing[0]} does "
+                  "not exist")
+            return 1
+        if (answer := lean_env.answer(root, text)) is None:
+            print(f"{files[0]}:1:0: error: the stand-in's answers were written against another probe program (digest "
+                  f"{lean_env.PROGRAM[:12]}, this one {lean_env.digest(text)[:12]}): read the new program against "
+                  "Lean's source, teach the stand-in what it prints, and record its digest in lean_env.PROGRAM")
+            return 1
+        print(answer)  # `#eval`'s captured output: an information message, printed bare
         return 0
-    if not build and Path(files[0]).parts[:2] == (".lake", "autoformalize"):
+    if sys.argv[1] == "check" and Path(files[0]).parts[:2] == (".lake", "autoformalize"):
         return built(root, files[0])
+    if sys.argv[1] == "check" and (problem := written(root, files[0])):
+        print(problem)
+        return 1
     found = [(rel, msg) for rel in files for msg in check(root, rel)]
     print("\n".join(render(rel, msg, build) for rel, msg in found))
     failed = any(msg.severity == "error" for _, msg in found)

@@ -226,6 +226,7 @@ class Decl:
     uses_sorry: bool = False  # written with a sorry (warned about), not an elaboration error
     unsafe: bool = False
     plain_binders: str = ""  # its binders as Lean prints them by default (no `pp.all`)
+    holes: int = 0  # the sorries written in its value, each a `sorryAx` of Lean's term
 
 
 @dataclass
@@ -291,19 +292,35 @@ class Context:
     guard: Guard | None = None
 
 
+BUILD = Path(".lake/build/lib/lean")  # Lake's folder of `.olean` files, on Lean's search path
+
+
 class Project:
     """Modules under a root, elaborated on demand; each module once."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, built: bool = False) -> None:
         self.root = root
+        self.built = built  # read only what a build wrote, as `lake env lean` does
         self.exports: dict[Path, Env] = {}
         self.active: set[Path] = set()
 
     def module_path(self, module: str) -> Path:
-        return self.root.joinpath(*module_parts(module)).with_name(module_parts(module)[-1] + ".lean")
+        """What Lean reads for the module: its `.olean` in the build folder when only built outputs are read (Lean
+        loads it from its search path, `Lean.findOLean`, stale or not); else its source, which Lake builds first, or
+        for a module no source provides, the `.olean` a build left there."""
+        source = self.root.joinpath(*module_parts(module)).with_name(module_parts(module)[-1] + ".lean")
+        built = self.olean(module)
+        return built if self.built or (not source.exists() and built.exists()) else source
+
+    def olean(self, module: str) -> Path:
+        """Where Lake writes the module's `.olean`. The stand-in's compiler keeps there the text it compiled."""
+        return self.root.joinpath(BUILD, *module_parts(module)).with_suffix(".olean")
 
     def module_of(self, path: Path) -> str:
-        return module_name(path.relative_to(self.root).with_suffix("").as_posix().split("/"))
+        rel = path.relative_to(self.root)
+        if rel.is_relative_to(BUILD):
+            rel = rel.relative_to(BUILD)
+        return module_name(rel.with_suffix("").as_posix().split("/"))
 
     def env_of(self, path: Path) -> Env:
         if path not in self.exports:
@@ -663,7 +680,8 @@ class File:
         decl = Decl(name or "_example", kind, self.module, self.line(pos), self.column(pos), rendered_binders,
                     rendered_type, plain_type, rendered_body, refs, type_refs, axioms, private="private" in modifiers,
                     uses_sorry=bool(SORRY & set(body_words)) and "absurd_marker" not in body_words,
-                    unsafe="unsafe" in modifiers, plain_binders=plain_binders)
+                    unsafe="unsafe" in modifiers, plain_binders=plain_binders,
+                    holes=sum(w in SORRY for w in body_words))
         if kind == "axiom" and name:
             decl.axioms = {name}
         if asked := next((t for t in body if t.text == "exact?"), None):
@@ -769,12 +787,15 @@ class File:
         decl.axioms.add("sorryAx")
 
     def include_str(self, words: list[str]) -> list[str]:
-        """`include_str "p"`: the text of the file `p`, relative to this file's folder, as a string literal."""
+        """`include_str "p"`: the text of the file `p`, relative to the folder of this module's source, as a string
+        literal (of a built module, read when the listing is: the build just before wrote what it read then)."""
         out: list[str] = []
         i = 0
         while i < len(words):
             if words[i] == "include_str" and i + 1 < len(words) and words[i + 1].startswith('"'):
-                target = self.path.parent / ast.literal_eval(words[i + 1])
+                built = self.path.is_relative_to(self.project.root / BUILD)
+                folder = self.project.root.joinpath(*module_parts(self.module)).parent if built else self.path.parent
+                target = folder / ast.literal_eval(words[i + 1])
                 text = target.read_text(encoding="utf-8") if target.is_file() else ""
                 out.append(json.dumps(text))
                 i += 2

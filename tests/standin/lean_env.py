@@ -14,17 +14,23 @@ Independent of autoformalize (it shares no code with it).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 
 import lean_elab
-from lean_syntax import module_name, module_parts
+from lean_syntax import MODULE, module_name, module_parts
 
 MARK = "namespace AutoformalizeEnvProbe"
+# The program these answers were written against (`gates/env_probe.lean` as `gates.env.program` fills it, its two
+# strings emptied): a program changed since answers nothing, so a change to it cannot pass the suite unread.
+PROGRAM = "13287d2e9a0828073f4de711de0e3300109cbacdd3b8df42bc4ce403e0593b5e"
+TOOLCHAIN = Path(__file__).parent / "toolchain"  # the folder the stand-in's `lean` runs from
 _STRING = r'"((?:[^"\\]|\\.)*)"'
 _NONCE = re.compile(rf"^def nonce : String := {_STRING}$", re.M)
 _WANTED = re.compile(rf"^def wanted : String := {_STRING}$", re.M)
+_IMPORT = re.compile(rf"^import\s+({MODULE})", re.M)
 OUTSIDE = "Init.Prelude"  # where the model's constants from outside the project (Nat, propext, sorryAx) live
 KIND = {"theorem": "thm", "lemma": "thm", "def": "def", "abbrev": "def", "instance": "def", "axiom": "axiom",
         "opaque": "opaque", "structure": "induct", "class": "induct", "inductive": "induct"}
@@ -78,27 +84,60 @@ class Printer:
         return self.nodes[text]
 
 
-def answer(root: Path, text: str) -> str:
-    """What Lean prints running the probe program `text` in the project at `root`."""
+def digest(text: str) -> str:
+    """The program's digest, its nonce and its modules left out."""
+    blank = _WANTED.sub('def wanted : String := ""', _NONCE.sub('def nonce : String := ""', text))
+    return hashlib.sha256(blank.encode()).hexdigest()
+
+
+def unbuilt(root: Path, text: str) -> list[str]:
+    """The modules the program asks for that no build wrote (`importModules` throws on the first)."""
+    wanted = _WANTED.search(text)
+    project = lean_elab.Project(root, built=True)
+    asked = [module_name(parts) for parts in json.loads(_literal(wanted.group(1)))] if wanted else []
+    return [m for m in asked if not project.module_path(m).exists()]
+
+
+def answer(root: Path, text: str) -> str | None:
+    """What Lean prints running the probe program `text` in the project at `root` over what was built; None for a
+    program other than the one these answers were written against, or one asking for a module not built."""
     nonce, wanted = _NONCE.search(text), _WANTED.search(text)
-    if nonce is None or wanted is None:
-        return "error: the stand-in does not recognise this probe program"
+    if nonce is None or wanted is None or digest(text) != PROGRAM:
+        return None
     modules = [module_name(parts) for parts in json.loads(_literal(wanted.group(1)))]
     out = Printer(_literal(nonce.group(1)))
-    project = lean_elab.Project(root)
+    project = lean_elab.Project(root, built=True)  # `importModules` reads `.olean` files, never a source
+    for module in modules:
+        if not project.module_path(module).exists():
+            return None  # `importModules` throws; the caller prints Lean's error
     for module in modules:
         mid = out.module(module)
         path = project.module_path(module)
-        if not path.exists():
-            out.emit(["U", mid])
-            continue
         model = lean_elab.File(project, path).elaborate()
         for name in model.own:
             decl = model.env.decls[name]
             if decl.module == module:
                 _record(out, model, mid, decl)
+    out.emit(["R", str(TOOLCHAIN), str(root)])
+    for module, path in loaded(project, modules).items():
+        out.emit(["F", out.module(module), str(path)])
     out.emit(["E", len(out.lines)])
     return "\n".join(out.lines)
+
+
+def loaded(project: lean_elab.Project, modules: list[str]) -> dict[str, Path]:
+    """Every module of the environment `importModules` makes of `modules` → the `.olean` it loads: the project's and
+    what a build left in its build folder, where Lake writes them; the model's outside constants, the toolchain's."""
+    out = {OUTSIDE: TOOLCHAIN.joinpath("lib", "lean", *module_parts(OUTSIDE)).with_suffix(".olean")}
+    todo = list(reversed(modules))
+    while todo:
+        module = todo.pop()
+        path = project.module_path(module)
+        if module in out or not path.exists():
+            continue
+        out[module] = project.olean(module)
+        todo += reversed(_IMPORT.findall(path.read_text(encoding="utf-8")))
+    return out
 
 
 def lean_name(decl: lean_elab.Decl) -> str:
@@ -123,7 +162,8 @@ def _record(out: Printer, model: lean_elab.File, mid: int, decl: lean_elab.Decl)
         "tu": sorted(ref(r) for r in decl.type_refs), "vu": sorted({*(ref(r) for r in body_refs),
                                                                  *(out.name(a, OUTSIDE) for a in direct)}),
         "ax": sorted(out.name(a, decls[a].module if a in decls else OUTSIDE) for a in model.axioms_of(decl.name)),
-        "r": decl.line, "unsafe": decl.unsafe}
+        "r": decl.line, "unsafe": decl.unsafe,
+        "h": max(1, decl.holes) if "sorryAx" in decl.axioms and kind != "axiom" else 0}
     if kind == "def":
         record.update({"s": "unsafe" if decl.unsafe else "safe", "ib": None, "ex": False})
     if kind == "opaque":
@@ -135,4 +175,4 @@ def _record(out: Printer, model: lean_elab.File, mid: int, decl: lean_elab.Decl)
     if kind == "induct":
         out.emit(["C", {"m": mid, "n": out.names[f"{lean_name(decl)}.mk"], "k": "ctor", "u": [],
                         "t": out.node(f"{decl.body} → {decl.name}"), "v": None, "tu": [n], "vu": [], "ax": [],
-                        "r": None, "unsafe": False, "x": [n], "ci": 0, "np": 0, "nf": 0}])
+                        "r": None, "unsafe": False, "x": [n], "ci": 0, "np": 0, "nf": 0, "h": 0}])

@@ -15,6 +15,7 @@ stand-in confines it.
 The forms it knows; any other `#eval` prints nothing:
 
     #eval IO.FS.writeFile "PATH" "TEXT"
+    #eval IO.FS.createDirAll "PATH"
     #eval IO.FS.readFile "PATH"
     #eval IO.getEnv "NAME"
     #eval IO.sleep MS
@@ -65,6 +66,7 @@ def _evaluate(term: str) -> tuple[str, str]:
     """(what the program printed, the value's form or "" for `Unit`)."""
     forms: list[tuple[str, Callable[..., tuple[str, str]]]] = [
         (rf"IO\.FS\.writeFile {STRING} {STRING}", _write),
+        (rf"IO\.FS\.createDirAll {STRING}", _make_dirs),
         (rf"IO\.FS\.readFile {STRING}", lambda p: ("", quote(_read(_string(p))))),
         (rf"IO\.getEnv {STRING}", _getenv),
         (r"IO\.sleep (\d+)", lambda ms: (time.sleep(int(ms) / 1000), ("", ""))[1]),
@@ -85,6 +87,16 @@ def _write(path: str, text: str) -> tuple[str, str]:
     try:
         with open(target, "w", encoding="utf-8") as f:
             f.write(_string(text))
+    except OSError as e:
+        raise LeanIOError(_io_error(e, target)) from None
+    return "", ""
+
+
+def _make_dirs(path: str) -> tuple[str, str]:
+    """`IO.FS.createDirAll`: every missing folder of the path made, an existing one left (`System.FilePath`)."""
+    target = _string(path)
+    try:
+        os.makedirs(target, exist_ok=True)
     except OSError as e:
         raise LeanIOError(_io_error(e, target)) from None
     return "", ""
