@@ -56,10 +56,10 @@ class Timed(LakeCompiler):
 
     seconds = 0.0
 
-    def _run(self, template: str, path: str, module: str) -> CheckResult:
+    def _run(self, template: str, path: str, module: str, timeout_s: float | None = None) -> CheckResult:
         start = time.perf_counter()
         try:
-            return super()._run(template, path, module)
+            return super()._run(template, path, module, timeout_s)
         finally:
             self.seconds += time.perf_counter() - start
 
@@ -87,7 +87,8 @@ def write(root: Path, files: int) -> None:
 def run(root: Path, files: int, changed: int, log: Path) -> dict[str, float]:
     """One measurement: the base's listing, then the gate on a change closing `changed` sorries."""
     runner = f"{sys.executable} {STANDIN}"
-    build = BuildConfig(check_file=f"{runner} check {{file}}", build_all=f"{runner} build",
+    build = BuildConfig(check_file=f"{runner} check {{file}}", read_file=f"{runner} env {{file}}",
+                        build_all=f"{runner} build",
                         replay=f"{runner} replay {{modules}}", replay_available=f"{runner} has-replay")
     # Unconfined, so the stand-in can keep its log of runs: the sandbox's own cost is benchmarks/sandbox.py's.
     compiler = Timed(root, build, Sandbox(SandboxConfig(mode="none", env=["STANDIN_LOG"])))

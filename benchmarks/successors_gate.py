@@ -60,6 +60,7 @@ def one_run(users: int, mode: str) -> tuple[float, str]:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text, encoding="utf-8")
         build = BuildConfig(check_file=f"{sys.executable} {STANDIN} check {{file}}",
+                            read_file=f"{sys.executable} {STANDIN} env {{file}}",
                             build_all=f"{sys.executable} {STANDIN} build", timeout_s=600)
         compiler = LakeCompiler(root, build, Sandbox(SandboxConfig(mode="none")))
         gates = GatesConfig(successors=mode, kernel_replay="off")  # type: ignore[arg-type]
