@@ -40,8 +40,8 @@ class Compiler(Protocol):
         ...
 
     def read(self, text: str, timeout_s: float | None = None) -> CheckResult:
-        """`[build] read_file` on a generated file holding `text`: over the build outputs as they are, nothing built,
-        `.lake` read-only to it."""
+        """`[build] read_file` on a generated file holding `text`: over the build outputs as they are, nothing
+        built."""
         ...
 
     def replay(self, modules: list[str]) -> CheckResult | None:

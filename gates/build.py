@@ -49,8 +49,9 @@ class LakeCompiler:
         return self._file(self.config.check_file, text, timeout_s)
 
     def read(self, text: str, timeout_s: float | None = None) -> CheckResult:
-        """`read_file` on `text` as `probe` writes it, with `.lake` read-only to what it runs."""
-        return dataclasses.replace(self, outputs=False)._file(self.config.read_file, text, timeout_s)
+        """`read_file` on `text` as `probe` writes it. `.lake` stays as writable as the build's: newer Lake takes a
+        lock under `.lake/config` for a dependency's `lakefile.lean` even to set up `lake env`."""
+        return self._file(self.config.read_file, text, timeout_s)
 
     def _file(self, template: str, text: str, timeout_s: float | None) -> CheckResult:
         folder = self.sandbox.project(self.root) / ".lake" / "autoformalize"

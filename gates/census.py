@@ -44,7 +44,8 @@ class Holed:
 
 
 def _counted(module: Module, consts: list[str]) -> int:
-    """The holes of a declaration owning `consts`, as Lean counts them: every `sorryAx` in their values."""
+    """The holes of a declaration owning `consts`, as Lean counts them: the distinct `sorryAx` terms of their
+    values."""
     return max(1, sum(module.consts[c].holes for c in consts))
 
 
@@ -54,8 +55,8 @@ class Census:
 
     Where Lean answered for a file's module at this content (`lean`), Lean decides which declarations hold a hole:
     those owning a constant whose own terms hold `sorryAx` (`gates.env.Module.holes`), the constants no text
-    names included; each counts the `sorryAx` its constants' values hold, each occurrence (what `stop`, a failed
-    tactic or a `sorry` left), however many sorries its text writes. Where it did not, the text decides.
+    names included; each counts the distinct `sorryAx` terms its constants' values hold (each `sorry`, each goal
+    `stop` left, each failed tactic), however many sorries its text writes. Where it did not, the text decides.
     """
 
     files: dict[str, FileIndex] = field(default_factory=dict)

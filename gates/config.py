@@ -21,8 +21,7 @@ class BuildConfig(BaseModel):
     first rebuilds the file's changed imports, which `lake env lean` would read stale."""
     read_file: str = "lake env lean {file}"
     """Run one file over the build outputs as they are, building nothing: the environment probe's program, after
-    `check_file` built what it reads. Runs with `.lake` read-only, and `lake env` loads none of the project's plugins
-    or options into it."""
+    `check_file` built what it reads. `lake env` loads none of the project's plugins or options into it."""
     build_all: str = "lake build"
     """Build the whole project; used when more files would be checked than `max_check_files`."""
     timeout_s: int = Field(default=600, gt=0)

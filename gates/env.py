@@ -9,8 +9,8 @@ from Lean, never from the source.
 
 A probe is two runs: `[build] check_file` on a file of `import` lines (Lake builds the modules, as they are now, and
 the project's code may run as it does), then `[build] read_file` (`lake env lean`: nothing built, no plugin of the
-project loaded, `.lake` read-only) on the program, which imports only `Lean` and loads the built modules with
-`Lean.importModules`. The program's own
+project loaded) on the program, which imports only `Lean` and loads the built modules with `Lean.importModules`.
+The program's own
 syntax is thus read with no project notation, macro or elaborator in scope: nothing the project declares can
 change what the program does. It prints one line per fact, each `<nonce> <seq> <json>`; the nonce is random per
 probe and the sequence numbers must run 0, 1, 2 … to the last line `["E", n]`, so a line out of place, repeated
@@ -25,7 +25,7 @@ What a line says (JSON arrays; ids are per probe, and a line only names ids prin
   them mean the same), and so is metadata (`mdata`), which the kernel ignores;
 - `["C", {…}]`: a constant of a module asked about: kind, universe parameters, type node, value node (all but
   theorems), the names its type and its value use, its axioms (Lean's `collectAxioms` walk, shared between
-  constants), how many times `sorryAx` occurs in its value (`h`, each occurrence counted), the line of its command
+  constants), how many holes its value holds (`h`: distinct `sorryAx` applications), the line of its command
   (declaration ranges; none for a constant Lean generated), and what else
   defines it (definition safety, `implemented_by`, `extern`, an inductive's constructors, a constructor's place);
 - `["U", module id]`: a module asked about that the environment does not hold;
@@ -105,18 +105,20 @@ def prefixes(name: str) -> list[str]:
     return [".".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
 
 
-# The last components Lean gives what it makes for a declaration: auxiliary proofs and matchers, and the lemmas it
-# makes on demand (reserved names: equations, unfolding, induction and case principles, matchers' splitters).
-_AUXILIARY = re.compile(r"(?:proof|match|eq|omega|congr_eq)_\d+|eq_def|eq_unfold|induct|mutual_induct"
-                        r"|induct_unfolding|fun_cases|splitter")
+# The last components Lean gives what it makes for a declaration: auxiliary proofs and matchers, made with it; and
+# the lemmas it makes on demand (reserved names: equations, unfolding, induction and case principles, matchers'
+# splitters), in whichever module first asks for one.
+_AUXILIARY = re.compile(r"(?:proof|match|omega)_\d+")
+_ON_DEMAND = re.compile(r"eq_\d+|eq_def|eq_unfold|induct|mutual_induct|induct_unfolding|fun_cases|splitter"
+                        r"|congr_eq_\d+")
 
 
 def generated(name: str) -> bool:
     """Named as Lean names what it makes for another declaration: a component starting with `_`, a numeric last
-    component, or one of `_AUXILIARY`'s last."""
+    component, or one of `_AUXILIARY`'s or `_ON_DEMAND`'s last."""
     parts = components(name)
     return (any(p.startswith("_") for p in parts) or parts[-1].isdigit()
-            or _AUXILIARY.fullmatch(parts[-1]) is not None)
+            or _AUXILIARY.fullmatch(parts[-1]) is not None or _ON_DEMAND.fullmatch(parts[-1]) is not None)
 
 
 def normal(name: str) -> str:
@@ -149,7 +151,7 @@ class Const(BaseModel):
     value_uses: tuple[str, ...]  # a theorem's too: what its proof uses
     axioms: tuple[str, ...]
     line: int | None  # of the command that declared it; None for a constant Lean generated for another
-    holes: int = 0  # how many times `sorryAx` occurs in its value, as Lean's term has it: each occurrence counted
+    holes: int = 0  # the holes its value holds, as Lean's term has them: its distinct `sorryAx` applications
     extra: tuple[str, ...] = ()  # constants that are part of what it is: an inductive's constructors, a
     # constructor's inductive
 
@@ -204,10 +206,18 @@ class Module(BaseModel):
         `T.x._default`: named so, see `generated`), the nearest prefix of its name that is a constant of this module
         and whose terms use it (through other constants generated for it); else itself. An anonymous instance, a
         constant a command named after another (`theorem T.inst`), or one merely named like an auxiliary that its
-        prefix does not use (`theorem T.proof_7`), is its own."""
+        prefix does not use (`theorem T.proof_7`), is its own. A lemma Lean made on demand (`T.eq_1`, with no command
+        of its own) belongs to its declaration though nothing of it uses the lemma."""
         if not generated(user_name(name, self.module)):
             return name
+        if self._on_demand(name) and (p := prefixes(name)[0]) in self.consts:
+            return p
         return next((p for p in prefixes(name) if p in self.consts and self._uses(p, name)), name)
+
+    def _on_demand(self, name: str) -> bool:
+        """Named as a lemma Lean makes on demand, with no command of its own."""
+        last = components(user_name(name, self.module))[-1]
+        return _ON_DEMAND.fullmatch(last) is not None and self.consts[name].line is None
 
     def _uses(self, start: str, target: str) -> bool:
         """Whether `start`'s terms use `target`, directly or through constants of this module named under it."""
@@ -232,8 +242,10 @@ class Module(BaseModel):
         return out
 
     def foreign(self, name: str) -> bool:
-        """Whether `name` is what Lean made for a declaration another module declares (`T.eq_1` of an imported `T`)."""
-        if not generated(user_name(name, self.module)):
+        """Whether `name` is what Lean made for a declaration another module declares (`T.eq_1` of an imported `T`):
+        named so, with no command of its own (one a command declared, `theorem T.induct` written in this module, is
+        this module's whatever its name)."""
+        if not self._on_demand(name):
             return False
         return any(self.homes.get(p, "") not in ("", self.module) for p in prefixes(name)[:1] if p not in self.consts)
 

@@ -5,8 +5,8 @@ autoformalize's environment probe (see `gates/env.py`, which writes this file an
 
 It loads the modules asked about with `importModules`, so none of their notation, macros or elaborators is in
 scope while this file is read, and prints, as framed JSON lines, every constant each module adds: its kind, its
-terms as a table of nodes, the names its type and value use, its axioms, how many `sorryAx` its value holds, the
-line of its command; then every module of the environment with the file it was loaded from.
+terms as a table of nodes, the names its type and value use, its axioms, how many holes (`sorryAx`) its value
+holds, the line of its command; then every module of the environment with the file it was loaded from.
 -/
 
 namespace AutoformalizeEnvProbe
@@ -155,27 +155,27 @@ def projected (e : Expr) : Array Name := Id.run do
 def uses (e : Expr) : M (Array Json) :=
   (e.getUsedConstants ++ projected e).mapM fun c => do return toJson (← nameId c)
 
-/-- How many times `sorryAx` occurs in `e`, each occurrence counted (a subterm met twice counts twice), each distinct
-subterm walked once. -/
+/-- How many holes `e` holds: its distinct applications of `sorryAx`, each walked once. Lean makes every `sorry`,
+every goal `stop` leaves and every elaboration error a term of its own (a labelled one), so each counts once
+however often the term that holds it is repeated (a sorried witness is repeated in the types of what uses it). -/
 def sorries (e : Expr) : Nat := Id.run do
-  let mut memo : Std.HashMap Expr Nat := {}
-  let mut stack : Array (Expr × Bool) := #[(e, false)]
-  while !stack.isEmpty do
-    let (x, ready) := stack.back!
-    stack := stack.pop
-    if memo.contains x then continue
-    let below := match x with
-      | .mdata _ b => #[b]
-      | .proj _ _ b => #[b]
-      | _ => kids x
-    if ready then
-      let own : Nat := if x.isConstOf ``sorryAx then 1 else 0
-      memo := memo.insert x (below.foldl (fun n k => n + memo.getD k 0) own)
+  let mut seen : Std.HashSet Expr := {}
+  let mut todo : Array Expr := #[e]
+  let mut n := 0
+  while !todo.isEmpty do
+    let x := todo.back!
+    todo := todo.pop
+    if seen.contains x then continue
+    seen := seen.insert x
+    if x.isAppOf ``sorryAx then
+      n := n + 1
+      todo := todo ++ x.getAppArgs  -- not the function: `sorryAx α b` under `sorryAx α b l` is the same hole
     else
-      stack := stack.push (x, true)
-      for k in below do
-        unless memo.contains k do stack := stack.push (k, false)
-  return memo.getD e 0
+      match x with
+      | .mdata _ b => todo := todo.push b
+      | .proj _ _ b => todo := todo.push b
+      | _ => todo := todo ++ kids x
+  return n
 
 /-- What `Lean.collectAxioms` visits from a constant (an axiom's type too, as it does since v4.23). -/
 def deps : ConstantInfo → Array Name

@@ -13,7 +13,8 @@ the two, the gate rejects:
 - a module Lean loaded from a file nothing vouches for (`unaccounted`): one the change's code wrote while it was
   built;
 - more holes than the base, counted as Lean says (each declaration owning a constant with `sorryAx` in its own
-  terms counts every `sorryAx` their values hold; anonymous instances and generated constants count too), unless
+  terms counts the distinct `sorryAx` terms their values hold; anonymous instances and generated constants count
+  too), unless
   the report declares a restructuring the budget has room for (`gates.sorry.judge`);
 - an axiom beyond `[gates] allowed_axioms` and the base's own project axioms that any constant of those modules
   depends on and did not at the base (an axiom of the base whose meaning the change altered is no longer the
@@ -72,7 +73,6 @@ def check(inp: GateInput) -> GateResult:
     known = {p: m for p, m in base.modules.items() if p in inp.after.files and p not in affected}
     chain = listing.chain(base.toolchain, inp.changed, inp.lean_roots, inp.gates, inp.state_dir)
     got = gather(inp.compiler, inp.after, inp.lean_roots, affected, chain, inp.kernel_cache, known=known)
-    inp.kernel_learned = got.fresh
     if got.problem is not None:
         return GateResult(NAME, False, f"Lean's environment could not be listed after the change, so nothing it "
                                        f"would say can be shown: {got.problem}")
@@ -93,6 +93,9 @@ def check(inp: GateInput) -> GateResult:
         shown = problems[:MAX_REPORTED] + ([f"… and {len(problems) - MAX_REPORTED} more"]
                                            if len(problems) > MAX_REPORTED else [])
         return GateResult(NAME, False, "\n".join(shown + notes))
+    # Kept for later cycles only once it passed: a listing of a refused change may be one its own code forged, and a
+    # cached listing is never asked of Lean again (no module accounted for, no replay).
+    inp.kernel_learned = got.fresh
     allowed = ", ".join(inp.gates.allowed_axioms) or "none"
     consts = sum(len(m.consts) for m in changed_modules)
     what = (f"Lean listed {len(changed_modules)} module(s) the change can alter ({consts} constants; {got.runs} Lean "
@@ -123,7 +126,7 @@ def unaccounted(files: dict[str, str], project: str, ours: set[str]) -> list[str
     deps = posixpath.join(project, PACKAGES)
     out = []
     for module, file in sorted(files.items()):
-        file = posixpath.normpath(file)
+        file = posixpath.normpath(posixpath.join(project, file))  # older Lake puts `./.lake/…` on LEAN_PATH
         inside = _under(file, project) and not _under(file, deps)
         if module in ours and not inside:
             out.append(f"{module}: Lean loaded this module of the project from {file}, outside the project's folder "

@@ -370,6 +370,11 @@ def test_a_lemma_lean_made_on_demand_for_another_module_s_declaration_is_its_hol
                homes={"Book.A.f": "Book.A", "sorryAx": "Init.Prelude"})
     assert m.holes() == {"Book.B.g": ["Book.B.g.eq_1"]}
     assert all(m.foreign(c.name) for c in made) and not m.foreign("Book.B.g.eq_1") and not m.foreign("Book.B.g")
+    # Named like one, but declared by a command of this module (`f` is no recursive definition, so the name is free):
+    # its sorry is this module's.
+    written = const("Book.A.f.induct", "thm", module="Book.B", tu=("Book.A.f",), vu=("sorryAx",), line=7)
+    w = module(written, name="Book.B", homes={"Book.A.f": "Book.A", "sorryAx": "Init.Prelude"})
+    assert w.holes() == {"Book.A.f.induct": ["Book.A.f.induct"]} and not w.foreign("Book.A.f.induct")
 
 
 def test_generated_names_are_lean_s_auxiliary_ones() -> None:
@@ -442,3 +447,19 @@ def test_an_edit_changes_a_meaning_exactly_when_the_statement_reaches_what_was_e
         todo += [names[j % len(graph)] for j in [*tu, *(vu if kind == "def" else [])]]
     expected = edited == start or names[edited] in reach
     assert (build(False).meaning(names[start]) != build(True).meaning(names[start])) == expected
+
+
+def test_an_equation_lemma_of_a_sorried_definition_in_its_own_module_is_the_definition_s_hole() -> None:
+    # `rw [f]` after `f` in its file realizes `f.eq_1` there; nothing of `f` uses it.
+    eq = const("Book.f.eq_1", "thm", tu=("Book.f",), vu=("sorryAx",), line=None)
+    m = module(const("Book.f", vu=("sorryAx",)), eq, const("Book.t", "thm", vu=("Book.f.eq_1",)),
+               homes={"sorryAx": "Init.Prelude"})
+    assert m.holes() == {"Book.f": ["Book.f", "Book.f.eq_1"]}
+
+
+def test_only_a_lemma_lean_makes_on_demand_is_another_module_s() -> None:
+    # `proof_N`, `match_N`: made with their declaration, in its module; one named so in another is written there.
+    for name in ("Book.A.f.proof_1", "Book.A.f.match_2", "Book.A.f._aux"):
+        c = const(name, "thm", module="Book.B", tu=("Book.A.f",), vu=("sorryAx",), line=None)
+        m = module(c, name="Book.B", homes={"Book.A.f": "Book.A", "sorryAx": "Init.Prelude"})
+        assert not m.foreign(name) and m.holes() == {name: [name]}

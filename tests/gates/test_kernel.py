@@ -681,3 +681,19 @@ def test_the_stand_in_answers_only_the_program_its_answers_were_written_against(
     assert "Book.hard" in env_read(answered.output, "ab12").modules["Book.A"].consts
     other = lean.read(program("ab12", ["Book.A"]).replace("def main", "-- another program\ndef main"))
     assert not other.ok and "written against another probe program" in other.output
+
+
+def test_what_lean_listed_of_a_refused_change_is_not_kept(project: Project) -> None:
+    """A refused change's code may have written what Lean read; a listing kept is never asked of Lean again."""
+    files, _ = ATTACKS["a module planted by build-time code"]
+    _, refused = project.gates(files, GatesConfig(**KERNEL_ALONE))
+    assert refused.kernel_learned == {}
+    results, landed = project.gates({"Book/A.lean": HONEST})
+    assert results["kernel"].passed and "Book/A.lean" in landed.kernel_learned
+
+
+def test_a_module_found_through_a_relative_search_path_is_placed_in_the_project() -> None:
+    # Lake before its absolute search paths put `./.lake/build/lib/lean` on LEAN_PATH.
+    assert unaccounted({"Book.A": "./.lake/build/lib/lean/Book/A.olean"}, "/w", {"Book.A"}) == []
+    planted = unaccounted({"Evil": "./.lake/build/lib/lean/Evil.olean"}, "/w", {"Book.A"})
+    assert planted and planted[0].startswith("Evil: Lean loaded it from /w/.lake/build/lib/lean/Evil.olean")
