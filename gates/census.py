@@ -42,7 +42,6 @@ class Holed:
     lean: bool  # Lean's environment answered for its file
 
 
-
 def _counted(module: Module, consts: list[str]) -> int:
     """The holes of a declaration owning `consts`, as Lean counts them: the distinct `sorryAx` terms of their
     values."""

@@ -14,8 +14,7 @@ the two, the gate rejects:
   built;
 - more holes than the base, counted as Lean says (each declaration owning a constant with `sorryAx` in its own
   terms counts the distinct `sorryAx` terms their values hold; anonymous instances and generated constants count
-  too), unless
-  the report declares a restructuring the budget has room for (`gates.sorry.judge`);
+  too), unless the report declares a restructuring the budget has room for (`gates.sorry.judge`);
 - an axiom beyond `[gates] allowed_axioms` and the base's own project axioms that any constant of those modules
   depends on and did not at the base (an axiom of the base whose meaning the change altered is no longer the
   base's); native code (`Lean.ofReduceBool`, `Lean.trustCompiler`, the `_native` axioms of newer Lean) with

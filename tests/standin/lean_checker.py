@@ -24,8 +24,8 @@ with logic of its own (it shares no code with autoformalize):
 
 Usage: lean_checker.py check FILE | env FILE | build | replay MODULE… | has-replay
 
-`env FILE` is `lake env lean FILE`: the file alone, its imports read as built (the stand-in reads their sources or,
-for a module no source provides, what a build left in `.lake/build/lib/lean`), none of them built.
+`env FILE` is `lake env lean FILE`: nothing is built; the probe's program reads only the `.olean` files a build
+wrote in `.lake/build/lib/lean` (the stand-in's hold the text it compiled), as `importModules` does.
 
 `replay` is `leanchecker MODULE…`: it replays each module (and those under
 it) and fails, as leanchecker does, on a declaration that meta code added
@@ -239,7 +239,7 @@ def main() -> int:
             with open(log, "a", encoding="utf-8") as f:
                 f.write(" ".join(sys.argv[1:]) + "\n")
         except OSError:
-            pass  # a run given `.lake` read-only (`lake env lean`) where the test keeps its log: not logged
+            pass  # a run given `.lake` read-only (`lean_try`'s) where the test keeps its log: not logged
     marker = os.environ.get("STANDIN_PAUSE_MARKER")
     if os.environ.get("STANDIN_PAUSE_ON") == sys.argv[1] and marker and not os.path.exists(marker):
         Path(marker).touch()

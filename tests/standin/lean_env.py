@@ -1,13 +1,15 @@
 """The stand-in Lean running autoformalize's environment probe (`gates/env_probe.lean`).
 
 Real Lean elaborates that program and runs it: it loads the modules named in its `wanted` string with
-`importModules` and prints, as framed JSON lines, every constant each module adds. The stand-in cannot run Lean
-code, so it recognises the program (by its namespace and its `#eval`), reads the same two strings the program
-reads (`nonce`, `wanted`, as Lean string literals), and prints what the program would print over the stand-in's
-own model of each module (`lean_elab`): the same line shapes, ids and order rules, names as Lean makes them
-(`_private.<Module>.0.<name>` for a private declaration, `inst…` for an anonymous instance), each term as one
-string node holding the model's elaborated text (instances and full names explicit), and `#eval`'s captured
-output printed bare, as the `lean` command line prints an information message.
+`importModules` (from the `.olean` files a build wrote) and prints, as framed JSON lines, every constant each module
+adds, then every module it loaded with its file. The stand-in cannot run Lean code, so it recognises the program
+(by its namespace and its `#eval`) and answers only the one its answers were written against (`PROGRAM`, the
+program's digest), reads the same two strings the program reads (`nonce`, `wanted`, as Lean string literals), and
+prints what the program would print over the stand-in's own model of each built module (`lean_elab`): the same
+line shapes, ids and order rules, names as Lean makes them (`_private.<Module>.0.<name>` for a private
+declaration, `inst…` for an anonymous instance), each term as one string node holding the model's elaborated text
+(instances and full names explicit), and `#eval`'s captured output printed bare, as the `lean` command line prints
+an information message.
 
 Independent of autoformalize (it shares no code with it).
 """
