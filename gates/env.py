@@ -283,14 +283,13 @@ def _lean_string(text: str) -> str:
 @dataclass
 class Listing:
     """What one probe answered: every module asked about that Lean holds, and those it does not; every module of
-    the environment with the file it was loaded from, and the toolchain's folder; names the listed constants use
+    the environment with the file it was loaded from, and the folder Lean ran in; names the listed constants use
     that no module of the environment declares."""
 
     modules: dict[str, Module]
     missing: list[str]
     lines: int
     files: dict[str, str] = field(default_factory=dict)
-    toolchain: str | None = None
     project: str | None = None
     unknown: list[tuple[str, str]] = field(default_factory=list)  # (constant, a name it uses that nothing declares)
 
@@ -325,7 +324,7 @@ def read(output: str, nonce: str) -> Listing:
         reader.take(item, seq - 1)
     if ended is None:
         raise Unreadable(f"no last line after {seq} line(s): the program did not run to its end")
-    return Listing(reader.modules(), sorted(reader.missing), ended, reader.files, reader.toolchain, reader.project,
+    return Listing(reader.modules(), sorted(reader.missing), ended, reader.files, reader.project,
                    sorted(reader.unknown))
 
 
@@ -339,7 +338,6 @@ class _Reader:
         self.home: dict[str, str] = {}  # printed name → its module
         self.missing: set[str] = set()
         self.files: dict[str, str] = {}
-        self.toolchain: str | None = None
         self.project: str | None = None
         self.unknown: set[tuple[str, str]] = set()
 
@@ -361,7 +359,8 @@ class _Reader:
             elif tag == "F":
                 self.files[self.mods[_int(rest[0])]] = _str(rest[1])
             elif tag == "R":
-                self.toolchain, self.project = _str(rest[0]), _str(rest[1])
+                _str(rest[0])  # the toolchain's folder: printed for a person reading the output
+                self.project = _str(rest[1])
             else:
                 raise Unreadable(f"unknown fact {tag!r}")
         except (KeyError, IndexError, TypeError, ValueError) as e:
@@ -584,7 +583,7 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
         out.problem = (f"constants Lean loaded use names no module of its environment declares ({shown}): the kernel "
                        "adds no such constant, so a module was not written by Lean from checked code")
         return out
-    if listing.toolchain is None or listing.project is None or not listing.files:
+    if listing.project is None or not listing.files:
         out.problem = "Lean's listing does not say which file each module was loaded from"
         return out
     out.modules, out.lines, out.files = {m: listing.modules[m] for m in modules}, listing.lines, listing.files

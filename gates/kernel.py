@@ -78,9 +78,10 @@ def check(inp: GateInput) -> GateResult:
     inp.before.lean.update({p: m for p, m in base.modules.items() if p in inp.before.files})
     inp.after.lean.update(got.modules)
     before = Env(base.modules.values(), modules_of(inp.before, inp.lean_roots).values())
-    after = Env(got.modules.values(), modules_of(inp.after, inp.lean_roots).values())
+    ours = set(modules_of(inp.after, inp.lean_roots).values())
+    after = Env(got.modules.values(), ours)
     changed_modules = [got.modules[p] for p in sorted(affected) if p in got.modules]
-    problems = unaccounted(got.files, got.project, set(modules_of(inp.after, inp.lean_roots).values()))
+    problems = unaccounted(got.files, got.project, ours)
     problems += (_holes(inp, base, changed_modules) + _count(inp) + _axioms(inp, before, after, changed_modules))
     statements, notes = _statements(inp, base, before, after, affected)
     problems += statements
