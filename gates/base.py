@@ -45,7 +45,8 @@ class Compiler(Protocol):
         ...
 
     def replay(self, modules: list[str]) -> CheckResult | None:
-        """The kernel's replay of `modules` (leanchecker); None when the toolchain has none."""
+        """The kernel's replay of `modules` (leanchecker); None when the toolchain has none, and `gates.replay`
+        runs its own program through `read`."""
         ...
 
 

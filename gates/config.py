@@ -29,8 +29,8 @@ class BuildConfig(BaseModel):
     max_check_files: int = Field(default=25, ge=1)
     """Above this many changed and importing files, the build gate runs `build_all` once instead."""
     replay: str = "lake env leanchecker {modules}"
-    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is the changed modules and the project
-    modules importing them."""
+    """Replay the compiled declarations of modules in Lean's kernel; `{modules}` is every project module of the
+    change's environment (the changed ones, those importing one, and the project modules they import)."""
     replay_available: str = "lake env sh -c 'command -v leanchecker'"
     """Exits 0 when the toolchain has `leanchecker` (shipped with Lean since v4.28). A yes is asked once per process
     and toolchain (`lean-toolchain`, `lake-manifest.json`, the lakefile); a no, at every replay."""
@@ -111,9 +111,10 @@ class GatesConfig(BaseModel):
     first."""
 
     kernel_replay: Literal["auto", "on", "off"] = "auto"
-    """Replay the changed modules and their importers in Lean's kernel (`[build] replay`, leanchecker) once they
-    build: `auto` when the toolchain has it (skipped with a note otherwise), `on` rejects a change when it cannot,
-    `off` never."""
+    """Replay every project module of the change's environment in Lean's kernel once it builds: `auto` (or `on`,
+    the same) with `[build] replay` (leanchecker) where `replay_available` says the toolchain has it, else with the
+    gates' own program (`gates/replay.lean`, through `read_file`); a replay that cannot run rejects the change.
+    `off` never replays: a declaration its module stored without the kernel's check then lands."""
     successors: Literal["locked", "strict", "off"] = "locked"
     """When a change alters what a declaration means, compile the declarations that used it at the base, as they
     were, against the change (`gates/successors.py`): `locked` rejects breaking a user of a statement locked as

@@ -46,7 +46,7 @@ import json
 import re
 import secrets
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Protocol, TypeVar
@@ -267,8 +267,14 @@ def parts(name: str) -> list[str]:
 def program(nonce: str, modules: Iterable[str]) -> str:
     """The second run's file: the program that lists every constant of `modules` (module names as dotted
     strings), loaded with `importModules`."""
+    return filled("env_probe.lean", nonce, modules)
+
+
+def filled(resource: str, nonce: str, modules: Iterable[str]) -> str:
+    """The Lean program `resource` of this package with its two strings given: `nonce`, and `modules` as a JSON list
+    of their components."""
     wanted = json.dumps([parts(m) for m in sorted(set(modules))])
-    text = resources.files("gates").joinpath("env_probe.lean").read_text(encoding="utf-8")
+    text = resources.files("gates").joinpath(resource).read_text(encoding="utf-8")
     return text.replace("@NONCE@", _lean_string(nonce)).replace("@MODULES@", _lean_string(wanted))
 
 
@@ -296,9 +302,21 @@ class Listing:
 
 def read(output: str, nonce: str) -> Listing:
     """The program's answer in `output`. Raises `Unreadable` unless every line of it is in place."""
-    seq = 0
-    ended: int | None = None
     reader = _Reader()
+    lines = 0
+    for item in frames(output, nonce):
+        reader.take(item, lines)
+        lines += 1
+    return Listing(reader.modules(), sorted(reader.missing), lines, reader.files, reader.project,
+                   sorted(reader.unknown))
+
+
+def frames(output: str, nonce: str) -> Iterator[object]:
+    """The items of the lines a program of ours printed in `output` (`<nonce> <seq> <json>`, numbered from 0, the
+    last `["E", n]`), in order. Raises `Unreadable`, once the lines it yielded are taken, unless every line is in
+    place: a line out of place, repeated or missing, or the last missing, makes the whole answer unreadable."""
+    seq = 0
+    ended = False
     for raw in _ANSI.sub("", output).split("\n"):
         at = raw.find(nonce)
         if at < 0:
@@ -306,7 +324,7 @@ def read(output: str, nonce: str) -> Listing:
         head, rest = raw[:at], raw[at + len(nonce):]
         if head and not _PREFIX.fullmatch(head):
             raise Unreadable(f"a line holds the nonce where the program never prints it: {raw[:200]!r}")
-        if ended is not None:
+        if ended:
             raise Unreadable(f"a line after the last: {raw[:200]!r}")
         number, _, payload = rest.lstrip(" ").partition(" ")
         if number != str(seq):
@@ -319,13 +337,11 @@ def read(output: str, nonce: str) -> Listing:
         if isinstance(item, list) and item[:1] == ["E"]:
             if item != ["E", seq - 1]:
                 raise Unreadable(f"the last line counts {item[1:]!r} lines, not {seq - 1}")
-            ended = seq - 1
+            ended = True
             continue
-        reader.take(item, seq - 1)
-    if ended is None:
+        yield item
+    if not ended:
         raise Unreadable(f"no last line after {seq} line(s): the program did not run to its end")
-    return Listing(reader.modules(), sorted(reader.missing), ended, reader.files, reader.project,
-                   sorted(reader.unknown))
 
 
 class _Reader:
@@ -558,7 +574,7 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
                     out.problem = got.problem
                     return out
             return out
-        out.problem = _failed(built, "the modules asked about do not build")
+        out.problem = failed(built, "the modules asked about do not build")
         return out
     nonce = secrets.token_hex(12)
     ran = compiler.read(program(nonce, modules))
@@ -566,10 +582,10 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
     try:
         listing = read(ran.output, nonce)
     except Unreadable as e:
-        out.problem = _failed(ran, f"Lean's listing of the environment could not be read ({e})")
+        out.problem = failed(ran, f"Lean's listing of the environment could not be read ({e})")
         return out
     if not ran.ok:  # the program ran to its end, yet Lean reported an error: nothing it printed is taken
-        out.problem = _failed(ran, "Lean reported an error while listing the environment")
+        out.problem = failed(ran, "Lean reported an error while listing the environment")
         return out
     if listing.missing:
         out.problem = f"Lean's environment does not hold {', '.join(listing.missing[:6])}"
@@ -591,7 +607,7 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
     return out
 
 
-def _failed(result: CheckResult, what: str) -> str:
+def failed(result: CheckResult, what: str) -> str:
     status = "timed out" if result.exit_code is None else f"exited with {result.exit_code}"
     tail = "\n".join(result.output.strip().splitlines()[-12:])
     return f"{what}: `{result.command}` {status}:\n{tail}"

@@ -24,8 +24,9 @@ the two, the gate rejects:
   (`gates.environment.Env.meaning`: its type and every project constant it reaches, private and generated ones
   included) differs from the base's, or cannot be computed; with no listing of the base, a locked statement is
   held to the meaning stored in the lock;
-- the changed modules, or a project module importing one, failing a kernel replay (leanchecker, `[gates]
-  kernel_replay`).
+- a project module of the change's environment (the changed ones, those importing one, and every project module
+  they import) failing a kernel replay: leanchecker where the toolchain has it, else our own program
+  (`gates.replay`); `[gates] kernel_replay = "off"` alone skips it.
 
 A declaration closed by appeal to a lemma still holding a hole is top-down work, not a proof: its own hole is gone
 (and Lean counts the lemma's), so it passes, and the verdict names the holes it rests on. Nothing here reads a
@@ -42,7 +43,7 @@ import posixpath
 
 import structlog
 
-from gates import listing, sorry
+from gates import listing, replay, sorry
 from gates.base import GateInput, GateResult
 from gates.census import Census
 from gates.env import SORRY, Module, normal
@@ -86,7 +87,7 @@ def check(inp: GateInput) -> GateResult:
     statements, notes = _statements(inp, base, before, after, affected)
     problems += statements
     if not problems:
-        failed, note = _replay(inp, sorted({m.module for m in changed_modules}))
+        failed, note = _replay(inp, replayed(inp, got.files, ours), got.files, ours)
         problems += failed
         notes += note
     if problems:
@@ -316,30 +317,28 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
 # -- replay ----------------------------------------------------------------------------------------------------
 
 
-def replayed(inp: GateInput) -> list[str]:
-    """The modules a kernel replay checks: the changed ones and every project module importing one."""
+def replayed(inp: GateInput, loaded: dict[str, str], ours: set[str]) -> list[str]:
+    """The modules a kernel replay checks: every project module of the change's environment (the changed ones, those
+    importing one, all they import, and any other the listing says Lean loaded), whose `.olean` a change's code may
+    have written, changed or not."""
     names = modules_of(inp.after, inp.lean_roots)
-    return sorted(names[p] for p in affected_files(inp) if p in names)
+    closure = inp.after.graph.imported(affected_files(inp))
+    return sorted({names[p] for p in closure if p in names} | {m for m in loaded if m in ours})
 
 
-def _replay(inp: GateInput, modules: list[str]) -> tuple[list[str], list[str]]:
-    mode = inp.gates.kernel_replay
-    if mode == "off" or not modules:
+def _replay(inp: GateInput, modules: list[str], files: dict[str, str], ours: set[str]) -> tuple[list[str], list[str]]:
+    """leanchecker where the toolchain has it, else our own program: never no replay, unless it is turned off."""
+    if inp.gates.kernel_replay == "off" or not modules:
         return [], []
     assert inp.compiler is not None
     result = inp.compiler.replay(modules)
     if result is None:
-        if mode == "on":
-            return [f"[gates] kernel_replay is \"on\" but the toolchain has no leanchecker "
-                    f"(`{inp.build.replay_available}` failed); install Lean v4.28 or later, or set kernel_replay to "
-                    "\"auto\""], []
-        return [], ["kernel replay skipped: the toolchain has no leanchecker"]
+        problems, done = replay.check(inp.compiler, modules, files, ours)
+        return problems, [] if problems else [f"{done} (the toolchain has no leanchecker)"]
     if result.exit_code is None:
-        return [f"`{result.command}` timed out after {result.seconds:.0f}s replaying the changed modules and their "
-                "importers"], []
+        return [f"`{result.command}` timed out after {result.seconds:.0f}s replaying the project's modules"], []
     if result.exit_code != 0:
         tail = "\n".join(result.output.strip().splitlines()[-12:])
-        return [f"the kernel's replay of the changed modules and their importers failed (`{result.command}` exited "
-                f"with {result.exit_code}):\n{tail}"], []
+        return [f"the kernel's replay of the project's modules failed (`{result.command}` exited with "
+                f"{result.exit_code}):\n{tail}"], []
     return [], [f"leanchecker replayed {', '.join(modules)}"]
-

@@ -70,6 +70,15 @@ _WEAKENED = ("namespace @M@.Weakened\n\ntheorem qux (n : Nat){hypothesis} : n * 
              "theorem three : 3 * 1 = 3 := {use}\n\nend @M@.Weakened\n")
 
 
+# The canaries' meta code, elaborated on a real Lean in `tests/real` as the gates' programs are. `run_cmd` reads a `do`
+# sequence: a line starting left of its first item would end the command, so each stays on one line.
+META_AXIOM = ("open Lean Elab Command in\nrun_cmd liftCoreM <| addDecl <| .axiomDecl { name := `@M@.Meta.trustMe, "
+              "levelParams := [], type := mkConst ``False, isUnsafe := false }\n")
+UNCHECKED = ("open Lean Elab Command in\nrun_cmd liftCoreM <| withOptions (·.setBool `debug.skipKernelTC true) <| "
+             "addDecl <| .thmDecl { name := `@M@.Unchecked.aux, levelParams := [], type := mkConst ``False, "
+             "value := mkConst ``True.intro, all := [`@M@.Unchecked.aux] }\n")
+
+
 CANARIES: tuple[Canary, ...] = (
     Canary(
         "guard_msgs", "`#guard_msgs (drop all)` swallows the sorry warning of a false theorem proved by `stop`",
@@ -87,10 +96,14 @@ CANARIES: tuple[Canary, ...] = (
     Canary(
         "meta_axiom", "`run_cmd` adds an axiom through `addDecl`, where no `axiom` keyword appears",
         {"Meta.lean": _sorried("Meta", ": 2 + 2 = 5")},
-        {"Meta.lean": "import Lean\n\nnamespace @M@.Meta\n\nopen Lean Elab Command in\n"
-                      "run_cmd liftCoreM <| addDecl <| .axiomDecl\n"
-                      "  { name := `@M@.Meta.trustMe, levelParams := [], type := mkConst ``False, isUnsafe := false }\n"
-                      "\ntheorem target : 2 + 2 = 5 := trustMe.elim\n\nend @M@.Meta\n"}),
+        {"Meta.lean": "import Lean\n\nnamespace @M@.Meta\n\n" + META_AXIOM
+                      + "\ntheorem target : 2 + 2 = 5 := trustMe.elim\n\nend @M@.Meta\n"}),
+    Canary(
+        "unchecked", "`run_cmd` stores a false theorem without the kernel's check (`debug.skipKernelTC`, set in code: "
+        "no `set_option` text), and the target is proved from it",
+        {"Unchecked.lean": _sorried("Unchecked", ": 2 + 2 = 5")},
+        {"Unchecked.lean": "import Lean\n\nnamespace @M@.Unchecked\n\n" + UNCHECKED
+                           + "\ntheorem target : 2 + 2 = 5 := aux.elim\n\nend @M@.Unchecked\n"}),
     Canary(
         "shadowing", "a new `Nat.succ` inside the target's namespace shadows the real one; the text is unchanged",
         {"Shadow.lean": _sorried("Shadow", "(n : Nat) : Nat.succ n = n")},

@@ -54,6 +54,11 @@ AXIOM = ("run_cmd Lean.addDecl (.axiomDecl { name := `Book.trustMe, levelParams 
          "type := .const ``False [], isUnsafe := false })\n\n")
 
 
+# `Lean.addDecl` reads `debug.skipKernelTC` from the options it runs under: set in code, no `set_option` text shows it,
+# and the false theorem is stored unchecked in the module's `.olean`, which only the kernel's replay reads again.
+UNCHECKED = ("open Lean Elab Command in\nrun_cmd liftCoreM <| withOptions (·.setBool `debug.skipKernelTC true) <| "
+             "addDecl <| .thmDecl { name := `Book.lt_aux, levelParams := [], type := mkConst ``False, "
+             "value := mkConst ``True.intro, all := [`Book.lt_aux] }\n\n")
 PLANT = ('import Book.Cheat\n\n#eval IO.FS.createDirAll ".lake/build/lib/lean"\n\n'
          '#eval IO.FS.writeFile ".lake/build/lib/lean/Evil.olean" '
          '"namespace Evil\\n\\ntheorem boom : False := Ghost.ax\\n\\nend Evil\\n"\n')
@@ -115,6 +120,9 @@ ATTACKS = {
     "native_decide behind a macro": (
         {"Book/A.lean": A.replace("end Book", "theorem big : 2 ^ 10 = 1024 := by fast\n\nend Book")},
         "Book.big trusts compiled code rather than the kernel (Lean.ofReduceBool"),
+    "a theorem the kernel never checked": (
+        {"Book/A.lean": closing("theorem lt_fact", "  exact Book.lt_aux.elim\n", UNCHECKED)},
+        "leanchecker found a problem in Book.A"),
     # Code run while Lake compiles a module writes `Evil.olean` where Lake keeps the project's, on Lean's search path;
     # `Evil.boom`'s proof names a constant no module declares, so no axiom walk finds anything wrong with it.
     "a module planted by build-time code": (

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
+from gates import replay
 from gates.base import GateInput, GateResult
 from gates.build import LakeCompiler
 from gates.census import census
@@ -80,7 +81,8 @@ def test_an_honest_proof_passes_every_gate(project: Project) -> None:
         ("scope", True), ("integrity", True), ("secrets", True), ("sorry", True), ("size", True), ("build", True),
         ("kernel", True), ("successors", True)]
     assert "1 closed and 0 locked statement(s) mean what they meant at the base" in results["kernel"].detail
-    assert "leanchecker replayed Book, Book.A" in results["kernel"].detail  # Book.lean imports Book.A
+    # Book.lean imports Book.A, which imports Book.Cheat: every project module of the environment is replayed.
+    assert results["kernel"].detail.endswith("; leanchecker replayed Book, Book.A, Book.Cheat")
     assert "2 Lean run(s)" in results["kernel"].detail  # the imports built, then the program: one probe
     assert inp.kernel_learned["Book/A.lean"][1].consts["Book.hard"].axioms == ("propext",)
     assert not (project.root / ".lake" / "autoformalize").exists() or not any(
@@ -246,26 +248,51 @@ def test_many_axioms_are_read_whole(project: Project) -> None:
     assert f"Book.all depends on {names[3]}, not among the allowed axioms" in refused["kernel"].detail
 
 
-def test_a_declaration_the_kernel_never_checked_fails_the_replay(project: Project) -> None:
-    unchecked = AXIOM.replace("addDecl", "addDeclWithoutChecking").replace("axiomDecl", "thmDecl")
-    results, _ = project.gates({"Book/A.lean": A.replace("end Book", unchecked + "end Book")},
+UNCHECKED = AXIOM.replace("addDecl", "addDeclWithoutChecking").replace("axiomDecl", "thmDecl")
+
+
+@pytest.mark.parametrize(("toolchain", "said"), [
+    ("v4.28.0", "leanchecker found a problem in Book.A"),
+    ("v4.24.0", "Lean's kernel refused a constant of the project's modules as it added them again"),
+])
+def test_a_declaration_the_kernel_never_checked_fails_the_replay_on_every_toolchain(project: Project, toolchain: str,
+                                                                                    said: str) -> None:
+    (project.root / "lean-toolchain").write_text(f"leanprover/lean4:{toolchain}\n")
+    results, _ = project.gates({"Book/A.lean": A.replace("end Book", UNCHECKED + "end Book")},
                                GatesConfig(**KERNEL_ALONE))
     assert not results["kernel"].passed
-    assert "the kernel's replay of the changed modules and their importers failed" in results["kernel"].detail
-    assert "leanchecker found a problem in Book.A" in results["kernel"].detail
+    assert said in results["kernel"].detail and "'Book.trustMe'" in results["kernel"].detail, results["kernel"].detail
+    honest, _ = project.gates({"Book/A.lean": HONEST}, GatesConfig(**KERNEL_ALONE))
+    assert honest["kernel"].passed, honest["kernel"].detail
 
 
-@pytest.mark.parametrize(("mode", "passes", "said"), [
-    ("auto", True, "kernel replay skipped: the toolchain has no leanchecker"),
-    ("on", False, '[gates] kernel_replay is "on" but the toolchain has no leanchecker'),
-    ("off", True, "no hole a text does not show"),
+@pytest.mark.parametrize(("mode", "said"), [
+    ("auto", "constants of Book, Book.A, Book.Cheat (the toolchain has no leanchecker)"),
+    ("on", "constants of Book, Book.A, Book.Cheat (the toolchain has no leanchecker)"),
+    ("off", "no hole a text does not show"),
 ])
-def test_without_leanchecker_the_replay_is_skipped_or_required(tmp_path: Path, mode: str, passes: bool,
-                                                                said: str) -> None:
-    write(tmp_path / "book", BASE)
-    project = Project(tmp_path / "book", standin(replay_available=f"{sys.executable} -c 'raise SystemExit(1)'"))
+def test_without_leanchecker_the_gates_own_program_replays(tmp_path: Path, mode: str, said: str) -> None:
+    write(tmp_path / "book", {**BASE, "lean-toolchain": "leanprover/lean4:v4.24.0\n"})
+    project = Project(tmp_path / "book", standin())
     results, _ = project.gates({"Book/A.lean": HONEST}, GatesConfig(kernel_replay=mode))  # type: ignore[arg-type]
-    assert results["kernel"].passed is passes and said in results["kernel"].detail, results["kernel"].detail
+    assert results["kernel"].passed and said in results["kernel"].detail, results["kernel"].detail
+    assert ("Lean's kernel added again" in results["kernel"].detail) is (mode != "off")
+    assert "leanchecker" not in results["kernel"].detail.replace("has no leanchecker", "")
+
+
+def test_a_replay_that_cannot_run_rejects_the_change(tmp_path: Path) -> None:
+    write(tmp_path / "book", {**BASE, "lean-toolchain": "leanprover/lean4:v4.24.0\n"})
+    # A toolchain on which the program does not elaborate: Lean reports the error, and prints nothing of ours.
+    fails = (f"sh -c 'if grep -q AutoformalizeReplay \"$0\"; then echo \"$0:56:14: error: unknown constant\"; exit 1; "
+             f"fi; exec {sys.executable} {STANDIN} env \"$0\"' {{file}}")
+    build = standin(read_file=fails)
+    # Unconfined: the sandbox shows the stand-in's interpreter to the command it runs, not to a shell's `exec`.
+    results = gate_change(tmp_path / "book", LakeCompiler(tmp_path / "book", build, sandbox(mode="none")), build,
+                          GatesConfig(), ["Book"], {"Book/A.lean": HONEST})[0]
+    kernel = next(r for r in results if r.name == "kernel")
+    assert not kernel.passed, kernel.detail
+    assert "the kernel's replay could not be read (no last line after 0 line(s)" in kernel.detail
+    assert "needs leanchecker, from Lean v4.28, or `[gates] kernel_replay = \"off\"`" in kernel.detail
 
 
 def test_the_probe_runs_through_check_file_in_a_git_ignored_folder_and_is_removed(project: Project,
@@ -680,7 +707,11 @@ def test_the_stand_in_answers_only_the_program_its_answers_were_written_against(
     assert answered.ok, answered.output
     assert "Book.hard" in env_read(answered.output, "ab12").modules["Book.A"].consts
     other = lean.read(program("ab12", ["Book.A"]).replace("def main", "-- another program\ndef main"))
-    assert not other.ok and "written against another probe program" in other.output
+    assert not other.ok and "written against another program" in other.output and "lean_env.PROGRAM" in other.output
+    checked = lean.read(replay.program("cd34", ["Book.A", "Book.Cheat"]))
+    assert checked.ok and replay.read(checked.output, "cd34").checked, checked.output
+    changed = lean.read(replay.program("cd34", ["Book.A"]).replace("def main", "-- another program\ndef main"))
+    assert not changed.ok and "lean_env.REPLAY" in changed.output
 
 
 def test_what_lean_listed_of_a_refused_change_is_not_kept(project: Project) -> None:

@@ -53,7 +53,8 @@ def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project)
         assert found[name][2] == ["kernel"], found[name]
     # Restated as the strategy declares, it means something else by leave: only its user, as it was, tells.
     assert found["weakened_with_users"][2] == ["successors"], found["weakened_with_users"]
-    for name in ("guard_msgs", "meta_axiom", "native_decide", "hidden_axiom", "local_instance", "print_axioms"):
+    for name in ("guard_msgs", "meta_axiom", "unchecked", "native_decide", "hidden_axiom", "local_instance",
+                 "print_axioms"):
         assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
     # The throwaway copy is gone, and the user's checkout never saw a canary.
     assert not list(project.repo.rglob("AutoformalizeCanary"))
@@ -208,3 +209,22 @@ def test_doctor_names_the_judge_and_a_state_file_still_ignored(project: Project,
     assert main(["doctor", "--no-canaries", "--repo", str(project.repo)]) == 1
     out = capsys.readouterr().out
     assert "FAIL  ignore rules" in out and ".prover-state/strategy.md (by .gitignore:" in out
+
+
+@pytest.mark.parametrize(("toolchain", "said"), [("v4.24.0", "Lean's kernel refused a constant"),
+                                                 ("v4.28.0", "leanchecker found a problem")])
+def test_a_theorem_stored_without_the_kernels_check_is_refused_by_the_replay(project: Project, toolchain: str,
+                                                                             said: str) -> None:
+    pinned = f"leanprover/lean4:{toolchain}\n"
+    if (project.repo / "lean-toolchain").read_text() != pinned:  # the harness pins v4.24.0
+        project.commit_files({"lean-toolchain": pinned})
+    config = project.config
+    found = run_canaries(project.repo, config, lambda root: LakeCompiler(root, config.build, sandbox()))
+    unchecked = next(v for v in found if v.canary.name == "unchecked")
+    kernel = next(r for r in unchecked.results if r.name == "kernel")
+    assert unchecked.finding().status is Status.OK and not kernel.passed
+    assert said in kernel.detail and "Unchecked.aux'" in kernel.detail, kernel.detail
+    project.commit_files({"autoformalize.toml": config_text(gates={"kernel_replay": "off"})})
+    status, detail, rejected = verdicts(project)["unchecked"]
+    assert status is Status.FAIL and "kernel" not in rejected
+    assert detail.startswith("rejected by integrity only: the kernel gate let it through"), detail

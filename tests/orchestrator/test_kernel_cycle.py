@@ -71,6 +71,27 @@ def test_an_honest_proof_lands_and_what_lean_said_is_kept_in_the_git_directory(b
     assert cycle.kernel is not None and cycle.kernel.problem is None
 
 
+def test_without_leanchecker_the_gates_own_replay_refuses_a_theorem_the_kernel_never_checked(
+        tmp_path: Path, server: AnthropicStandin) -> None:
+    book = make_project(tmp_path, server, files={**BASE, "lean-toolchain": "leanprover/lean4:v4.24.0\n",
+                                                 "autoformalize.toml": CONFIG})
+    worker_writes(book, ATTACKS["a theorem the kernel never checked"][0])
+
+    refused, _ = book.cycle()
+
+    failed = {g.name: g.detail for g in refused.gates if not g.passed}
+    assert refused.outcome == "rejected" and list(failed) == ["kernel"], failed
+    assert "Lean's kernel refused a constant of the project's modules" in failed["kernel"]
+    assert "'Book.lt_aux'" in failed["kernel"]
+    assert book.show("HEAD", "Book/A.lean") == A
+
+    worker_writes(book, {"Book/A.lean": HONEST})
+    landed, _ = book.cycle()
+    kernel = next(g for g in landed.gates if g.name == "kernel")
+    assert landed.outcome == "accepted", landed.gates
+    assert "Lean's kernel added again the" in kernel.detail and "(the toolchain has no leanchecker)" in kernel.detail
+
+
 HIDDEN = A.replace("theorem easy : True := trivial\n", "theorem easy : True := trivial\n\n"
                                                       "theorem sneaky : 1 = 1 := by\n  stop\n  rfl\n")
 

@@ -29,7 +29,11 @@ wrote in `.lake/build/lib/lean` (the stand-in's hold the text it compiled), as `
 
 `replay` is `leanchecker MODULE…`: it replays each module (and those under
 it) and fails, as leanchecker does, on a declaration that meta code added
-without the kernel's check. `has-replay` exits 0: the toolchain has one.
+without the kernel's check. `has-replay` is `lake env sh -c 'command -v
+leanchecker'`: it exits 0 when the toolchain `lean-toolchain` names has one
+(Lean ships it from v4.28.0; elan's default, with no such file), 1 otherwise.
+`env FILE` on the replay program (`gates/replay.lean`) answers as that program
+does: see `lean_env.replayed`.
 Every invocation appends its arguments to $STANDIN_LOG when that is set.
 """
 
@@ -250,7 +254,9 @@ def main() -> int:
               file=sys.stderr)
         return 1
     if sys.argv[1] == "has-replay":
-        return 0
+        pinned = root / "lean-toolchain"
+        version = re.search(r"v(\d+)\.(\d+)", pinned.read_text(encoding="utf-8")) if pinned.is_file() else None
+        return 0 if version is None or (int(version[1]), int(version[2])) >= (4, 28) else 1
     if sys.argv[1] == "replay":
         return replay(root, sys.argv[2:])
     if sys.argv[1] in ("check", "env"):
@@ -263,16 +269,19 @@ def main() -> int:
             subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({int(m.group(1)) * 4})"])
             time.sleep(int(m.group(1)))
     build = sys.argv[1] == "build"
-    if not build and lean_env.is_program(text := (root / files[0]).read_text(encoding="utf-8")):
+    text = "" if build else (root / files[0]).read_text(encoding="utf-8")
+    if lean_env.is_program(text) or lean_env.is_replay(text):
         if missing := lean_env.unbuilt(root, text):
             olean = lean_elab.Project(root).olean(missing[0]).relative_to(root)
             print(f"{files[0]}:{len(text.splitlines())}:0: error: object file ./{olean} of module {missing[0]} does "
                   "not exist")
             return 1
         if (answer := lean_env.answer(root, text)) is None:
-            print(f"{files[0]}:1:0: error: the stand-in's answers were written against another probe program (digest "
-                  f"{lean_env.PROGRAM[:12]}, this one {lean_env.digest(text)[:12]}): read the new program against "
-                  "Lean's source, teach the stand-in what it prints, and record its digest in lean_env.PROGRAM")
+            known = "REPLAY" if lean_env.is_replay(text) else "PROGRAM"
+            print(f"{files[0]}:1:0: error: the stand-in's answers were written against another program (digest "
+                  f"{getattr(lean_env, known)[:12]}, this one {lean_env.digest(text)[:12]}): read the new program "
+                  f"against Lean's source, teach the stand-in what it prints, and record its digest in "
+                  f"lean_env.{known}")
             return 1
         print(answer)  # `#eval`'s captured output: an information message, printed bare
         return 0

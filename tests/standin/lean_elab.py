@@ -25,7 +25,8 @@ just enough of Lean's elaboration to answer a probe the way Lean would.
   transitively through every declaration a declaration names.
 - Meta code: `run_cmd`/`run_meta`/`run_elab`, and a command defined by
   `elab "kw" : command` when it is used, add what their `addDecl` calls add
-  (`addDeclWithoutChecking` skips the kernel, which only a replay notices).
+  (`addDeclWithoutChecking`, or `addDecl` under `debug.skipKernelTC` set in
+  code, skips the kernel, which only a replay notices).
 - `#print axioms N`, `#check @N`, `#check "s"`, `#print D` answer as
   information messages.
 """
@@ -88,6 +89,8 @@ INSTANCE_PARTS = {"=": (50, "Eq"), "<": (50, "LT"), ">": (50, "GT"), "≤": (50,
                   "∣": (50, "Dvd"), "+": (65, "HAdd"), "-": (65, "HSub"), "*": (70, "HMul"), "/": (70, "HDiv"),
                   "%": (70, "HMod")}
 _ADD_DECL = re.compile(r"\baddDecl(WithoutChecking)?\b")
+# Code setting the option `Lean.addDecl` reads to skip the kernel (`withOptions (·.setBool `debug.skipKernelTC true)`).
+_SKIP_KERNEL = re.compile(r"`debug\.skipKernelTC\s+true\b")
 _CTOR = re.compile(r"\b(axiomDecl|thmDecl|defnDecl|opaqueDecl)\b")
 _DECL_NAME = re.compile(r"\bname\s*:=\s*``?((?:«[^»]*»|[^\W\d][\w'!?]*)(?:\.(?:«[^»]*»|[^\W\d][\w'!?]*))*)")
 INDENT = "\n  "  # `indentExpr`: the term on a line of its own, two spaces in
@@ -969,7 +972,8 @@ class File:
             value = segment.split("value", 1)[1] if "value" in segment else ""
             type_part = segment.split("type", 1)[1].split("value", 1)[0] if "type" in segment else ""
             decl = Decl(name, kind, self.module, self.line(tok.pos), self.column(tok.pos),
-                        type=" ".join(_QUOTED.findall(type_part)) or "?", unchecked=bool(call.group(1)))
+                        type=" ".join(_QUOTED.findall(type_part)) or "?",
+                        unchecked=bool(call.group(1)) or _SKIP_KERNEL.search(body, 0, call.start()) is not None)
             decl.plain_type = decl.type
             decl.axioms = {name} if kind == "axiom" else ({"sorryAx"} if "sorryAx" in value else set())
             decl.refs = {q for q in _QUOTED.findall(value) if q in self.env.decls}

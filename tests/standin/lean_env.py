@@ -25,9 +25,12 @@ import lean_elab
 from lean_syntax import MODULE, module_name, module_parts
 
 MARK = "namespace AutoformalizeEnvProbe"
+REPLAY_MARK = "namespace AutoformalizeReplay"
 # The program these answers were written against (`gates/env_probe.lean` as `gates.env.program` fills it, its two
-# strings emptied): a program changed since answers nothing, so a change to it cannot pass the suite unread.
+# strings emptied), and `gates/replay.lean`'s: a program changed since answers nothing, so a change to it cannot pass
+# the suite unread.
 PROGRAM = "f357e8203ed26fb5327267d35b86b2588c945c33beded6e089156126cf2ff40f"
+REPLAY = "2ae3b8f078b0983f77b61b040f8c27e15deb520a01071324401293ebab2c68b2"
 TOOLCHAIN = Path(__file__).parent / "toolchain"  # the folder the stand-in's `lean` runs from
 _STRING = r'"((?:[^"\\]|\\.)*)"'
 _NONCE = re.compile(rf"^def nonce : String := {_STRING}$", re.M)
@@ -40,6 +43,10 @@ KIND = {"theorem": "thm", "lemma": "thm", "def": "def", "abbrev": "def", "instan
 
 def is_program(text: str) -> bool:
     return MARK in text and "#eval AutoformalizeEnvProbe.main" in text
+
+
+def is_replay(text: str) -> bool:
+    return REPLAY_MARK in text and "#eval AutoformalizeReplay.main" in text
 
 
 def _literal(body: str) -> str:
@@ -101,11 +108,15 @@ def unbuilt(root: Path, text: str) -> list[str]:
 
 
 def answer(root: Path, text: str) -> str | None:
-    """What Lean prints running the probe program `text` in the project at `root` over what was built (every module
-    it asks for is: `unbuilt`); None for a program other than the one these answers were written against."""
+    """What Lean prints running the probe program `text` (or the replay program) in the project at `root` over what
+    was built (every module it asks for is: `unbuilt`); None for a program other than the one these answers were
+    written against."""
     nonce, wanted = _NONCE.search(text), _WANTED.search(text)
-    if nonce is None or wanted is None or digest(text) != PROGRAM:
+    if nonce is None or wanted is None or digest(text) != (REPLAY if is_replay(text) else PROGRAM):
         return None
+    if is_replay(text):
+        return replayed(root, [module_name(parts) for parts in json.loads(_literal(wanted.group(1)))],
+                        _literal(nonce.group(1)))
     modules = [module_name(parts) for parts in json.loads(_literal(wanted.group(1)))]
     out = Printer(_literal(nonce.group(1)))
     project = lean_elab.Project(root, built=True)  # `importModules` reads `.olean` files, never a source
@@ -120,6 +131,35 @@ def answer(root: Path, text: str) -> str | None:
     out.emit(["R", str(TOOLCHAIN), str(root)])
     for module, path in loaded(project, modules).items():
         out.emit(["F", out.module(module), str(path)])
+    out.emit(["E", len(out.lines)])
+    return "\n".join(out.lines)
+
+
+def replayed(root: Path, modules: list[str], nonce: str) -> str:
+    """What the replay program prints: each module read from its `.olean` with its number of constants, the modules
+    they import from outside that set (`Init` among them, as every module without `prelude` imports it), then the
+    kernel's verdict on adding every constant again: the first declaration the model added without the kernel's
+    check (`addDeclWithoutChecking`, or under `debug.skipKernelTC`) is refused with the kernel's message, as
+    `Lean.Environment.replay` throws it."""
+    out = Printer(nonce)
+    project = lean_elab.Project(root, built=True)
+    trusted: list[str] = []
+    count, refused = 0, None
+    for module in modules:
+        path = project.module_path(module)
+        model = lean_elab.File(project, path).elaborate()
+        own = [d for name in model.own if (d := model.env.decls[name]).module == module]
+        out.emit(["P", module_parts(module), str(project.olean(module)), len(own)])
+        count += len(own)
+        for imported in ["Init", *_IMPORT.findall(path.read_text(encoding="utf-8"))]:
+            if imported not in modules and imported not in trusted:
+                trusted.append(imported)
+        if refused is None and (bad := [d for d in own if d.unchecked]):
+            refused = (f"(kernel) declaration type mismatch, '{lean_name(bad[0])}' has type\n  ?\nbut it is expected "
+                       f"to have type\n  {bad[0].type}")
+    for module in trusted:
+        out.emit(["I", module_parts(module)])
+    out.emit(["K", count] if refused is None else ["D", refused])
     out.emit(["E", len(out.lines)])
     return "\n".join(out.lines)
 
