@@ -114,6 +114,12 @@ class Timed:
             def read(self, text: str) -> CheckResult:
                 return timed(lambda: inner.read(text))
 
+            def compile(self, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+                return timed(lambda: inner.compile(text, timeout_s))
+
+            def discard(self, module: str) -> None:
+                inner.discard(module)
+
             def replay(self, modules: list[str]) -> CheckResult | None:
                 return timed(lambda: inner.replay(modules))
 

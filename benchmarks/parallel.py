@@ -140,6 +140,13 @@ class Slow:
         time.sleep(self.seconds)
         return self.inner.read(text)
 
+    def compile(self, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+        time.sleep(self.seconds)
+        return self.inner.compile(text, timeout_s)
+
+    def discard(self, module: str) -> None:
+        self.inner.discard(module)
+
     def replay(self, modules: list[str]) -> CheckResult | None:
         time.sleep(self.seconds)
         return self.inner.replay(modules)

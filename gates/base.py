@@ -44,6 +44,14 @@ class Compiler(Protocol):
         built."""
         ...
 
+    def compile(self, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+        """`text` compiled as a module of its own, whose `.olean` `read` then finds: its name, and what Lean said."""
+        ...
+
+    def discard(self, module: str) -> None:
+        """What `compile` wrote for `module`, removed."""
+        ...
+
     def replay(self, modules: list[str]) -> CheckResult | None:
         """The kernel's replay of `modules` (leanchecker); None when the toolchain has none, and `gates.replay`
         runs its own program through `read`."""

@@ -26,6 +26,8 @@ MAX_REPORTED = 12
 # Toolchains `replay_available` said have leanchecker: one that has it keeps it, so each gate's replay need not
 # start `lake env` to ask again. A no is not kept: it only ever skips the replay, and is asked again the next time.
 _REPLAYABLE: set[str] = set()
+SCRATCH_DIR = ".lake/autoformalize"  # in the Lake project: what the gates write for Lean to read, removed after
+SCRATCH = "AutoformalizeSuccessors"  # the module prefix of the files `compile` writes there
 
 
 @dataclass
@@ -54,7 +56,7 @@ class LakeCompiler:
         return self._file(self.config.read_file, text, timeout_s)
 
     def _file(self, template: str, text: str, timeout_s: float | None) -> CheckResult:
-        folder = self.sandbox.project(self.root) / ".lake" / "autoformalize"
+        folder = self.sandbox.project(self.root) / SCRATCH_DIR
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"Probe{secrets.token_hex(6)}.lean"
         path.write_text(text, encoding="utf-8")
@@ -62,6 +64,29 @@ class LakeCompiler:
             return self._run(template, path.relative_to(self.root).as_posix(), "", timeout_s)
         finally:
             path.unlink(missing_ok=True)
+
+    def compile(self, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+        """`compile_file` on `text` as a module of its own: its source under `.lake/autoformalize` (which git
+        ignores), its `.olean` in `olean_dir`, where `read` finds it. The module's name, and what Lean said;
+        `discard` removes both files."""
+        module = f"{SCRATCH}.S{secrets.token_hex(6)}"
+        source = self._scratch(module).with_suffix(".lean")
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text(text, encoding="utf-8")
+        olean = posixpath.join(self.config.olean_dir, *module.split(".")) + ".olean"
+        result = self._run(self.config.compile_file, source.relative_to(self.root).as_posix(), module, timeout_s,
+                           root=SCRATCH_DIR, olean=olean)
+        return module, result
+
+    def discard(self, module: str) -> None:
+        """The files `compile` wrote for `module`: its source, its `.olean` and what Lean writes beside it."""
+        self._scratch(module).with_suffix(".lean").unlink(missing_ok=True)
+        built = self.sandbox.project(self.root).joinpath(self.config.olean_dir, *module.split("."))
+        for suffix in (".olean", ".ilean", ".olean.server", ".olean.private"):
+            built.with_name(built.name + suffix).unlink(missing_ok=True)
+
+    def _scratch(self, module: str) -> Path:
+        return self.sandbox.project(self.root).joinpath(SCRATCH_DIR, *module.split("."))
 
     def replay(self, modules: list[str]) -> CheckResult | None:
         """`replay` on the modules when `replay_available` says the toolchain has leanchecker; else None. A yes is
@@ -88,12 +113,15 @@ class LakeCompiler:
             h.update(b"\0" + name.encode() + b"\0" + (file.read_bytes() if file.is_file() else b"(none)"))
         return h.hexdigest()
 
-    def _run(self, template: str, path: str, module: str, timeout_s: float | None = None) -> CheckResult:
-        """`template` run where Lake runs, `path` (repository-relative) given relative to it."""
+    def _run(self, template: str, path: str, module: str, timeout_s: float | None = None, **fields: str) -> CheckResult:
+        """`template` run where Lake runs, `path` (repository-relative) given relative to it, `fields` (relative to
+        it already) in their places."""
         lake_dir = self.sandbox.lake_dir
         if path and lake_dir != ".":
             path = posixpath.relpath(path, lake_dir)
         args = [a.replace("{file}", path).replace("{module}", module) for a in shlex.split(template)]
+        for key, value in fields.items():
+            args = [a.replace("{" + key + "}", value) for a in args]
         # The Worker's Lean code runs here, at compile time (`#eval`, `initialize`…): confined to the sandbox.
         done = run(self.sandbox.wrap(args, self.root, outputs=self.outputs), self.sandbox.project(self.root),
                    self.config.timeout_s if timeout_s is None else timeout_s)

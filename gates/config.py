@@ -22,6 +22,12 @@ class BuildConfig(BaseModel):
     read_file: str = "lake env lean {file}"
     """Run one file over the build outputs as they are, building nothing: the environment probe's program, after
     `check_file` built what it reads. `lake env` loads none of the project's plugins or options into it."""
+    compile_file: str = "lake lean {file} -- -R {root} -o {olean}"
+    """Compile one file as a module of its own and write its `.olean`: the successors gate's users as they were at
+    the base, listed by Lean afterwards. Like `check_file`, Lake builds the file's imports first; `{root}` is the
+    folder its module name is counted from, `{olean}` the file to write (in `olean_dir`)."""
+    olean_dir: str = ".lake/build/lib/lean"
+    """Where Lake keeps the project's built modules (on `lake env`'s search path), relative to the Lake project."""
     build_all: str = "lake build"
     """Build the whole project; used when more files would be checked than `max_check_files`."""
     timeout_s: int = Field(default=600, gt=0)

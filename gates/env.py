@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
 import secrets
 import weakref
@@ -525,6 +526,37 @@ def _hash(parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False, separators=(",", ":")).encode()).hexdigest()
 
 
+# -- where each module was loaded from ---------------------------------------------------------------------
+
+
+PACKAGES = ".lake/packages"  # Lake's folder of the dependencies, in the project: outside the sandbox's reach
+
+
+def unaccounted(files: dict[str, str], project: str, ours: set[str]) -> list[str]:
+    """Modules Lean loaded from a file a change's code could have written: any but the project's own from inside the
+    project's folder (its build folder above all, the one place code run while the change was built may write),
+    the dependencies' folder aside; a module of the project from anywhere but the project's folder. What lies
+    outside the project (the toolchain, a dependency a `path` require names) is outside a change's reach."""
+    deps = posixpath.join(project, PACKAGES)
+    out = []
+    for module, file in sorted(files.items()):
+        file = posixpath.normpath(posixpath.join(project, file))  # older Lake puts `./.lake/…` on LEAN_PATH
+        inside = _under(file, project) and not _under(file, deps)
+        if module in ours and not inside:
+            out.append(f"{module}: Lean loaded this module of the project from {file}, outside the project's folder "
+                       "or from the dependencies': not the module its source builds")
+        elif module not in ours and inside:
+            out.append(f"{module}: Lean loaded it from {file}, inside the project's folder, yet no Lean file of the "
+                       "project is this module: code run while the change was built wrote it; a module is trusted "
+                       "only where Lake builds it from the project's source, or where the dependencies and the "
+                       "toolchain keep it")
+    return out
+
+
+def _under(path: str, folder: str) -> bool:
+    return bool(folder) and (path == folder or path.startswith(folder.rstrip("/") + "/"))
+
+
 # -- asking -----------------------------------------------------------------------------------------------------
 
 
@@ -576,9 +608,18 @@ def ask(compiler: Compiler, modules: Iterable[str], *, splits: int = MAX_SPLITS)
             return out
         out.problem = failed(built, "the modules asked about do not build")
         return out
+    got = listed(compiler, modules)
+    got.runs, got.seconds = got.runs + 1, got.seconds + out.seconds
+    return got
+
+
+def listed(compiler: Compiler, modules: list[str]) -> Answer:
+    """Every constant of `modules` as their built `.olean` files hold them: the program's run alone, building
+    nothing."""
+    out = Answer()
     nonce = secrets.token_hex(12)
     ran = compiler.read(program(nonce, modules))
-    out.runs, out.seconds = 2, out.seconds + ran.seconds
+    out.runs, out.seconds = 1, ran.seconds
     try:
         listing = read(ran.output, nonce)
     except Unreadable as e:

@@ -39,14 +39,12 @@ nothing Lean would answer on can differ (`GateInput.recheck`); otherwise the gat
 
 from __future__ import annotations
 
-import posixpath
-
 import structlog
 
 from gates import listing, replay, sorry
 from gates.base import GateInput, GateResult
 from gates.census import Census
-from gates.env import SORRY, Module, normal
+from gates.env import SORRY, Module, normal, unaccounted
 from gates.environment import Baseline, Env, Unanswered, lean_names
 from gates.index import Decl
 from gates.integrity import restate_approvals, restatements
@@ -114,34 +112,6 @@ def affected_files(inp: GateInput) -> set[str]:
 
 
 # -- modules ---------------------------------------------------------------------------------------------------
-
-
-PACKAGES = ".lake/packages"  # Lake's folder of the dependencies, in the project: outside the sandbox's reach
-
-
-def unaccounted(files: dict[str, str], project: str, ours: set[str]) -> list[str]:
-    """Modules Lean loaded from a file a change's code could have written: any but the project's own from inside the
-    project's folder (its build folder above all, the one place code run while the change was built may write),
-    the dependencies' folder aside; a module of the project from anywhere but the project's folder. What lies
-    outside the project (the toolchain, a dependency a `path` require names) is outside a change's reach."""
-    deps = posixpath.join(project, PACKAGES)
-    out = []
-    for module, file in sorted(files.items()):
-        file = posixpath.normpath(posixpath.join(project, file))  # older Lake puts `./.lake/…` on LEAN_PATH
-        inside = _under(file, project) and not _under(file, deps)
-        if module in ours and not inside:
-            out.append(f"{module}: Lean loaded this module of the project from {file}, outside the project's folder "
-                       "or from the dependencies': not the module its source builds")
-        elif module not in ours and inside:
-            out.append(f"{module}: Lean loaded it from {file}, inside the project's folder, yet no Lean file of the "
-                       "project is this module: code run while the change was built wrote it; a module is trusted "
-                       "only where Lake builds it from the project's source, or where the dependencies and the "
-                       "toolchain keep it")
-    return out
-
-
-def _under(path: str, folder: str) -> bool:
-    return bool(folder) and (path == folder or path.startswith(folder.rstrip("/") + "/"))
 
 
 # -- holes -----------------------------------------------------------------------------------------------------

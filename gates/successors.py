@@ -17,16 +17,20 @@ With `[gates] successors = "locked"` (the default), breaking a successor of a st
 (statement_lock.json) rejects the change; other broken successors pass as evidence, named in the verdict (and so
 in the record and the task result). `"strict"` rejects any broken successor; `"off"` compiles nothing. A change
 that leaves every meaning as it was compiles nothing extra. The compiles share `RUNS` times the build's time
-limit, over at most `MAX_FILES` files.
+limit, over at most `MAX_FILES` files (each a compile and a listing).
 
-Which users broke is read from Lean's errors and the lines each user's text occupies in the file the gate wrote.
-What cannot be decided is "not checked", which rejects for a locked statement: a file past the caps, a compile
-that timed out, an error outside every user, a constant using the statement that no declaration of the text
-answers for (an anonymous instance), a base module Lean did not list, or no listing at all when a locked statement
-is restated. Left open: a user in the statement's own file is compiled in that file's changed context (its
-`variable`s and `open`s; the `… in` commands written before the user are left out), and a user
-whose name the change captures (a new `Book.Ch2.qux` that `qux` in `namespace Book.Ch2` now means) compiles against
-the capture.
+Each file is compiled as a module of its own (`Compiler.compile`) and, when its users elaborate, listed by the
+probe's program (`gates.env.listed`). A user is broken when Lean reports an error on the lines its text occupies
+in the file the gate wrote; or, as Lean lists it, when it no longer uses every altered declaration it used (its
+base text now means something else: a term macro or notation the change added took its token) or now rests on
+`sorryAx` and did not (a `stop`, only a warning, in what a macro expands to). What cannot be decided is "not
+checked", which rejects for a locked statement: a file past the caps, a compile that timed out, an error outside
+every user, a constant using the statement that no declaration of the text answers for (an anonymous instance), a
+base module Lean did not list, a compiled file Lean could not list, or no listing at all when a locked statement
+is restated. Left open: an `autoParam` or `optParam` added to a statement, filled in at every user without a
+hole; a user in the statement's own file is compiled in that file's changed context (its `variable`s and `open`s;
+the `… in` commands written before the user are left out); and a user whose name the change captures (a new
+`Book.Ch2.qux` that `qux` in `namespace Book.Ch2` now means) compiles against the capture.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ from dataclasses import dataclass
 
 import structlog
 
+from gates import env
 from gates.base import GateInput, GateResult
 from gates.directives import restatements
-from gates.env import Module, normal
+from gates.env import Module, generated, normal, prefixes
 from gates.environment import Env, lean_names
 from gates.imports import ImportGraph
 from gates.index import Decl
@@ -64,6 +69,7 @@ class User:
     text: str  # its text at the base
     namespace: str  # the namespace its text declares it in
     uses: tuple[str, ...]  # the altered constants it uses, as Lean names them
+    lean: str = ""  # its name as Lean gives it (`_private.<module>.0.…` for a private one)
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,7 @@ def _users(inp: GateInput, altered: dict[str, str]) -> tuple[list[User], list[tu
         head = index.text[d.start:d.header].split()
         written = head[-1] if head else d.name
         namespace = d.name[:-len(written) - 1] if d.name.endswith("." + written) else ""
-        out.append(User(d.name, path, index.text[d.start:d.end], namespace, tuple(sorted(uses))))
+        out.append(User(d.name, path, index.text[d.start:d.end], namespace, tuple(sorted(uses)), owner))
     return out, unmapped
 
 
@@ -233,24 +239,66 @@ def _compile(inp: GateInput, users: list[User], altered: dict[str, str]
             text, regions = splice(inp.after.files[path].text, inp.after.files[path].decls, group)
         else:
             text, regions = as_it_was(inp.before.files[path].text, inp.before.files[path].decls, group)
-        result = inp.compiler.probe(text, left)
-        if result.exit_code is None:
-            unchecked.append((path, uses, f"`{result.command}` timed out"))
-            continue
-        errors = result.errors
-        hit = {r.user.name for r in regions for e in errors if r.first <= e.line <= r.last}
-        elsewhere = [e for e in errors if not any(r.first <= e.line <= r.last for r in regions)]
-        for r in regions:
-            mine = [e for e in errors if r.first <= e.line <= r.last]
-            if mine:
-                broken.append((r.user, mine[0].message.splitlines()[0][:300]))
-        if elsewhere or (result.exit_code != 0 and not hit):
-            why = (f"Lean reported an error outside the users (line {elsewhere[0].line}: "
-                   f"{elsewhere[0].message.splitlines()[0][:200]})" if elsewhere
-                   else f"`{result.command}` exited with {result.exit_code} and reported no error on a user")
-            unchecked.append((path, uses, why))
-        log.info("successors.compiled", path=path, users=len(group), errors=len(errors))
+        module, result = inp.compiler.compile(text, left)
+        try:
+            if result.exit_code is None:
+                unchecked.append((path, uses, f"`{result.command}` timed out"))
+                continue
+            errors = result.errors
+            hit = {r.user.name for r in regions for e in errors if r.first <= e.line <= r.last}
+            elsewhere = [e for e in errors if not any(r.first <= e.line <= r.last for r in regions)]
+            for r in regions:
+                mine = [e for e in errors if r.first <= e.line <= r.last]
+                if mine:
+                    broken.append((r.user, mine[0].message.splitlines()[0][:300]))
+            if elsewhere or (result.exit_code != 0 and not hit):
+                why = (f"Lean reported an error outside the users (line {elsewhere[0].line}: "
+                       f"{elsewhere[0].message.splitlines()[0][:200]})" if elsewhere
+                       else f"`{result.command}` exited with {result.exit_code} and reported no error on a user")
+                unchecked.append((path, uses, why))
+            elif not hit:  # each user elaborates: what it now means, from Lean's listing of what was compiled
+                listed = env.listed(inp.compiler, [module])
+                if listed.problem is not None:
+                    unchecked.append((path, uses, f"Lean could not list the users as compiled: {listed.problem}"))
+                else:
+                    was = inp.before.lean[path]
+                    for r in regions:
+                        if (lost := _meant(r.user, listed.modules[module], was)) is not None:
+                            broken.append((r.user, lost))
+            log.info("successors.compiled", path=path, users=len(group), errors=len(errors))
+        finally:
+            inp.compiler.discard(module)
     return broken, unchecked
+
+
+def _meant(user: User, now: Module, was: Module) -> str | None:
+    """Why `user`, compiled as it was into the module `now` and elaborating, no longer means what it meant at the
+    base (`was`, its module there), as Lean lists it; None when it still does. It must declare its constant, use
+    every altered declaration it used (else its text now means something else: a notation, macro or name the change
+    added), and hold no hole it did not hold."""
+    here, there = f"_private.{now.module}.0.", f"_private.{was.module}.0."
+
+    def back(name: str) -> str:  # a private name of the compiled module, as its file's module names it
+        return there + name[len(here):] if name.startswith(here) else name
+
+    owner = here + user.lean[len(there):] if user.lean.startswith(there) else user.lean
+    own = [c for c in now.consts.values() if now.owner(c.name) == owner]
+    if not own:
+        return "Lean lists no such declaration: its text now declares something else"
+    used = {_declaration(back(u)) for c in own for u in c.uses}
+    if lost := sorted({_declaration(u) for u in user.uses} - used):
+        return (f"it no longer uses {', '.join(lost[:3])}: its text now means something else (a notation, macro or "
+                "name the change added)")
+    if owner in now.holes() and user.lean not in was.holes():
+        return "it now rests on sorryAx, though it did not (a `stop`, a warning, a hole Lean filled in for it)"
+    return None
+
+
+def _declaration(name: str) -> str:
+    """The declaration a constant Lean made for another belongs to (`f.match_1`, `f.eq_1` → `f`)."""
+    while generated(name) and (shorter := prefixes(name)):
+        name = shorter[0]
+    return name
 
 
 def as_it_was(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[Region]]:

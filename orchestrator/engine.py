@@ -189,6 +189,13 @@ class Bounded:
         with self.slots:
             return self.inner.read(text, timeout_s)
 
+    def compile(self, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+        with self.slots:
+            return self.inner.compile(text, timeout_s)
+
+    def discard(self, module: str) -> None:
+        self.inner.discard(module)
+
     def replay(self, modules: list[str]) -> CheckResult | None:
         with self.slots:
             return self.inner.replay(modules)

@@ -25,9 +25,8 @@ from gates.build import LakeCompiler
 from gates.census import census
 from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
-from gates.env import program
+from gates.env import program, unaccounted
 from gates.env import read as env_read
-from gates.kernel import unaccounted
 from gates.meaning import meanings
 from gates.tree import MemTree
 from orchestrator.kernelcheck import gate_change
@@ -55,6 +54,7 @@ class Project:
 def standin(**kw: str) -> BuildConfig:
     run = f"{sys.executable} {STANDIN}"
     return BuildConfig(**{"check_file": f"{run} check {{file}}", "read_file": f"{run} env {{file}}",
+                          "compile_file": f"{run} compile {{file}} {{olean}}",
                           "build_all": f"{run} build",
                           "replay": f"{run} replay {{modules}}", "replay_available": f"{run} has-replay", **kw})
 
@@ -280,6 +280,15 @@ def test_without_leanchecker_the_gates_own_program_replays(tmp_path: Path, mode:
     assert "leanchecker" not in results["kernel"].detail.replace("has no leanchecker", "")
 
 
+def test_a_module_keeping_a_part_apart_is_refused_by_the_gates_replay(tmp_path: Path) -> None:
+    # Lean's module system keeps a module's private part beside its `.olean`; the program reads only the `.olean`.
+    write(tmp_path / "book", {**BASE, "lean-toolchain": "leanprover/lean4:v4.24.0\n",
+                              ".lake/build/lib/lean/Book/Cheat.olean.private": "(its private part)"})
+    results, _ = Project(tmp_path / "book", standin()).gates({"Book/A.lean": HONEST})
+    assert not results["kernel"].passed
+    assert "Book.Cheat: it keeps a part apart (Lean's module system)" in results["kernel"].detail
+
+
 def test_a_replay_that_cannot_run_rejects_the_change(tmp_path: Path) -> None:
     write(tmp_path / "book", {**BASE, "lean-toolchain": "leanprover/lean4:v4.24.0\n"})
     # A toolchain on which the program does not elaborate: Lean reports the error, and prints nothing of ours.
@@ -335,6 +344,12 @@ class Silencing:
         result = self.inner.read(text)
         result.output = "\n".join(line for line in result.output.splitlines() if self.word not in line)
         return result
+
+    def compile(self, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+        return self.inner.compile(text, timeout_s)
+
+    def discard(self, module: str) -> None:
+        self.inner.discard(module)
 
     def replay(self, modules: list[str]) -> CheckResult | None:
         return self.inner.replay(modules)

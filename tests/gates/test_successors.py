@@ -95,19 +95,62 @@ def test_a_user_that_cannot_be_checked_fails_closed_for_a_locked_statement(proje
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from gates.build import LakeCompiler
 
-    real = LakeCompiler.probe
+    real = LakeCompiler.compile
 
-    def timing_out(self: LakeCompiler, text: str, timeout_s: float | None = None) -> CheckResult:
-        if "three_mul_one" in text and "#print" not in text and "import Lean" not in text:
-            return CheckResult("lake env lean probe", None, "", 1.0)  # what `_run` returns on a timeout
-        return real(self, text, timeout_s)
+    def timing_out(self: LakeCompiler, text: str, timeout_s: float | None = None) -> tuple[str, CheckResult]:
+        module, result = real(self, text, timeout_s)
+        if "three_mul_one" in text:
+            return module, CheckResult("lake env lean probe", None, "", 1.0)  # what `_run` returns on a timeout
+        return module, result
 
-    monkeypatch.setattr(LakeCompiler, "probe", timing_out)
+    monkeypatch.setattr(LakeCompiler, "compile", timing_out)
     results, _ = project.gates(CHANGE, gates(), locked={"Book.qux": "x"},
                                strategy="RESTATE: Book.qux — positive n\n")
     assert not results["successors"].passed
     assert "users of a locked statement in Book/Qux.lean could not be checked: `lake env lean probe` timed " \
            "out" in results["successors"].detail
+
+
+# After the weakened statement, a term macro takes the token `qux`: each user's base text `qux 3` now parses as the
+# macro, whose `stop` is only a warning; the patched users name `Book.qux` in full, which the token does not match.
+MACRO = 'macro "qux" : term => `(fun n => (by stop rfl : n * 1 = n))\n\n'
+MASKED = {"Book/Qux.lean": WEAK.replace("theorem three_mul_one", MACRO + "theorem three_mul_one")
+          .replace(":= qux 3", ":= Book.qux 3 (by decide)").replace("exact qux 2", "exact Book.qux 2 (by decide)"),
+          "Book/User.lean": USER.replace("qux 5", "Book.qux 5 (by decide)")}
+
+
+def test_users_whose_base_text_a_new_macro_takes_over_are_broken_by_what_lean_lists(project: Project) -> None:
+    results, _ = project.gates(MASKED, gates(), locked={"Book.qux": "x"},
+                                 strategy="RESTATE: Book.qux — positive n\n")
+
+    assert results["kernel"].passed, results["kernel"].detail  # the change's own users are proved
+    verdict = results["successors"]
+    assert not verdict.passed, verdict.detail
+    for user, path in [("Book.three_mul_one", "Book/Qux.lean"), ("Book.two_mul_one", "Book/Qux.lean"),
+                       ("five_mul_one", "Book/User.lean")]:
+        assert f"{user} ({path}), as it was at the base, no longer elaborates against the changed Book.qux: it no " \
+               "longer uses Book.qux: its text now means something else" in verdict.detail, verdict.detail
+    honest = {**MASKED, "Book/Qux.lean": MASKED["Book/Qux.lean"].replace(MACRO, "")}
+    kept, _ = project.gates(honest, gates(), locked={"Book.qux": "x"}, strategy="RESTATE: Book.qux — positive n\n")
+    assert not kept["successors"].passed and "type mismatch" in kept["successors"].detail  # as before: errors
+
+
+def test_a_user_resting_on_a_hole_it_did_not_hold_is_broken(project: Project) -> None:
+    # The statement changes (it reaches a definition changed under it), and a macro the user's base text runs
+    # through now closes it with `stop`: it still uses the statement, and elaborates, with only a warning. The
+    # change's own copy of the user no longer goes through the macro, so no hole is left for the kernel gate.
+    base = QUX.replace("theorem qux (n : ℕ) : n * 1 = n := by\n  simp",
+                       "def one : ℕ := 1\n\nsyntax \"by_one\" : term\n\nmacro_rules | `(by_one) => `(qux _)\n\n"
+                       "theorem qux (n : ℕ) : n * one = n := by\n  simp [one]").replace(
+        "theorem three_mul_one : 3 * 1 = 3 := qux 3", "theorem three_mul_one : 3 * one = 3 := by_one")
+    write(project.root, {"Book/Qux.lean": base})
+    stopped = base.replace("macro_rules | `(by_one) => `(qux _)",
+                           "macro_rules | `(by_one) => `((by stop rfl : qux = qux) ▸ qux _)").replace(
+        "def one : ℕ := 1", "def one : ℕ := 1 * 1").replace("3 * one = 3 := by_one", "3 * one = 3 := qux 3")
+    results, _ = project.gates({"Book/Qux.lean": stopped}, gates("strict"))  # its own user, patched, is proved
+    assert "Book.three_mul_one (Book/Qux.lean), as it was at the base, no longer elaborates against the changed " \
+           in results["successors"].detail, results["successors"].detail
+    assert "it now rests on sorryAx" in results["successors"].detail
 
 
 def test_splice_puts_each_user_back_where_it_was_and_a_deleted_one_in_its_namespace() -> None:

@@ -72,6 +72,7 @@ def config_text(**sections: dict[str, Any]) -> str:
         "project": {"lean_roots": ["Book"]},
         "build": {"check_file": f"{sys.executable} {STANDIN} check {{file}}",
                   "read_file": f"{sys.executable} {STANDIN} env {{file}}",
+                  "compile_file": f"{sys.executable} {STANDIN} compile {{file}} {{olean}}",
                   "build_all": f"{sys.executable} {STANDIN} build", "timeout_s": 30,
                   "replay": f"{sys.executable} {STANDIN} replay {{modules}}",
                   "replay_available": f"{sys.executable} {STANDIN} has-replay"},

@@ -22,7 +22,10 @@ with logic of its own (it shares no code with autoformalize):
 - with $STANDIN_PAUSE_ON set to `check` or `build`, the first run of that mode
   creates the file $STANDIN_PAUSE_MARKER and sleeps a minute (a test kills it then).
 
-Usage: lean_checker.py check FILE | env FILE | build | replay MODULE… | has-replay
+Usage: lean_checker.py check FILE | env FILE | compile FILE OLEAN | build | replay MODULE… | has-replay
+
+`compile FILE OLEAN` is `lake lean FILE -- -R ROOT -o OLEAN`: as `check`, then
+the `.olean` written when Lean reported no error.
 
 `env FILE` is `lake env lean FILE`: nothing is built; the probe's program reads only the `.olean` files a build
 wrote in `.lake/build/lib/lean` (the stand-in's hold the text it compiled), as `importModules` does.
@@ -236,6 +239,17 @@ def built(root: Path, rel: str) -> int:
     return 0
 
 
+def compiled(root: Path, rel: str, olean: str) -> int:
+    """`lake lean FILE -- -R ROOT -o OLEAN`: Lake builds the file's imports, Lean elaborates it and, when it reports no
+    error, writes its `.olean` (the stand-in's holds the text it compiled) where `-o` says."""
+    if (code := built(root, rel)) != 0:
+        return code
+    target = root / olean
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text((root / rel).read_text(encoding="utf-8"), encoding="utf-8")
+    return 0
+
+
 def main() -> int:
     root = Path.cwd()
     if log := os.environ.get("STANDIN_LOG"):
@@ -259,6 +273,8 @@ def main() -> int:
         return 0 if version is None or (int(version[1]), int(version[2])) >= (4, 28) else 1
     if sys.argv[1] == "replay":
         return replay(root, sys.argv[2:])
+    if sys.argv[1] == "compile":
+        return compiled(root, sys.argv[2], sys.argv[3])
     if sys.argv[1] in ("check", "env"):
         files = [sys.argv[2]]
     else:

@@ -689,8 +689,8 @@ class File:
             decl.axioms = {name}
         if asked := next((t for t in body if t.text == "exact?"), None):
             self.exact(decl, asked, binders, bound)
-        elif kind in ("theorem", "lemma", "def", "abbrev", "instance"):
-            self.application(decl, body, ctx, bound)
+        elif kind in ("theorem", "lemma", "def", "abbrev", "instance") and body_words == [t.text for t in body]:
+            self.application(decl, body, ctx, bound)  # a body a macro rewrote is another term, beyond this check
         if decl.uses_sorry:
             self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
         if name is None:

@@ -30,7 +30,7 @@ REPLAY_MARK = "namespace AutoformalizeReplay"
 # strings emptied), and `gates/replay.lean`'s: a program changed since answers nothing, so a change to it cannot pass
 # the suite unread.
 PROGRAM = "f357e8203ed26fb5327267d35b86b2588c945c33beded6e089156126cf2ff40f"
-REPLAY = "2ae3b8f078b0983f77b61b040f8c27e15deb520a01071324401293ebab2c68b2"
+REPLAY = "0a6743b4993bad30334eecc9164426a7172e14ad80a24a548c2e9b6218f4c0b0"
 TOOLCHAIN = Path(__file__).parent / "toolchain"  # the folder the stand-in's `lean` runs from
 _STRING = r'"((?:[^"\\]|\\.)*)"'
 _NONCE = re.compile(rf"^def nonce : String := {_STRING}$", re.M)
@@ -136,11 +136,12 @@ def answer(root: Path, text: str) -> str | None:
 
 
 def replayed(root: Path, modules: list[str], nonce: str) -> str:
-    """What the replay program prints: each module read from its `.olean` with its number of constants, the modules
-    they import from outside that set (`Init` among them, as every module without `prelude` imports it), then the
-    kernel's verdict on adding every constant again: the first declaration the model added without the kernel's
-    check (`addDeclWithoutChecking`, or under `debug.skipKernelTC`) is refused with the kernel's message, as
-    `Lean.Environment.replay` throws it."""
+    """What the replay program prints: each module read from its `.olean` with its number of constants (and a part
+    Lean's module system keeps beside it, `.olean.private`, when one is there), every module of the environment of
+    what they import from outside that set (`Init` among them, as every module without `prelude` imports it) with
+    its file, then the kernel's verdict on adding every constant again: the first declaration the model added
+    without the kernel's check (`addDeclWithoutChecking`, or under `debug.skipKernelTC`) is refused with the
+    kernel's message, as `Lean.Environment.replay` throws it."""
     out = Printer(nonce)
     project = lean_elab.Project(root, built=True)
     trusted: list[str] = []
@@ -150,16 +151,20 @@ def replayed(root: Path, modules: list[str], nonce: str) -> str:
         model = lean_elab.File(project, path).elaborate()
         own = [d for name in model.own if (d := model.env.decls[name]).module == module]
         out.emit(["P", module_parts(module), str(project.olean(module)), len(own)])
+        for part in (".server", ".private"):
+            if path.with_name(path.name + part).exists():
+                out.emit(["S", module_parts(module), part])
         count += len(own)
-        for imported in ["Init", *_IMPORT.findall(path.read_text(encoding="utf-8"))]:
+        for imported in _IMPORT.findall(path.read_text(encoding="utf-8")):
             if imported not in modules and imported not in trusted:
                 trusted.append(imported)
         if refused is None and (bad := [d for d in own if d.unchecked]):
             refused = (f"(kernel) declaration type mismatch, '{lean_name(bad[0])}' has type\n  ?\nbut it is expected "
                        f"to have type\n  {bad[0].type}")
-    for module in trusted:
-        out.emit(["I", module_parts(module)])
-    out.emit(["K", count] if refused is None else ["D", refused])
+    out.emit(["R", str(TOOLCHAIN), str(root)])
+    for module, file in loaded(project, trusted).items():
+        out.emit(["F", module_parts(module), str(file)])
+    out.emit(["K", count, 0, 0] if refused is None else ["D", refused])
     out.emit(["E", len(out.lines)])
     return "\n".join(out.lines)
 
