@@ -34,10 +34,12 @@ RESTATEMENT = "restatement"
 
 
 def judge_changes(model: Model, entities: list[Entity], changed: set[str], after: Census, *, context_chars: int,
-                  broken: dict[str, list[str]] | None = None) -> list[Judged]:
+                  broken: dict[str, list[str]] | None = None,
+                  defaults: dict[str, list[str]] | None = None) -> list[Judged]:
     """The direct judge on every entity of the book one of whose declarations is `changed`; where the successors
-    gate found users of one that no longer elaborate against it (`broken`), the judge reads them after the Lean, as
-    comments: a statement weaker than what its users relied on."""
+    gate found users of one that no longer elaborate against it (`broken`), or hypotheses with a default its
+    statement gained (`defaults`), the judge reads them after the Lean, as comments: a statement weaker than what its
+    users relied on."""
     if not changed:
         return []
     decls, twice = declarations(after), repeated(after)
@@ -58,7 +60,8 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
         else:
             # Always the default rubric: this verdict is a gate over a Worker's Lean, which only its fences keep
             # from passing for the book's text.
-            v = judge_direct(model, entity, text + successors_note(present, broken or {}),
+            notes = successors_note(present, broken or {}) + defaults_note(present, defaults or {})
+            v = judge_direct(model, entity, text + notes,
                              rubric=Rubric(context_chars=context_chars))
             verdict = Faithfulness(entity=entity.id, declarations=present, score=v.score, reason=v.reason,
                                    error=v.error, book=entity.source)
@@ -74,6 +77,15 @@ def successors_note(names: list[str], broken: dict[str, list[str]]) -> str:
         return ""
     return ("\n\n-- The project's declarations below used this statement before the change and, compiled as they "
             "were, no longer elaborate against it:\n" + "\n".join(line.replace("\n", " ") for line in lines) + "\n")
+
+
+def defaults_note(names: list[str], defaults: dict[str, list[str]]) -> str:
+    """Lean comments naming the hypotheses with a default (`autoParam`, `optParam`) that `names` gained: Lean fills
+    each in at every use, so no user shows it, yet each is a hypothesis the statement added."""
+    lines = [f"-- {n} gained a hypothesis with a default ({kind}) that Lean fills in at every use: it is a "
+             "hypothesis the statement added, however silently its users accept it"
+             for n in names for kind in defaults.get(n, [])]
+    return "\n\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def restatements(judged: list[Judged], restated: dict[str, str], entity_of: dict[str, str]) -> GateResult:

@@ -90,6 +90,8 @@ class GateInput:
     # tree that the cache lacked: path → (closure key, its module's constants), for the caller to keep
     broken_successors: dict[str, list[str]] = field(default_factory=dict)  # an altered declaration → its users
     # of the base that no longer elaborate against it (`gates.successors`), for the judge and the record
+    defaults: dict[str, list[str]] = field(default_factory=dict)  # an altered declaration → the kinds of hypothesis
+    # with a default its statement gained (`autoParam`, `optParam`: filled in at every use), for the judge
     recheck: Recheck | None = None  # a change re-applied after passing on another base: what to compile again
 
     def __post_init__(self) -> None:

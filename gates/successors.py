@@ -27,10 +27,11 @@ base text now means something else: a term macro or notation the change added to
 checked", which rejects for a locked statement: a file past the caps, a compile that timed out, an error outside
 every user, a constant using the statement that no declaration of the text answers for (an anonymous instance), a
 base module Lean did not list, a compiled file Lean could not list, or no listing at all when a locked statement
-is restated. Left open: an `autoParam` or `optParam` added to a statement, filled in at every user without a
-hole; a user in the statement's own file is compiled in that file's changed context (its `variable`s and `open`s;
-the `… in` commands written before the user are left out); and a user whose name the change captures (a new
-`Book.Ch2.qux` that `qux` in `namespace Book.Ch2` now means) compiles against the capture.
+is restated. An `autoParam` or `optParam` a statement gained (Lean fills it in at every user, without a hole) is
+named, and kept for the judge (`GateInput.defaults`). Left open: a user in the statement's own file is compiled in
+that file's changed context (its `variable`s and `open`s; the `… in` commands written before the user are left
+out); and a user whose name the change captures (a new `Book.Ch2.qux` that `qux` in `namespace Book.Ch2` now
+means) compiles against the capture.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ log = structlog.get_logger()
 NAME = "successors"
 MAX_FILES = 24  # user files compiled per change; past it the rest are named as not checked
 RUNS = 2  # the gate's compiles share this many `[build] timeout_s`: a cycle's time limits count on it
+DEFAULTS = frozenset({"autoParam", "optParam"})  # what a binder with a default elaborates to, in the type
 BROKE = "no longer elaborates against the changed"
 """Each broken successor's line in the verdict says this, then the constants it relied on (the review queue reads
 them), then why."""
@@ -95,13 +97,20 @@ def check(inp: GateInput) -> GateResult:
             return GateResult(NAME, False, f"the users of {', '.join(restated)} (locked, restated) cannot be found: "
                                            "Lean listed no module of one side, so they were not compiled")
         return GateResult(NAME, True, "Lean listed no module of one side: no meanings to compare")
-    altered, unlisted = _altered(inp)
+    before = Env(inp.before.lean.values(), modules_of(inp.before, inp.lean_roots).values())
+    after = Env(inp.after.lean.values(), modules_of(inp.after, inp.lean_roots).values())
+    altered, unlisted = _altered(inp, before, after)
     locked = {x for n in inp.locked for x in (n, inp.before.lean_name(n)) if x} & set(altered)
     if unlisted and (locked or restated):
         return GateResult(NAME, False, f"locked statements mean something else, and Lean listed no base module of "
                                        f"{', '.join(unlisted[:5])}, which can hold their users: not checked")
     if not altered:
         return GateResult(NAME, True, "no declaration the project uses means something else")
+    for name in altered:
+        now, was = after.consts.get(name), before.consts.get(name)
+        if now is not None and was is not None and (gained := sorted((DEFAULTS & set(now.type_uses))
+                                                                     - set(was.type_uses))):
+            inp.defaults[name] = gained
     users, unmapped = _users(inp, altered)
     broken, unchecked = _compile(inp, users, altered)
     unchecked += unmapped
@@ -118,20 +127,24 @@ def check(inp: GateInput) -> GateResult:
             reject.append(f"users of a locked statement in {where} could not be checked: {why}")
         else:
             evidence.append(f"users in {where} not checked: {why}")
+    silent = [f"{name} gained a hypothesis with a default ({', '.join(kinds)}) that Lean fills in at every use: its "
+              "users still elaborate, and the judge is told it is an added hypothesis"
+              for name, kinds in sorted(inp.defaults.items())]
     if reject:
         what = ("a statement locked as faithful no longer gives what its users relied on; restore it, or restate it "
                 "so that its users still hold" if mode == "locked" else "[gates] successors is \"strict\"")
-        return GateResult(NAME, False, "\n".join([f"broken successors ({what}):", *reject, *evidence]))
+        return GateResult(NAME, False, "\n".join([f"broken successors ({what}):", *reject, *evidence, *silent]))
     head = f"{len(users)} user(s) of {len(altered)} altered constant(s) compiled as at the base"
     if evidence:
-        return GateResult(NAME, True, "\n".join([f"{head}; broken successors (evidence, not locked):", *evidence]))
-    return GateResult(NAME, True, f"{head}: none broke")
+        return GateResult(NAME, True, "\n".join([f"{head}; broken successors (evidence, not locked):", *evidence,
+                                                 *silent]))
+    return GateResult(NAME, True, "\n".join([f"{head}: none broke", *silent]))
 
 
 # -- what changed, who used it ---------------------------------------------------------------------------------
 
 
-def _altered(inp: GateInput) -> tuple[dict[str, str], list[str]]:
+def _altered(inp: GateInput, before: Env, after: Env) -> tuple[dict[str, str], list[str]]:
     """Every project constant of the base whose meaning the change alters, with how, and the base files that can
     hold one but Lean did not list. A constant of a file the change can alter is *changed* when it is gone, or its
     own terms (type, a definition's value, its shape) differ; a constant is *altered* when it is changed or what
@@ -139,8 +152,6 @@ def _altered(inp: GateInput) -> tuple[dict[str, str], list[str]]:
     `gates.environment.Env.meaning` follows them) holds a changed one. So a statement renamed, moved to another
     file, or reaching a definition changed elsewhere, and the constructors and projections of a changed structure,
     are altered as the statement itself is."""
-    before = Env(inp.before.lean.values(), modules_of(inp.before, inp.lean_roots).values())
-    after = Env(inp.after.lean.values(), modules_of(inp.after, inp.lean_roots).values())
     changed = {c.path for c in inp.lean_changes()}
     if inp.gates.allow_build_time_code and any(not is_lean_source(c.path, inp.lean_roots) for c in inp.changes):
         affected = set(inp.before.files)

@@ -552,6 +552,7 @@ def gate(c: Cycle, since: tuple[set[str], set[str]] | None = None) -> bool:
     c.after = inp.after
     c.altered = changed_meanings(c.census, inp.after)
     c.broken = inp.broken_successors
+    c.defaults = inp.defaults
     c.restated = restated(inp) if cfg.audit.judge_in_loop else {}
     return True
 
@@ -570,7 +571,8 @@ def judge(c: Cycle) -> None:
     changed = set(c.altered) | set(c.restated) | joined | left
     try:
         c.judged = judge_changes(c.deps.model("judge", c.ledger), c.book.entities(c.after, changed), changed, c.after,
-                                 context_chars=c.config.audit.context_chars, broken=c.broken)
+                                 context_chars=c.config.audit.context_chars, broken=c.broken,
+                                 defaults=c.defaults)
     except InfraError as e:  # a restatement lands only on the judge's word: without one, it does not
         if c.restated:
             c.gates.append(GateResult(RESTATEMENT, False, f"the judge could not be asked ({e}); a restatement "

@@ -97,6 +97,7 @@ class Cycle:
     after: Census | None = None  # the census with the Worker's change, when it passed
     broken: dict[str, list[str]] = field(default_factory=dict)  # an altered declaration → its users of the base
     # that no longer elaborate against it (the successors gate's evidence), shown to the judge
+    defaults: dict[str, list[str]] = field(default_factory=dict)  # hypotheses with a default a statement gained
     altered: dict[str, str] = field(default_factory=dict)  # declarations whose meaning that change altered, and how
     worker_commit: str | None = None  # the Worker's change as a scratch commit, for landing or re-applying
     outcome: Outcome | None = None

@@ -153,6 +153,18 @@ def test_a_user_resting_on_a_hole_it_did_not_hold_is_broken(project: Project) ->
     assert "it now rests on sorryAx" in results["successors"].detail
 
 
+def test_a_hypothesis_with_a_default_breaks_no_user_and_is_named(project: Project) -> None:
+    silent = {"Book/Qux.lean": QUX.replace("(n : ℕ) : n * 1", "(n : ℕ) (h : 0 < n := by decide) : n * 1")}
+    results, inp = project.gates(silent, gates(), locked={"Book.qux": "x"},
+                                 strategy="RESTATE: Book.qux — positive n\n")
+    assert results["successors"].passed, results["successors"].detail  # Lean fills `h` in at each user
+    assert inp.defaults == {"Book.qux": ["autoParam"]} and inp.broken_successors == {}
+    assert "Book.qux gained a hypothesis with a default (autoParam)" in results["successors"].detail
+    valued = {"Book/Qux.lean": QUX.replace("(n : ℕ) : n * 1", "(n : ℕ) (k : ℕ := 1) : n * k")}
+    _, inp = project.gates(valued, gates(), locked={"Book.qux": "x"}, strategy="RESTATE: Book.qux — k\n")
+    assert inp.defaults == {"Book.qux": ["optParam"]}
+
+
 def test_splice_puts_each_user_back_where_it_was_and_a_deleted_one_in_its_namespace() -> None:
     base = index_source("Book/Qux.lean", QUX)
     users = []

@@ -139,3 +139,23 @@ def test_a_user_deleted_with_the_weakening_is_compiled_where_it_was(server_proje
     failed = {g.name: g.detail for g in record.gates if not g.passed}
     assert "successors" in failed, failed
     assert "Book.three_mul_one (Book/Uses.lean), as it was at the base, no longer elaborates" in failed["successors"]
+
+
+def test_a_hypothesis_lean_fills_in_is_told_to_the_judge(server_project: Project, server: AnthropicStandin) -> None:
+    # `(h : 0 < n := by decide)`: every user elaborates as it was and holds no hole; `n = 0` is dropped all the same.
+    book = server_project
+    lock(book)
+    plan = strategy("Book/**", target="Restate Theorem 2.1.") + "\nRESTATE: Book.qux — the book assumes n positive\n"
+    book.agents.plan(plan)
+    silent = USES.replace("(n : ℕ) : n * 1", "(n : ℕ) (h : 0 < n := by decide) : n * 1")
+    book.agents.work([("write_file", {"path": "Book/Uses.lean", "content": silent})], "restated it")
+    book.agents.judge(True, True, 3, reason="fooled: nothing changed for the users")
+    book.agents.evaluate(evaluation(1))
+
+    record, _ = book.cycle()
+
+    verdict = next(g for g in record.gates if g.name == "successors")
+    assert verdict.passed and "none broke" in verdict.detail, verdict.detail
+    assert "Book.qux gained a hypothesis with a default (autoParam) that Lean fills in at every use" in verdict.detail
+    judged = [t for r in server.requests if "LEAN 4 STATEMENT" in (t := json.dumps(r.body, ensure_ascii=False))]
+    assert "-- Book.qux gained a hypothesis with a default (autoParam) that Lean fills in at every use" in judged[-1]

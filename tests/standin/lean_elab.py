@@ -17,6 +17,8 @@ just enough of Lean's elaboration to answer a probe the way Lean would.
 - `exact?` closes a goal with a hypothesis, a theorem of the environment or one of `LIBRARY` (its
   stand-in for Mathlib), printing `Try this` in the shape of the toolchain `lean-toolchain` names, or fails
   with Lean's error.
+- A binder with a default (`(h : 0 < n := by decide)`) elaborates to an `autoParam` (`:= v`: an `optParam`) in
+  the type, and an application that leaves it out has it filled in.
 - Axioms: `sorry`, `admit`, `stop`, `apply?`, `exact?` (unanswered) and an elaboration
   error (the declaration is still added, backed by `sorryAx`) give `sorryAx`;
   `native_decide` and `decide +native` give `Lean.ofReduceBool`; classical
@@ -125,15 +127,34 @@ def toolchain_minor(root: Path) -> int:
 
 
 def hypotheses(binders: list[str]) -> dict[str, list[str]]:
-    """`(h : T)` binders: each name and its type's words."""
+    """`(h : T)` binders: each name and its type's words (a default, `:= …`, left out)."""
     out: dict[str, list[str]] = {}
     i = 0
     while i < len(binders):
         if binders[i] == "(" and ":" in binders[i:]:
             close = binders.index(")", i) if ")" in binders[i:] else len(binders)
             colon = binders.index(":", i)
+            end = binders.index(":=", colon, close) if ":=" in binders[colon:close] else close
             for name in binders[i + 1:colon]:
-                out[name] = [TYPES.get(w, w) for w in binders[colon + 1:close]]
+                out[name] = [TYPES.get(w, w) for w in binders[colon + 1:end]]
+            i = close + 1
+        else:
+            i += 1
+    return out
+
+
+def defaults(binders: list[str]) -> dict[str, str]:
+    """The explicit binders with a default, each with what Lean elaborates its type to: `(h : T := by tac)` an
+    `autoParam`, `(x : T := v)` an `optParam`; Lean fills either in where an application leaves it out."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(binders):
+        if binders[i] == "(" and ":" in binders[i:] and ")" in binders[i:]:
+            close, colon = binders.index(")", i), binders.index(":", i)
+            if ":=" in binders[colon:close]:
+                at = binders.index(":=", colon, close)
+                kind = "autoParam" if binders[at + 1:at + 2] == ["by"] else "optParam"
+                out.update({name: kind for name in binders[i + 1:colon]})
             i = close + 1
         else:
             i += 1
@@ -670,6 +691,7 @@ class File:
         rendered_binders = " ".join(self.render([t.text for g in variables for t in g], bound, ctx, types, type_refs,
                                                 True) + self.render(binders, bound, ctx, types, type_refs, True))
         rendered_type = " ".join(self.render(type_words, bound, ctx, types, type_refs, True))
+        type_refs |= set(defaults(binders).values())
         plain_type = " ".join(self.render(type_words, bound, ctx, types, set(), False))
         plain_binders = " ".join(self.render(binders, bound, ctx, types, set(), False))
         refs = set(type_refs)
@@ -769,7 +791,8 @@ class File:
             return
         t = self.env.decls[target]
         params = hypotheses(t.plain_binders.split())
-        names = list(params)
+        filled = defaults(t.plain_binders.split())
+        names = [n for n in params if n not in filled]
         given = [" ".join(x.text for x in g) for g in args]
         if len(given) > len(names):
             applied = " ".join([head.text, *given[:len(names)]])
