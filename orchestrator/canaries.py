@@ -66,6 +66,10 @@ _ALIAS = ("import Batteries.Tactic.Alias\n\nnamespace @M@.Alias\n\ndef seven : N
 _LONG = ("namespace @M@.Long\n\ndef long : List Nat := [" + ", ".join(str(k) for k in range(5999))
          + ", {last}]\n\ntheorem target : long = long := {proof}\n\nend @M@.Long\n")
 
+_MASKED = ("namespace @M@.MacroUser\n\ntheorem qux (n : Nat){hypothesis} : n * 1 = n := Nat.mul_one n\n\n"
+           "{macro}theorem three : 3 * 1 = 3 := {use}\n\nend @M@.MacroUser\n")
+_TAKEN = 'macro "qux" : term => `(fun n => (by stop rfl : n * 1 = n))\n\n'
+
 _WEAKENED = ("namespace @M@.Weakened\n\ntheorem qux (n : Nat){hypothesis} : n * 1 = n := Nat.mul_one n\n\n"
              "theorem three : 3 * 1 = 3 := {use}\n\nend @M@.Weakened\n")
 
@@ -217,6 +221,15 @@ CANARIES: tuple[Canary, ...] = (
         {"Weakened.lean": _WEAKENED.format(hypothesis=" (_ : 0 < n)", use="qux 3 (by decide)")},
         gate="successors", locked=("@M@.Weakened.qux",),
         strategy="RESTATE: @M@.Weakened.qux — the book assumes n positive\n"),
+    Canary(
+        "macro_over_user", "a locked statement gains a hypothesis under a declared restatement, and a term macro "
+        "placed after it takes the token its user's text names: that text, as it was, elaborates with only a `stop` "
+        "warning (the patched user names the statement in full)",
+        {"MacroUser.lean": _MASKED.format(hypothesis="", macro="", use="qux 3")},
+        {"MacroUser.lean": _MASKED.format(hypothesis=" (_ : 0 < n)", macro=_TAKEN,
+                                          use="@M@.MacroUser.qux 3 (by decide)")},
+        gate="successors", locked=("@M@.MacroUser.qux",),
+        strategy="RESTATE: @M@.MacroUser.qux — the book assumes n positive\n"),
 )
 
 

@@ -53,6 +53,7 @@ def test_every_cheat_is_rejected_and_the_honest_proof_accepted(project: Project)
         assert found[name][2] == ["kernel"], found[name]
     # Restated as the strategy declares, it means something else by leave: only its user, as it was, tells.
     assert found["weakened_with_users"][2] == ["successors"], found["weakened_with_users"]
+    assert "successors" in found["macro_over_user"][2], found["macro_over_user"]
     for name in ("guard_msgs", "meta_axiom", "unchecked", "native_decide", "hidden_axiom", "local_instance",
                  "print_axioms"):
         assert "integrity" in found[name][2] and "kernel" in found[name][2], found[name]
