@@ -93,8 +93,13 @@ def check(compiler: Compiler, modules: list[str], files: dict[str, str], ours: s
     if not ran.ok:
         return [failed(ran, f"Lean reported an error while replaying the project's modules in its kernel{CANNOT}")], ""
     if got.refused is not None:
+        # `Lean.Environment.replay` checks under the default heartbeats, whatever `maxHeartbeats` the declaration was
+        # elaborated under; leanchecker checks without a limit.
+        heavy = (" (this replay checks each declaration within Lean's default `maxHeartbeats`; leanchecker, from Lean "
+                 "v4.28, checks without a limit)" if "deterministic timeout" in got.refused else "")
         return [f"Lean's kernel refused a constant of the project's modules as it added them again (a declaration "
-                f"stored without its check, or an `.olean` not written from checked code): {got.refused[:2000]}"], ""
+                f"stored without its check, or an `.olean` not written from checked code): {got.refused[:2000]}"
+                f"{heavy}"], ""
     problems = [f"{m}: the replay did not read it" for m in modules if m not in got.files]
     problems += [f"{m}: the replay read {got.files[m]}, the listing {files[m]}" for m in modules
                  if m in got.files and m in files and got.files[m] != files[m]]

@@ -88,6 +88,7 @@ PLANTED = ["F", ["Evil"], "/w/.lake/build/lib/lean/Evil.olean"]
     (framed(P_B, P_A, R, INIT, ["K", 6, 1, 0]), 0, "the replay accounts for 7 of the 8 constants it read"),
     (framed(P_B, P_A, R, INIT, ["D", "(kernel) declaration type mismatch, 'Book.x'"]), 0,
      "Lean's kernel refused a constant"),
+    (framed(P_B, P_A, R, INIT, ["D", "(kernel) deterministic timeout"]), 0, "within Lean's default `maxHeartbeats`"),
     (framed(P_B, P_A, R, INIT, OK), 1, "Lean reported an error while replaying"),
     ("PANIC at Lean.Environment.replay\n" + framed(P_B, P_A, R, INIT, OK), 0, "Lean panicked while replaying"),
     ("Replay.lean:56:14: error: unknown constant 'Lean.Environment.replay'", 1, "could not be read"),
