@@ -74,15 +74,19 @@ class LakeCompiler:
         source.parent.mkdir(parents=True, exist_ok=True)
         source.write_text(text, encoding="utf-8")
         olean = posixpath.join(self.config.olean_dir, *module.split(".")) + ".olean"
-        result = self._run(self.config.compile_file, source.relative_to(self.root).as_posix(), module, timeout_s,
-                           root=SCRATCH_DIR, olean=olean)
+        try:
+            result = self._run(self.config.compile_file, source.relative_to(self.root).as_posix(), module, timeout_s,
+                               root=SCRATCH_DIR, olean=olean)
+        except BaseException:
+            self.discard(module)
+            raise
         return module, result
 
     def discard(self, module: str) -> None:
         """The files `compile` wrote for `module`: its source, its `.olean` and what Lean writes beside it."""
         self._scratch(module).with_suffix(".lean").unlink(missing_ok=True)
         built = self.sandbox.project(self.root).joinpath(self.config.olean_dir, *module.split("."))
-        for suffix in (".olean", ".ilean", ".olean.server", ".olean.private"):
+        for suffix in (".olean", ".ilean", ".ir", ".olean.server", ".olean.private"):
             built.with_name(built.name + suffix).unlink(missing_ok=True)
 
     def _scratch(self, module: str) -> Path:

@@ -122,6 +122,17 @@ def generated(name: str) -> bool:
             or _AUXILIARY.fullmatch(parts[-1]) is not None or _ON_DEMAND.fullmatch(parts[-1]) is not None)
 
 
+def declaration(name: str) -> str:
+    """The declaration a constant Lean made for another belongs to (`f.match_1`, `f.eq_1`, `f._proof_1` → `f`): its
+    last components dropped while they are Lean's; a private prefix stays (`_private.M.0.f.eq_1` →
+    `_private.M.0.f`)."""
+    parts = components(name)
+    while len(parts) > 1 and (parts[-1].startswith("_") or parts[-1].isdigit() or _AUXILIARY.fullmatch(parts[-1])
+                              or _ON_DEMAND.fullmatch(parts[-1])):
+        parts.pop()
+    return ".".join(parts)
+
+
 def normal(name: str) -> str:
     """A name as Lean text writes it, as Lean prints it: needless `«»` dropped, needed ones kept, so
     `Book.«mono»` is `Book.mono` and `«Book.mono»` (one component) stays apart from it."""

@@ -38,14 +38,14 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
 from gates import env
 from gates.base import GateInput, GateResult
 from gates.directives import restatements
-from gates.env import Module, generated, normal, prefixes
+from gates.env import SORRY, Module, declaration, normal
 from gates.environment import Env, lean_names
 from gates.imports import ImportGraph
 from gates.index import Decl
@@ -123,7 +123,7 @@ def check(inp: GateInput) -> GateResult:
         for d in user.uses:
             inp.broken_successors.setdefault(d, []).append(f"{user.name}: {why}")
     for where, uses, why in unchecked:
-        if set(uses) & locked:
+        if mode == "strict" or set(uses) & locked:
             reject.append(f"users of a locked statement in {where} could not be checked: {why}")
         else:
             evidence.append(f"users in {where} not checked: {why}")
@@ -192,7 +192,8 @@ def _users(inp: GateInput, altered: dict[str, str]) -> tuple[list[User], list[tu
         for c in module.consts.values():
             owner = module.owner(c.name)
             hits = sorted(u for u in c.uses if u in altered and u != owner and module.owner(u) != owner)
-            if not hits:
+            # A declaration whose own terms the change altered is what is tested, never a user put back as it was.
+            if not hits or altered.get(owner) == "changed":
                 continue
             if owner in texts:
                 found.setdefault((path, owner), set()).update(hits)
@@ -274,19 +275,20 @@ def _compile(inp: GateInput, users: list[User], altered: dict[str, str]
                 else:
                     was = inp.before.lean[path]
                     for r in regions:
-                        if (lost := _meant(r.user, listed.modules[module], was)) is not None:
-                            broken.append((r.user, lost))
+                        if (found := _meant(r.user, listed.modules[module], was)) is not None:
+                            broken.append(found)
             log.info("successors.compiled", path=path, users=len(group), errors=len(errors))
         finally:
             inp.compiler.discard(module)
     return broken, unchecked
 
 
-def _meant(user: User, now: Module, was: Module) -> str | None:
+def _meant(user: User, now: Module, was: Module) -> tuple[User, str] | None:
     """Why `user`, compiled as it was into the module `now` and elaborating, no longer means what it meant at the
-    base (`was`, its module there), as Lean lists it; None when it still does. It must declare its constant, use
-    every altered declaration it used (else its text now means something else: a notation, macro or name the change
-    added), and hold no hole it did not hold."""
+    base (`was`, its module there), as Lean lists it, with the altered declarations that concerns; None when it still
+    does. It must declare its constant, use every altered declaration it used (else its text now means something
+    else: a notation, macro or name the change added), and rest on `sorryAx` (Lean's axioms of its constants, through
+    every constant they reach: a `let rec` or a lemma a macro names included) only where it did."""
     here, there = f"_private.{now.module}.0.", f"_private.{was.module}.0."
 
     def back(name: str) -> str:  # a private name of the compiled module, as its file's module names it
@@ -295,21 +297,17 @@ def _meant(user: User, now: Module, was: Module) -> str | None:
     owner = here + user.lean[len(there):] if user.lean.startswith(there) else user.lean
     own = [c for c in now.consts.values() if now.owner(c.name) == owner]
     if not own:
-        return "Lean lists no such declaration: its text now declares something else"
-    used = {_declaration(back(u)) for c in own for u in c.uses}
-    if lost := sorted({_declaration(u) for u in user.uses} - used):
-        return (f"it no longer uses {', '.join(lost[:3])}: its text now means something else (a notation, macro or "
-                "name the change added)")
-    if owner in now.holes() and user.lean not in was.holes():
-        return "it now rests on sorryAx, though it did not (a `stop`, a warning, a hole Lean filled in for it)"
+        return user, "Lean lists no such declaration: its text now declares something else"
+    used = {declaration(back(u)) for c in own for u in c.uses}
+    if lost := sorted({declaration(u) for u in user.uses} - used):
+        lost_uses = tuple(u for u in user.uses if declaration(u) in lost)
+        return (replace(user, uses=lost_uses), f"it no longer uses {', '.join(lost[:3])}: its text now means "
+                "something else (a notation, macro or name the change added)")
+    rested = any(SORRY in c.axioms for c in was.consts.values() if was.owner(c.name) == user.lean)
+    if any(SORRY in c.axioms for c in own) and not rested:
+        return user, ("it now rests on sorryAx, though it did not (a `stop`, a warning, a hole in what a macro it "
+                      "runs through expands to)")
     return None
-
-
-def _declaration(name: str) -> str:
-    """The declaration a constant Lean made for another belongs to (`f.match_1`, `f.eq_1` → `f`)."""
-    while generated(name) and (shorter := prefixes(name)):
-        name = shorter[0]
-    return name
 
 
 def as_it_was(text: str, decls: list[Decl], users: list[User]) -> tuple[str, list[Region]]:

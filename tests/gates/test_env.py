@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gates.census import census
 from gates.config import GatesConfig
 from gates.diagnostics import CheckResult
-from gates.env import Const, Module, Unreadable, ask, generated, normal, printed, program, read
+from gates.env import Const, Module, Unreadable, ask, declaration, generated, normal, printed, program, read
 from gates.environment import Env, Unanswered
 from gates.listing import Cache, chain, gather
 from gates.tree import MemTree
@@ -463,3 +463,12 @@ def test_only_a_lemma_lean_makes_on_demand_is_another_module_s() -> None:
         c = const(name, "thm", module="Book.B", tu=("Book.A.f",), vu=("sorryAx",), line=None)
         m = module(c, name="Book.B", homes={"Book.A.f": "Book.A", "sorryAx": "Init.Prelude"})
         assert not m.foreign(name) and m.holes() == {name: [name]}
+
+
+@pytest.mark.parametrize(("name", "owner"), [
+    ("Book.f.eq_1", "Book.f"), ("Book.f.match_1.splitter", "Book.f"), ("Book.t._proof_1", "Book.t"),
+    ("_private.Book.A.0.Book.g.eq_def", "_private.Book.A.0.Book.g"),
+    ("_private.Book.A.0.Book.g", "_private.Book.A.0.Book.g"),
+    ("Book.main", "Book.main"), ("Nat.succ", "Nat.succ")])
+def test_a_generated_constant_belongs_to_its_declaration_a_private_prefix_kept(name: str, owner: str) -> None:
+    assert declaration(name) == owner

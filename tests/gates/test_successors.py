@@ -135,17 +135,20 @@ def test_users_whose_base_text_a_new_macro_takes_over_are_broken_by_what_lean_li
     assert not kept["successors"].passed and "type mismatch" in kept["successors"].detail  # as before: errors
 
 
-def test_a_user_resting_on_a_hole_it_did_not_hold_is_broken(project: Project) -> None:
+@pytest.mark.parametrize("expansion", ["(by stop rfl : qux = qux) ▸ qux _", "gap ▸ qux _"])
+def test_a_user_resting_on_a_hole_it_did_not_hold_is_broken(project: Project, expansion: str) -> None:
     # The statement changes (it reaches a definition changed under it), and a macro the user's base text runs
     # through now closes it with `stop`: it still uses the statement, and elaborates, with only a warning. The
-    # change's own copy of the user no longer goes through the macro, so no hole is left for the kernel gate.
+    # change's own copy of the user no longer goes through the macro, so no hole is left for the kernel gate. The
+    # hole may be in the user's own terms (`stop`) or in a lemma the expansion names (the base's sorried `gap`).
     base = QUX.replace("theorem qux (n : ℕ) : n * 1 = n := by\n  simp",
                        "def one : ℕ := 1\n\nsyntax \"by_one\" : term\n\nmacro_rules | `(by_one) => `(qux _)\n\n"
-                       "theorem qux (n : ℕ) : n * one = n := by\n  simp [one]").replace(
+                       "theorem qux (n : ℕ) : n * one = n := by\n  simp [one]\n\n"
+                       "theorem gap : qux = qux := by\n  sorry").replace(
         "theorem three_mul_one : 3 * 1 = 3 := qux 3", "theorem three_mul_one : 3 * one = 3 := by_one")
     write(project.root, {"Book/Qux.lean": base})
     stopped = base.replace("macro_rules | `(by_one) => `(qux _)",
-                           "macro_rules | `(by_one) => `((by stop rfl : qux = qux) ▸ qux _)").replace(
+                           f"macro_rules | `(by_one) => `({expansion})").replace(
         "def one : ℕ := 1", "def one : ℕ := 1 * 1").replace("3 * one = 3 := by_one", "3 * one = 3 := qux 3")
     results, _ = project.gates({"Book/Qux.lean": stopped}, gates("strict"))  # its own user, patched, is proved
     assert "Book.three_mul_one (Book/Qux.lean), as it was at the base, no longer elaborates against the changed " \
