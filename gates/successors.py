@@ -106,11 +106,7 @@ def check(inp: GateInput) -> GateResult:
                                        f"{', '.join(unlisted[:5])}, which can hold their users: not checked")
     if not altered:
         return GateResult(NAME, True, "no declaration the project uses means something else")
-    for name in altered:
-        now, was = after.consts.get(name), before.consts.get(name)
-        if now is not None and was is not None and (gained := sorted((DEFAULTS & set(now.type_uses))
-                                                                     - set(was.type_uses))):
-            inp.defaults[name] = gained
+    inp.defaults.update(_defaults(before, after, altered))
     users, unmapped = _users(inp, altered)
     broken, unchecked = _compile(inp, users, altered)
     unchecked += unmapped
@@ -124,7 +120,8 @@ def check(inp: GateInput) -> GateResult:
             inp.broken_successors.setdefault(d, []).append(f"{user.name}: {why}")
     for where, uses, why in unchecked:
         if mode == "strict" or set(uses) & locked:
-            reject.append(f"users of a locked statement in {where} could not be checked: {why}")
+            whose = "of a locked statement " if set(uses) & locked else ""
+            reject.append(f"users {whose}in {where} could not be checked: {why}")
         else:
             evidence.append(f"users in {where} not checked: {why}")
     silent = [f"{name} gained a hypothesis with a default ({', '.join(kinds)}) that Lean fills in at every use: its "
@@ -178,6 +175,18 @@ def _altered(inp: GateInput, before: Env, after: Env) -> tuple[dict[str, str], l
                 out[name] = "what it states reaches a changed constant"
                 queue.append(name)
     return out, unlisted
+
+
+def _defaults(before: Env, after: Env, altered: dict[str, str]) -> dict[str, list[str]]:
+    """The altered statements whose type, as Lean lists it, gained a hypothesis with a default (`autoParam`,
+    `optParam`), which Lean fills in at every use without a hole."""
+    out = {}
+    for name in altered:
+        now, was = after.consts.get(name), before.consts.get(name)
+        if now is not None and was is not None and (gained := sorted(DEFAULTS & set(now.type_uses)
+                                                                     - set(was.type_uses))):
+            out[name] = gained
+    return out
 
 
 def _users(inp: GateInput, altered: dict[str, str]) -> tuple[list[User], list[tuple[str, list[str], str]]]:
