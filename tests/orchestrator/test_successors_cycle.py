@@ -50,11 +50,12 @@ def lock(book: Project) -> None:
     assert record.outcome == "accepted", record.gates
 
 
-def weaken(book: Project) -> None:
+def weaken(book: Project, text: str = WEAKENED, reason: str = "fooled: the hypothesis looks harmless") -> None:
+    """A cycle's agents restating `qux` as `text` under a declared `RESTATE:`, judged faithful by a fooled judge."""
     plan = strategy("Book/**", target="Restate Theorem 2.1.") + "\nRESTATE: Book.qux — the book assumes n positive\n"
     book.agents.plan(plan)
-    book.agents.work([("write_file", {"path": "Book/Uses.lean", "content": WEAKENED})], "restated it")
-    book.agents.judge(True, True, 3, reason="fooled: the hypothesis looks harmless")
+    book.agents.work([("write_file", {"path": "Book/Uses.lean", "content": text})], "restated it")
+    book.agents.judge(True, True, 3, reason=reason)
     book.agents.evaluate(evaluation(1))
 
 
@@ -126,12 +127,7 @@ def test_a_change_that_keeps_every_meaning_compiles_nothing_extra(server_project
 def test_a_user_deleted_with_the_weakening_is_compiled_where_it_was(server_project: Project) -> None:
     book = server_project
     lock(book)
-    plan = strategy("Book/**", target="Restate Theorem 2.1.") + "\nRESTATE: Book.qux — the book assumes n positive\n"
-    book.agents.plan(plan)
-    gone = WEAKENED.replace("theorem three_mul_one : 3 * 1 = 3 := qux 3 (by decide)\n\n", "")
-    book.agents.work([("write_file", {"path": "Book/Uses.lean", "content": gone})], "restated it")
-    book.agents.judge(True, True, 3)
-    book.agents.evaluate(evaluation(1))
+    weaken(book, WEAKENED.replace("theorem three_mul_one : 3 * 1 = 3 := qux 3 (by decide)\n\n", ""))
 
     record, _ = book.cycle()
 
@@ -145,12 +141,8 @@ def test_a_hypothesis_lean_fills_in_is_told_to_the_judge(server_project: Project
     # `(h : 0 < n := by decide)`: every user elaborates as it was and holds no hole; `n = 0` is dropped all the same.
     book = server_project
     lock(book)
-    plan = strategy("Book/**", target="Restate Theorem 2.1.") + "\nRESTATE: Book.qux — the book assumes n positive\n"
-    book.agents.plan(plan)
-    silent = USES.replace("(n : ℕ) : n * 1", "(n : ℕ) (h : 0 < n := by decide) : n * 1")
-    book.agents.work([("write_file", {"path": "Book/Uses.lean", "content": silent})], "restated it")
-    book.agents.judge(True, True, 3, reason="fooled: nothing changed for the users")
-    book.agents.evaluate(evaluation(1))
+    weaken(book, USES.replace("(n : ℕ) : n * 1", "(n : ℕ) (h : 0 < n := by decide) : n * 1"),
+           reason="fooled: nothing changed for the users")
 
     record, _ = book.cycle()
 
