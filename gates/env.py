@@ -114,12 +114,17 @@ _ON_DEMAND = re.compile(r"eq_\d+|eq_def|eq_unfold|induct|mutual_induct|induct_un
                         r"|congr_eq_\d+")
 
 
+def _made(part: str) -> bool:
+    """A last component as Lean names what it makes for another declaration."""
+    return (part.startswith("_") or part.isdigit() or _AUXILIARY.fullmatch(part) is not None
+            or _ON_DEMAND.fullmatch(part) is not None)
+
+
 def generated(name: str) -> bool:
     """Named as Lean names what it makes for another declaration: a component starting with `_`, a numeric last
     component, or one of `_AUXILIARY`'s or `_ON_DEMAND`'s last."""
     parts = components(name)
-    return (any(p.startswith("_") for p in parts) or parts[-1].isdigit()
-            or _AUXILIARY.fullmatch(parts[-1]) is not None or _ON_DEMAND.fullmatch(parts[-1]) is not None)
+    return any(p.startswith("_") for p in parts) or _made(parts[-1])
 
 
 def declaration(name: str) -> str:
@@ -127,8 +132,7 @@ def declaration(name: str) -> str:
     last components dropped while they are Lean's; a private prefix stays (`_private.M.0.f.eq_1` →
     `_private.M.0.f`)."""
     parts = components(name)
-    while len(parts) > 1 and (parts[-1].startswith("_") or parts[-1].isdigit() or _AUXILIARY.fullmatch(parts[-1])
-                              or _ON_DEMAND.fullmatch(parts[-1])):
+    while len(parts) > 1 and _made(parts[-1]):
         parts.pop()
     return ".".join(parts)
 
