@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents import goals
 from agents.lsp import LeanServer, rooted
 from agents.model import ToolCall, ToolResult, ToolSpec
 from agents.provers import desk as provers
@@ -105,6 +106,9 @@ def _schema(**props: tuple[str, str]) -> dict[str, Any]:
     }
 
 
+YIELDING = frozenset({"lean_goal"})
+"""Builtin tools a Lean server's tool of the same name stands in for while it runs: it answers at any position of a
+file, from the elaboration it holds, where the builtin one checks a copy."""
 PROVER_TOOLS = ("submit_to_prover", "prover_result", "apply_prover_result")  # offered while the prover is on
 SPECS = [
     ToolSpec("read_file", "Read a file of the repository. Long files: ask for a line range.",
@@ -129,6 +133,10 @@ SPECS = [
     ToolSpec("lean_check", "Compile one Lean file and return Lean's messages (errors, warnings, and information: "
              "`#check`, `exact?`'s `Try this`).",
              _schema(path=("string", "Repository-relative path of a .lean file."))),
+    ToolSpec("lean_goal", "The goals Lean shows before and after the tactic that starts on a line of a tactic proof "
+             "(on a line ending in `by` or `=>`: at the start of its block), from a check of a copy of the file.",
+             _schema(path=("string", "Repository-relative path of a .lean file."),
+                     line=("integer", "The line, 1-based."))),
     ToolSpec("sorries", "The current sorry and admit locations, with their declarations.", _schema()),
     ToolSpec("read_declaration", "Show the source of a declaration by (qualified or final part of its) name.",
              _schema(name=("string", "e.g. `Book.Chapter3.rk_order` or `rk_order`."))),
@@ -196,18 +204,20 @@ class Workspace:
         self.handlers = {
             "read_file": self.read_file, "write_file": self.write_file, "edit_file": self.edit_file,
             "list_files": self.list_files, "search": self.search, "lean_check": self.lean_check,
-            "sorries": self.sorries, "read_declaration": self.read_declaration, "open_issue": self.open_issue,
+            "lean_goal": self.lean_goal, "sorries": self.sorries, "read_declaration": self.read_declaration,
+            "open_issue": self.open_issue,
             "submit_to_prover": self.submit_to_prover, "prover_result": self.prover_result,
             "apply_prover_result": self.apply_prover_result, "finish": self.finish,
             **{t.spec.name: t.run for t in self.extra},
         }
 
     def specs(self) -> list[ToolSpec]:
-        """The tools offered now: the builtin ones (the prover's only while it is on), the caller's, then the Lean
-        server's (none once it is dropped)."""
+        """The tools offered now: the builtin ones (the prover's only while it is on; `YIELDING` ones only while the
+        Lean server offers none of their name), the caller's, then the Lean server's (none once it is dropped)."""
         prover = self.desk is not None and not self.desk.off
-        return [*(s for s in SPECS if prover or s.name not in PROVER_TOOLS), *(t.spec for t in self.extra),
-                *(self.lsp.specs if self.lsp is not None else [])]
+        served = self.lsp.names if self.lsp is not None else set()
+        return [*(s for s in SPECS if (prover or s.name not in PROVER_TOOLS) and s.name not in served),
+                *(t.spec for t in self.extra), *(self.lsp.specs if self.lsp is not None else [])]
 
     def known(self, name: str) -> bool:
         return name in self.handlers or (self.lsp is not None and name in self.lsp.offered)
@@ -219,7 +229,7 @@ class Workspace:
 
     def _call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         handler = self.handlers.get(name)
-        if handler is None and self.lsp is not None and name in self.lsp.offered:
+        if self.lsp is not None and name in self.lsp.offered and (handler is None or name in self.lsp.names):
             return self.lsp.call(name, rooted(arguments, self.root))
         if handler is None:
             return f"unknown tool {name!r}; use one of {', '.join(s.name for s in self.specs())}", True
@@ -443,6 +453,38 @@ class Workspace:
         status = "ok" if result.ok else f"failed (exit {result.exit_code})"
         body = "\n".join(shown) if shown else result.output.strip()[-4000:]
         return f"{status}: {len(result.errors)} error(s)\n{body}" + (f"\n[… {more} more]" if more > 0 else "")
+
+    def lean_goal(self, path: str, line: int) -> str:
+        target, rel = self.resolve(path)
+        if not rel.endswith(".lean") or self._dependency(rel) is not None:
+            raise Refused(f"{rel} is not a Lean file of the project")
+        if not target.is_file():
+            raise Refused(f"no file {rel}")
+        try:
+            marks = goals.marked(target.read_text(encoding="utf-8"), int(line))
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        result = self.compiler.probe(marks.text)
+        if result.exit_code is None:
+            return f"timed out after {result.seconds:.0f}s"
+        parts = []
+        for point, shown in zip(marks.points, goals.read(result.output, marks), strict=True):
+            if shown is None:
+                parts.append(f"{point.label}: not reached — Lean stopped before it (an error above), or this is not a "
+                             "line where a tactic starts")
+            else:
+                parts.append(f"{point.label}:\n{shown or 'no goals'}")
+        errors = []
+        for d in result.errors[:3]:
+            at, inserted = marks.original(d.line)
+            note = " [at the goal view's own lines: give a line where a tactic starts]" if inserted else ""
+            errors.append(f"{rel}:{at}:{d.column}: error: {d.message}{note}")
+        if errors:
+            more = len(result.errors) - len(errors)
+            parts.append("Lean's errors in the file:\n" + "\n".join(errors) + (f"\n[… {more} more]" if more else ""))
+        elif result.exit_code != 0:  # no error of the file: Lake's, or Lean's own end
+            parts.append(f"Lean failed (exit {result.exit_code}):\n{result.output.strip()[-2000:]}")
+        return "\n\n".join(parts)
 
     def try_lean(self, code: str) -> str:
         """`code` checked by Lean as a scratch file of its own (the `lean_try` tool of the Planner and the

@@ -18,7 +18,7 @@ from agents.metered import Fallback, Metered
 from agents.model import Model
 from agents.provers.base import Off, Prover
 from agents.provers.config import ProverConfig
-from agents.tools import SPECS, Workspace
+from agents.tools import SPECS, YIELDING, Workspace
 from agents.worker import Limits, Session, WorkerSession
 from gates.base import Compiler
 from gates.build import LakeCompiler
@@ -92,7 +92,7 @@ def lean_server(worker: WorkerConfig, root: Path, sandbox: Sandbox,
     try:
         argv = sandbox.wrap(lsp.command(worker.lean_lsp_command), root, env=env, outputs=False)
         server = lsp.LeanServer(argv, root, allow=tools, timeout_s=worker.lean_lsp_timeout_s,
-                                output_chars=worker.lean_lsp_output_chars, reserved={s.name for s in SPECS})
+                                output_chars=worker.lean_lsp_output_chars, reserved={s.name for s in SPECS} - YIELDING)
         server.start()
     except InfraError as e:
         log.warning("lsp.unavailable", error=str(e)[:1500],

@@ -56,9 +56,10 @@ names: the same refusals (not a declaration with a sorry, outside the Scope, a
 proof of another statement…) come back as the tool's error. The CLI reaches
 them through `mcp_message` control requests that the SDK answers in this
 process; a call runs in a worker thread (a submission uploads the project),
-one at a time. Likewise, when the workspace offers `find_declaration`, an
-in-process server `library` gives it as `mcp__library__find_declaration`
-(unless a configured server has that name).
+one at a time. Likewise, an in-process server `library` gives the workspace's
+`find_declaration` and `lean_goal` as `mcp__library__find_declaration` and
+`mcp__library__lean_goal` (the goal view unless the configured Lean server has
+one).
 
 Limits (`agents.coding.CodingSession`): `max_turns` is also passed as
 `--max-turns` (it bounds one round); what the budgets leave when the session
@@ -184,9 +185,10 @@ PROVER_BY_TOOLS = ("The external prover's tools are `mcp__prover__submit_to_prov
                    "(put that proof in place; check the file with `lake env lean` like any edit). A line "
                    "`PROVER: <declaration>` in the report also submits, after the gates (with your change if it "
                    "passed them, without it if not); the returned files are under `$state_dir/prover_results/`.")
-LIBRARY_TOOLS = ("find_declaration",)
-"""The Workspace's tools, when it offers them, a claude-code Worker gets through the `library` MCP server (its Grep
-reaches the dependencies' sources too, but a name looked up is found where a guessed pattern is not)."""
+LIBRARY_TOOLS = ("find_declaration", "lean_goal")
+"""The Workspace's tools, those it offers, a claude-code Worker gets through the `library` MCP server (its Grep
+reaches the dependencies' sources too, but a name looked up is found where a guessed pattern is not; `lean_goal`
+unless the configured Lean server has one)."""
 
 
 class ClaudeCode:
@@ -220,10 +222,10 @@ class ClaudeCode:
         prover = setup.workspace.desk is not None and setup.workspace.desk.off is None
         if prover:
             self.mcp_servers[PROVER_SERVER] = workspace_server(setup.workspace, PROVER_SERVER, PROVER_TOOLS)
-        offered = {spec.name for spec in setup.workspace.specs()}
-        library = offered.issuperset(LIBRARY_TOOLS)
+        offered = {spec.name for spec in setup.workspace.specs()} - set(setup.lean_tools or ())
+        library = tuple(name for name in LIBRARY_TOOLS if name in offered)
         if library:
-            self.mcp_servers[LIBRARY_SERVER] = workspace_server(setup.workspace, LIBRARY_SERVER, LIBRARY_TOOLS)
+            self.mcp_servers[LIBRARY_SERVER] = workspace_server(setup.workspace, LIBRARY_SERVER, library)
         note = render_note(self.allowed_tools, setup.workspace.state_dir, prover=prover,
                            lake_dir=setup.sandbox.lake_dir, library=library)
         self.system_prompt = prompt(setup.rules, setup.lean_tools or (), prefix=f"mcp__{LEAN_SERVER}__") + note
@@ -576,13 +578,13 @@ async def _disconnect(cli: _Cli) -> None:
 
 
 def render_note(allowed_tools: list[str], state_dir: str, *, prover: bool = False, lake_dir: str = ".",
-                library: bool = False) -> str:
+                library: tuple[str, ...] = ()) -> str:
     """The note on Claude Code; `prover`: the session has the external prover's MCP tools; `lake_dir`: the folder
-    holding the Lake project, where commands run; `library`: the session has `find_declaration`."""
+    holding the Lake project, where commands run; `library`: the Workspace's tools it has through that server."""
     from string import Template
 
     tools = [*allowed_tools, *(f"mcp__{PROVER_SERVER}__{name}" for name in PROVER_TOOLS if prover),
-             *(f"mcp__{LIBRARY_SERVER}__{name}" for name in LIBRARY_TOOLS if library)]
+             *(f"mcp__{LIBRARY_SERVER}__{name}" for name in library)]
     how = Template(PROVER_BY_TOOLS if prover else PROVER_BY_REPORT).substitute(state_dir=state_dir)
     lake = "" if lake_dir == "." else (f" Commands run in `{lake_dir}/`, the Lake project's folder: name files "
                                        "relative to it there.")

@@ -90,7 +90,8 @@ CODEX_NOTE = """
 ## Working in Codex
 
 This session runs in Codex: the tools named above are replaced by Codex's own. Edit files with `apply_patch`; run
-commands with your shell tool (check a Lean file with `lake env lean <file>`).$lake Your commands run in a sandbox:
+commands with your shell tool (check a Lean file with `lake env lean <file>`; `trace_state` in a copy under
+`.scratch/` prints the goals where it stands).$lake Your commands run in a sandbox:
 they may write the working copy only, and have no network. Files outside the Scope may be edited, but a change that
 touches one is refused by the gates, so keep to the Scope. $ending To hand a hard sorry to the external prover, add
 a line `PROVER: <declaration>` to the report.

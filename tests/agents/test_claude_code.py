@@ -204,7 +204,10 @@ def test_the_worker_prompt_and_the_allowed_tools_reach_the_model(open_: Opened) 
     system = " ".join(b["text"] for b in request.body["system"])
     assert "Never add an axiom." in system and "RESTRUCTURING:" in system and "## Working in Claude Code" in system
     assert "Bash(lake env lean:*)" in system and ".prover-state/issues/<slug>.md" in system
-    assert {t["name"] for t in request.body["tools"]} == {"Read", "Write", "Edit", "Glob", "Grep", "Bash"}
+    # The Workspace's goal view through the `library` server (no `find_declaration`: this Workspace adds none).
+    assert {t["name"] for t in request.body["tools"]} == {"Read", "Write", "Edit", "Glob", "Grep", "Bash",
+                                                          "mcp__library__lean_goal"}
+    assert "mcp__library__lean_goal" in system
     assert request.body["model"] == CLAUDE_MODEL
 
 

@@ -76,6 +76,8 @@ def test_the_real_lean_lsp_mcp_starts_in_the_sandbox_and_its_tools_reach_both_wi
         model = AnthropicModel("claude-opus-4-6", 10, api_key=FAKE_KEY, base_url=anthropic_server.base_url)
         anthropic_server.enqueue_tool_use([("finish", {"report": "done"})])
         WorkerSession(model, ws, "rules", Limits(5, 100)).run("go")
+        names = [t["name"] for t in anthropic_server.requests[-1].body["tools"]]
+        assert names.count("lean_goal") == 1  # the server's stands in for the builtin one
         sent = {t["name"]: t for t in anthropic_server.requests[-1].body["tools"]}
         assert sent["lean_goal"] == {"name": "lean_goal", "description": goal.description,
                                      "input_schema": goal.input_schema}
@@ -126,6 +128,18 @@ def test_a_builtin_name_is_never_shadowed(project: Path) -> None:
         server.start()
 
 
+def test_the_builtin_goal_view_is_offered_where_the_server_offers_none(project: Path) -> None:
+    server = lean_server(standin(lean_lsp_tools=["lean_hover_info"]), project, sandbox())
+    assert server is not None
+    try:
+        ws = workspace(project, sandbox())
+        ws.lsp = server
+        goal = [s for s in ws.specs() if s.name == "lean_goal"]
+        assert len(goal) == 1 and set(goal[0].input_schema["required"]) == {"path", "line"}
+    finally:
+        server.close()
+
+
 def test_goal_and_search_answer_through_the_workspace(server: lsp.LeanServer, project: Path) -> None:
     ws = workspace(project, sandbox())
     ws.lsp = server
@@ -169,8 +183,11 @@ def test_a_dying_server_is_restarted_once_then_dropped(project: Path, monkeypatc
         second = ws.call(attempt)
         assert second.is_error and "died twice" in second.content and "builtin tools" in second.content
         assert [s.name for s in ws.specs()] == [s.name for s in SPECS if s.name not in PROVER_TOOLS]  # the builtin only
-        gone = ws.call(ToolCall("3", "lean_goal", {"file_path": "Book/A.lean", "line": 4}))
+        gone = ws.call(ToolCall("3", "lean_multi_attempt", {"file_path": "Book/A.lean", "line": 4}))
         assert gone.is_error and "gone" in gone.content
+        # The builtin goal view answers in the server's place (this compiler prints nothing: Lean got nowhere).
+        builtin = ws.call(ToolCall("5", "lean_goal", {"path": "Book/A.lean", "line": 4}))
+        assert not builtin.is_error and builtin.content.startswith("before line 4: not reached")
         assert not ws.call(ToolCall("4", "sorries", {})).is_error  # the session goes on
     finally:
         server.close()

@@ -56,8 +56,8 @@ def call(ws: Workspace, tool: str, **args: object) -> tuple[str, bool]:
 
 def test_every_spec_tool_has_a_handler() -> None:
     assert {s.name for s in SPECS} == {"read_file", "write_file", "edit_file", "list_files", "search", "lean_check",
-                                        "sorries", "read_declaration", "open_issue", "finish", "submit_to_prover",
-                                        "prover_result", "apply_prover_result"}
+                                        "lean_goal", "sorries", "read_declaration", "open_issue", "finish",
+                                        "submit_to_prover", "prover_result", "apply_prover_result"}
 
 
 def test_read_write_edit_within_the_scope(ws: Workspace) -> None:

@@ -142,8 +142,9 @@ def test_a_claude_code_worker_calls_the_lean_servers_tools_through_the_relay(cla
     record, _ = claude.cycle()
 
     requests = claude.agents.requests["worker"]
-    assert {"mcp__lean_lsp__lean_goal", "mcp__lean_lsp__lean_multi_attempt"} <= {t["name"]
-                                                                                 for t in requests[0].body["tools"]}
+    offered = {t["name"] for t in requests[0].body["tools"]}
+    assert {"mcp__lean_lsp__lean_goal", "mcp__lean_lsp__lean_multi_attempt"} <= offered
+    assert "mcp__library__lean_goal" not in offered  # the server's goal view stands in for the builtin one
     assert (DATA / "lean_goal.txt").read_text().strip() in results(requests[1])  # the stand-in server's answer
     # A tool the configuration does not allow is not offered: the CLI itself refuses it.
     assert "No such tool available: mcp__lean_lsp__lean_loogle" in results(requests[2])

@@ -4,6 +4,8 @@ Worker's own tools, and Claude Code's `library` MCP server."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.engines import CLAUDE, CLAUDE_MODEL, need
@@ -50,7 +52,8 @@ def test_a_claude_code_worker_finds_a_dependencys_lemma_through_the_library_serv
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
     configure(library, agents={"worker": {"backend": "claude-code", "model": CLAUDE_MODEL}})
     library.agents.plan(strategy("Book/A.lean"))
-    library.agents.add("worker", tool_use_reply([("mcp__library__find_declaration", {"name": "le_refl'"})]),
+    library.agents.add("worker", tool_use_reply([("mcp__library__find_declaration", {"name": "le_refl'"}),
+                                                 ("mcp__library__lean_goal", {"path": "Book/A.lean", "line": 8})]),
                        text_reply(REPORT))
     library.agents.evaluate(evaluation(0))
 
@@ -61,3 +64,7 @@ def test_a_claude_code_worker_finds_a_dependencys_lemma_through_the_library_serv
     assert "mcp__library__find_declaration" in " ".join(b["text"] for b in opening.body["system"])
     assert f"-- {DEP}:3 (theorem Order.le_refl')" in user_text(answered)
     assert record.tool_calls["mcp__library__find_declaration"].count == 1
+    # The goal view too, answered by Lean from a copy of the file (the stand-in knows a block's first goal).
+    assert "mcp__library__lean_goal" in [t["name"] for t in opening.body["tools"]]
+    goals = "before line 8:\nn : ℕ\n⊢ n + 0 = n\n\nafter line 8:\nno goals"
+    assert json.dumps(goals)[1:-1] in user_text(answered)  # the CLI passes MCP's JSON on

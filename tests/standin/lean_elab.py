@@ -31,6 +31,10 @@ just enough of Lean's elaboration to answer a probe the way Lean would.
   code, skips the kernel, which only a replay notices).
 - `#print axioms N`, `#check @N`, `#check "s"`, `#print D` answer as
   information messages.
+- `trace "s"` and `trace_state` in a `by` block answer as information messages at their places, while no error
+  of the declaration comes before them (Lean stops a tactic block at its first error). The goals are known at the
+  block's start (the binders as hypotheses, `⊢` the type) and after a first tactic that closes the goal (none: an
+  empty message); anywhere else the stand-in cannot tell them, and says so (`Beyond`) rather than invent them.
 """
 
 from __future__ import annotations
@@ -111,6 +115,33 @@ LIBRARY = [
 ]
 
 
+CLOSERS = frozenset({"rfl", "trivial", "simp", "omega", "decide", "exact", "norm_num", "linarith", "assumption",
+                     "sorry", "admit"})
+
+
+class Beyond(Exception):
+    """Input whose answer the stand-in does not model: it stops, saying so, where Lean would answer."""
+
+
+def spaced(words: list[str]) -> str:
+    """Words as Lean prints them: no space inside brackets or before a comma."""
+    text = " ".join(words)
+    return re.sub(r"([(\[{⟨]) | ([)\]}⟩,])", lambda m: m.group(1) or m.group(2), text)
+
+
+def goals_at_start(binders: list[str], type_words: list[str]) -> str:
+    """`goalsToMessageData` of a block's one goal: each hypothesis (consecutive ones of one type together), then
+    `⊢` the target."""
+    lines: list[tuple[list[str], list[str]]] = []
+    for name, words in hypotheses(binders, written=True).items():
+        if lines and lines[-1][1] == words:
+            lines[-1][0].append(name)
+        else:
+            lines.append(([name], words))
+    return "\n".join([*(f"{' '.join(names)} : {spaced(words)}" for names, words in lines),
+                      f"⊢ {spaced(type_words)}"])
+
+
 def try_this(tactic: str, minor: int) -> str:
     """The information message `exact?` logs: `Try this: t` (`Lean.Meta.Tactic.TryThis.addSuggestion`); from v4.24
     the suggestion on its own indented line (lean4#9966), from v4.25 after an `[apply]` button (lean4#10524)."""
@@ -126,8 +157,9 @@ def toolchain_minor(root: Path) -> int:
     return int(m.group(1)) if m else 99
 
 
-def hypotheses(binders: list[str]) -> dict[str, list[str]]:
-    """`(h : T)` binders: each name and its type's words (a default, `:= …`, left out)."""
+def hypotheses(binders: list[str], written: bool = False) -> dict[str, list[str]]:
+    """`(h : T)` binders: each name and its type's words (a default, `:= …`, left out), `ℕ` read as `Nat` unless
+    `written` (as Lean prints it back under Mathlib's notation)."""
     out: dict[str, list[str]] = {}
     i = 0
     while i < len(binders):
@@ -136,7 +168,7 @@ def hypotheses(binders: list[str]) -> dict[str, list[str]]:
             colon = binders.index(":", i)
             end = binders.index(":=", colon, close) if ":=" in binders[colon:close] else close
             for name in binders[i + 1:colon]:
-                out[name] = [TYPES.get(w, w) for w in binders[colon + 1:end]]
+                out[name] = [w if written else TYPES.get(w, w) for w in binders[colon + 1:end]]
             i = close + 1
         else:
             i += 1
@@ -652,6 +684,7 @@ class File:
     # -- declarations ----------------------------------------------------------------
 
     def declaration(self, toks: list[Tok], ctx: Context) -> Decl | None:
+        before = len(self.messages)
         i = 0
         attributes: list[str] = []
         modifiers: set[str] = set()
@@ -715,6 +748,7 @@ class File:
             self.application(decl, body, ctx, bound)  # a body a macro rewrote is another term, beyond this check
         if decl.uses_sorry:
             self.messages.append(Message(decl.line, decl.column, "warning", "declaration uses 'sorry'"))
+        self.traces(body, binders, type_words, self.messages[before:])
         if name is None:
             return decl
         self.add(decl)
@@ -732,6 +766,29 @@ class File:
         elif kind == "def":
             decl.instance_of = class_of(type_words)
         return decl
+
+    def traces(self, body: list[Tok], binders: list[str], type_words: list[str], said: list[Message]) -> None:
+        """`trace "s"` and `trace_state` (`Lean.Elab.Tactic.evalTraceMessage`, `evalTraceState`) in the `by` block
+        `body`, where a tactic starts at the block's first token or at the start of a line."""
+        if not body or body[0].text != "by":
+            return
+        errors = [(m.line, m.column) for m in said if m.severity == "error"]
+        errors += [(self.line(t.pos), self.column(t.pos)) for t in body if t.text == "absurd_marker"]
+        state = "start"  # then "closed" after a closing first tactic, or "unknown"
+        for i, tok in enumerate(body[1:], start=1):
+            if i > 1 and self.line(tok.pos) == self.line(body[i - 1].pos):
+                continue  # not where a tactic starts
+            at = (self.line(tok.pos), self.column(tok.pos))
+            if any(e < at for e in errors):
+                return
+            if tok.text == "trace" and i + 1 < len(body) and body[i + 1].kind == "str":
+                self.info(tok, ast.literal_eval(body[i + 1].text))
+            elif tok.text == "trace_state":
+                if state == "unknown":
+                    raise Beyond(f"the goals at line {at[0]} follow a tactic this stand-in does not run")
+                self.info(tok, goals_at_start(binders, type_words) if state == "start" else "")
+            else:
+                state = "closed" if state == "start" and tok.text in CLOSERS else "unknown"
 
     def exact(self, decl: Decl, tok: Tok, binders: list[str], bound: set[str]) -> None:
         """`exact?` (`Lean.Elab.Tactic.LibrarySearch`): a hypothesis whose type is the goal, else a theorem of the
