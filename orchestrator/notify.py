@@ -3,12 +3,16 @@
 Slack and Mattermost take `{"text": …}`, Discord `{"content": …}`, ntfy and most chat bridges (Telegram's
 included) a plain-text body; `[notify] format` chooses. The URL is read from an environment variable, never from
 a committed file: a webhook URL is a credential. A failed alert is logged without the URL, never fatal.
+
+A field's text (a summary, an error, what a cycle was stuck on) may carry a Worker's words, so the chat shows it
+and never acts on it (`escaped`); the template, the user's own, is sent as written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import string
 import urllib.error
 import urllib.request
@@ -25,6 +29,10 @@ log = structlog.get_logger()
 TIMEOUT_S = 10
 SUMMARY_CHARS = 300
 PLANNER_REMINDER = 10  # a Planner still failing is announced again every this many cycles
+JOINER = "\u2060"  # WORD JOINER: invisible, and it ends the word a mention would start with
+# Discord's markdown: emphasis, code, spoilers, masked links `[label](url)`, `<@id>` / `<#id>` / `<url>` forms.
+DISCORD_MARKUP = re.compile(r"([\\*_~`|\[\]()<>#])")
+NO_MENTIONS: dict[str, list[str]] = {"parse": []}  # Discord's `allowed_mentions`: nobody is pinged
 
 
 class Event(StrEnum):
@@ -110,15 +118,17 @@ class Notifier:
         if not self.url or event not in self.config.events:
             return False
         text = self.config.templates.get(event, TEMPLATES[event])
-        return self.post(text.format(project=self.project, **{k: str(v) for k, v in fields.items()}).strip())
+        shown = {k: escaped(str(v), self.config.format) for k, v in fields.items()}
+        return self.post(text.format(project=self.project, **shown).strip())
 
     def post(self, text: str) -> bool:
         assert self.url is not None
         if self.config.format == "text":
             body, kind = text.encode(), "text/plain; charset=utf-8"
+        elif self.config.format == "slack":
+            body, kind = json.dumps({"text": text}).encode(), "application/json"
         else:
-            body, kind = json.dumps({"text" if self.config.format == "slack" else "content": text}).encode(), \
-                "application/json"
+            body, kind = json.dumps({"content": text, "allowed_mentions": NO_MENTIONS}).encode(), "application/json"
         try:
             request = urllib.request.Request(self.url, data=body, headers={"Content-Type": kind}, method="POST")
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
@@ -171,6 +181,22 @@ def planner_streak(history: list[HistoryRecord], record: HistoryRecord) -> int:
             break
         streak += 1
     return streak
+
+
+def escaped(text: str, fmt: str) -> str:
+    """`text` as the chat of `fmt` shows it rather than acts on it. Slack (and Mattermost, which reads Slack's
+    format): `&`, `<`, `>` as the entities Slack's formatting asks for, so `<!channel>`, `<@U…>` and `<url|label>`
+    are text; an `@` starting a word is joined to an invisible WORD JOINER, which Mattermost's `@channel`, `@all` and
+    `@user` do not match. Discord: its markdown escaped by backslashes (a masked link `[github.com/…](https://…)`
+    shows its brackets), the `@` joined as for Mattermost, and the body turns mentions off (`NO_MENTIONS`). Plain
+    text is plain."""
+    if fmt == "slack":
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    elif fmt == "discord":
+        text = DISCORD_MARKUP.sub(r"\\\1", text)
+    else:
+        return text
+    return re.sub(r"@(?=\w)", "@" + JOINER, text)
 
 
 def _clip(text: str) -> str:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from orchestrator.cli import main
 from orchestrator.config import load_config
 from orchestrator.cycle import Options
 from orchestrator.daemon import Limits, run_daemon
-from orchestrator.notify import Event, Notifier, NotifyConfig, stalled
+from orchestrator.notify import Event, Notifier, NotifyConfig, escaped, stalled
 from state.errors import UsageError
 from state.history import HistoryRecord, Outcome
 from tests.conftest import git, write
@@ -36,7 +40,41 @@ def test_each_format_carries_the_line_as_its_service_expects(fmt: str, content_t
     [post] = hook.posts
     assert post.content_type.startswith(content_type)
     line = "[book] run stopped: done"
-    assert (post.json() == {key: line}) if key else post.body.decode() == line
+    extra = {"allowed_mentions": {"parse": []}} if fmt == "discord" else {}  # Discord pings no one
+    assert (post.json() == {key: line, **extra}) if key else post.body.decode() == line
+
+
+LURE = ("<!channel> fixed, see <https://evil.example|https://github.com/o/r> @everyone "
+        "[https://github.com/o/r](https://evil.example) *now* & <@U123>")
+
+
+def test_a_workers_markup_in_a_field_is_shown_by_each_chat_never_acted_on() -> None:
+    with Webhook() as hook:
+        for fmt in ("slack", "discord", "text"):
+            config = NotifyConfig(format=fmt, templates={Event.STOPPED: "<!here> {project}: {reason}"})  # type: ignore[arg-type]
+            Notifier(hook.url, config, "book").send(Event.STOPPED, reason=LURE)
+    slack, discord, text = hook.posts
+    assert slack.json() == {"text": "<!here> book: &lt;!channel&gt; fixed, see &lt;https://evil.example|"
+                                    "https://github.com/o/r&gt; @\u2060everyone [https://github.com/o/r]"
+                                    "(https://evil.example) *now* &amp; &lt;@\u2060U123&gt;"}  # the template's own
+    assert discord.json() == {"content": "<!here> book: \\<!channel\\> fixed, see \\<https://evil.example\\|"
+                                         "https://github.com/o/r\\> @\u2060everyone \\[https://github.com/o/r\\]"
+                                         "\\(https://evil.example\\) \\*now\\* & \\<@\u2060U123\\>",
+                              "allowed_mentions": {"parse": []}}
+    assert text.body.decode() == f"<!here> book: {LURE}"  # a plain-text body has no markup
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_no_field_text_leaves_slacks_or_discords_escape(field: str) -> None:
+    slack, discord = escaped(field, "slack"), escaped(field, "discord")
+    assert "<" not in slack and ">" not in slack and re.fullmatch(r"(?:[^&]|&(?:amp|lt|gt);)*", slack, re.S)
+    assert not re.search(r"@(?!\u2060)\w", slack) and not re.search(r"@(?!\u2060)\w", discord)
+    # Each of Discord's markdown characters comes escaped: taking the escapes off gives the field back.
+    assert re.sub(r"\\([\\*_~`|\[\]()<>#])", r"\1", discord).replace("\u2060", "") == field.replace("\u2060", "")
+    assert not re.search(r"(?<!\\)(?:\\\\)*[*_~`|\[\]()<>#]", discord)
+    assert slack.replace("\u2060", "").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == \
+        field.replace("\u2060", "")
 
 
 def test_a_users_template_replaces_the_default_and_a_bad_one_is_refused(project: Project) -> None:
@@ -106,6 +144,21 @@ def test_the_daemon_sends_each_cycle_then_the_stall_then_why_it_stopped(project:
     assert texts[3] == ("[book] stalled: 2 cycles in a row without progress, up to cycle 3. Stuck on: Book.uses "
                         "needs a lemma. The Consultant was asked: .prover-state/issues/consultant_advice_cycle_003.md.")
     assert texts[4] == f"[book] run stopped: {reason}" and len(texts) == 5
+
+
+def test_a_workers_markup_reaches_slack_through_the_evaluators_summary_as_text(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    configure(project)
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work(EDIT, f"closed it. {LURE}")
+    project.agents.evaluate(evaluation(1, f"closed Book.hard; the Worker says {LURE}"))
+    with Webhook() as hook:
+        monkeypatch.setenv("AUTOFORMALIZE_WEBHOOK_URL", hook.url)
+        assert main(["cycle", "--repo", str(project.repo)]) == 0
+    [line] = hook.texts()
+    assert line.startswith("[book] cycle 1: accepted, score +1, sorries 2 → 1. closed Book.hard; the Worker says "
+                           "&lt;!channel&gt; fixed, see &lt;https://evil.example|https://github.com/o/r&gt; @\u2060")
+    assert "<" not in line and ">" not in line
 
 
 def test_a_scheduled_cycle_alerts_on_its_failure(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
