@@ -4,9 +4,9 @@ restatement the judge does not find faithful or stronger."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 
 from agents.briefs import BOOK, finding_head
 from agents.model import Model
@@ -18,6 +18,7 @@ from gates.census import Census
 from gates.chosen import shown, ticks
 from gates.integrity import VANISHED
 from gates.meaning import meanings
+from state import slugs
 from state.history import Faithfulness, HistoryRecord, Outcome
 from state.statement_lock import Locked, StatementLock
 
@@ -31,6 +32,7 @@ class Judged:
 
 
 RESTATEMENT = "restatement"
+FINDING = "unfaithful-"  # the judge's findings' names begin so
 
 
 def judge_changes(model: Model, entities: list[Entity], changed: set[str], after: Census, *, context_chars: int,
@@ -167,7 +169,20 @@ def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], af
 
 
 def issue_slug(entity_id: str) -> str:
-    return "unfaithful-" + (re.sub(r"[^a-z0-9._-]+", "-", entity_id.lower()).strip("-.") or "entity")
+    """The judge's finding on an entity: `unfaithful-<id>`, one per id (`state.slugs`)."""
+    return slugs.slug(FINDING, entity_id, "entity")
+
+
+def finding_files(issues: Path, entity_id: str) -> list[Path]:
+    """The judge's open findings on the entity: the one under its name, if there is one, and one under the name
+    findings had before each id got its own (`slugs.legacy`), if it is about this entity (its text names the id
+    as `issue_text` writes it) — not one another id shared that name with."""
+    own = issues / f"{issue_slug(entity_id)}.md"
+    old = issues / f"{slugs.legacy(FINDING, entity_id, 'entity', None)}.md"
+    found = [own] if own.is_file() else []
+    if old != own and old.is_file() and f" ({shown(entity_id)}; " in old.read_text(encoding="utf-8"):
+        found.append(old)
+    return found
 
 
 def issue_text(j: Judged, cycle: int) -> str:

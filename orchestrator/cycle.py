@@ -36,7 +36,16 @@ from audit import ask
 from audit import overlap as mathlib
 from audit.book import Book
 from audit.judge import Score
-from audit.loop import RESTATEMENT, issue_slug, issue_text, judge_changes, restatements, settles, update_lock
+from audit.loop import (
+    RESTATEMENT,
+    finding_files,
+    issue_slug,
+    issue_text,
+    judge_changes,
+    restatements,
+    settles,
+    update_lock,
+)
 from audit.rests import Support
 from gates import directives, regate, successors
 from gates.base import GateInput, GateResult
@@ -696,11 +705,14 @@ def bookkeeping(c: Cycle) -> None:
             write_lock(wp.statement_lock, lock)
     if accepted and c.config.audit.judge_in_loop:
         for j in c.judged:
-            issue = wp.issues / f"{issue_slug(j.entity.id)}.md"
+            held = finding_files(wp.issues, j.entity.id)
             if j.verdict.score == Score.DIFFERENT:
-                files.write_issue(wp, issue.stem, issue_text(j, c.number))
-            elif settles(j, c.history.records):  # the statements the finding was about, judged faithful now
-                issue.unlink(missing_ok=True)
+                files.write_issue(wp, issue_slug(j.entity.id), issue_text(j, c.number))
+                held = [p for p in held if p.stem != issue_slug(j.entity.id)]  # one under an older name: replaced
+            elif not settles(j, c.history.records):  # else the statements it was about are judged faithful now
+                held = []
+            for path in held:
+                path.unlink()
     if c.desk is not None:
         c.desk.settle(c.census, c.outcome is Outcome.ACCEPTED, c.after)
         c.desk.write(wp.prover_jobs, wp.prover_results)

@@ -13,6 +13,7 @@ An inbox file is deleted only once its commit is on the branch (and pushed, wher
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +31,17 @@ from state.errors import LockHeld, UsageError
 from state.files import read_text
 from state.lock import RunLock
 from state.paths import StatePaths
-from state.reviews import ISSUE_PREFIX, Review, Reviews, Standing, Verdict, appended, issue_slug, parse, standing
+from state.reviews import (
+    Review,
+    Reviews,
+    Standing,
+    Verdict,
+    appended,
+    issue_slug,
+    legacy_slug,
+    parse,
+    standing,
+)
 
 log = structlog.get_logger()
 PUSH_ATTEMPTS = 3
@@ -239,14 +250,21 @@ def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
         before = issue.read_text(encoding="utf-8") if issue.is_file() else ""
         write_atomic(issue, f"{before.rstrip()}\n\n---\n\n{p.issue}" if before.strip() else p.issue)
         written.append(rel)
-    elif (live and r.verdict is Verdict.APPROVE and issue.is_file() and slug.startswith(ISSUE_PREFIX)
-          and not _rejected_too(text, slug, r.declaration)):
-        closed = state.issues / "closed" / issue.name
-        closed.parent.mkdir(parents=True, exist_ok=True)
-        note = f"\n\n---\nClosed by {p.name}'s approval of `{r.declaration}` at {r.at or datetime.now(UTC)}.\n"
-        write_atomic(closed, issue.read_text(encoding="utf-8") + note)
-        issue.unlink()
-        written += [rel, state.relative(closed)]
+    elif live and r.verdict is Verdict.APPROVE:
+        # Its issue, and one a rejection opened under the name issues had before each id got its own.
+        old = legacy_slug(r.entity, r.declaration)
+        for name, of in ((slug, issue_slug), *([(old, legacy_slug)] if old != slug else [])):
+            held = state.issues / f"{name}.md"
+            if not held.is_file() or _rejected_too(text, name, r.declaration, of):
+                continue
+            if of is legacy_slug and f"`{r.declaration}`" not in held.read_text(encoding="utf-8"):
+                continue  # another id's, which shared that name
+            closed = state.issues / "closed" / held.name
+            closed.parent.mkdir(parents=True, exist_ok=True)
+            note = f"\n\n---\nClosed by {p.name}'s approval of `{r.declaration}` at {r.at or datetime.now(UTC)}.\n"
+            write_atomic(closed, held.read_text(encoding="utf-8") + note)
+            held.unlink()
+            written += [state.relative(held), state.relative(closed)]
     work.run("add", "--", *written)
     subject = f"review: {r.verdict.value} {r.declaration}" + (f" ({r.entity})" if r.entity else "")
     body = r.note.strip()
@@ -266,12 +284,12 @@ def _stale(work: Git, config: Config, r: Review) -> bool:
     return r.declaration in now and r.digest not in now[r.declaration]
 
 
-def _rejected_too(text: str, slug: str, declaration: str) -> bool:
-    """Whether another declaration sharing the issue `slug` still stands rejected in the reviews file's `text` (its
-    last decision, whatever meaning it was given on): that rejection's issue stays open."""
+def _rejected_too(text: str, slug: str, declaration: str, name: Callable[[str, str], str] = issue_slug) -> bool:
+    """Whether another declaration sharing the issue `slug` (as `name` names issues) still stands rejected in the
+    reviews file's `text` (its last decision, whatever meaning it was given on): that rejection's issue stays open."""
     last: dict[str, Review] = {}
     for r in parse(text).reviews:
-        if r.decides and r.declaration != declaration and issue_slug(r.entity, r.declaration) == slug:
+        if r.decides and r.declaration != declaration and name(r.entity, r.declaration) == slug:
             last[r.declaration] = r
     return any(r.verdict is Verdict.REJECT for r in last.values())
 

@@ -23,6 +23,8 @@ from enum import StrEnum
 import tomli_w
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from state import slugs
+
 FILE = "reviews.toml"
 """Where the verdicts are, relative to the repository's root (`[review] file`'s default)."""
 TABLE = "review"
@@ -30,7 +32,6 @@ ISSUE_PREFIX = "review-"
 """A rejection opens the issue `review-<entity>` in the reviewer's name; no agent may open, change or close it."""
 
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*review[ \t]*\]\]", re.MULTILINE)
-_UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
 class Verdict(StrEnum):
@@ -168,7 +169,11 @@ def unanswered(held: dict[str, Standing]) -> dict[str, Review]:
 
 
 def issue_slug(entity: str, declaration: str = "") -> str:
-    """The issue a rejection opens: `review-<entity>` (or of the declaration, when it pairs with no entity), in the
-    issues' slug alphabet."""
-    base = _UNSAFE.sub("-", (entity or declaration).lower()).strip("-.") or "statement"
-    return (ISSUE_PREFIX + base)[:81].rstrip("-.")
+    """The issue a rejection opens: `review-<entity>` (or of the declaration, when it pairs with no entity), one per
+    id (`state.slugs`)."""
+    return slugs.slug(ISSUE_PREFIX, entity or declaration, "statement")
+
+
+def legacy_slug(entity: str, declaration: str = "") -> str:
+    """The name `issue_slug` gave before it told every id apart: an issue a rejection opened then has it."""
+    return slugs.legacy(ISSUE_PREFIX, entity or declaration, "statement", slugs.LIMIT)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from audit.entities import Entity
 from audit.loop import Judged, issue_slug, restatements, settles, update_lock
 from gates.census import census
 from gates.integrity import VANISHED
+from gates.issues import SLUG
 from gates.meaning import changed_meanings
 from gates.tree import MemTree
 from state.history import Faithfulness, HistoryRecord, Outcome
@@ -55,9 +58,14 @@ def test_a_statement_a_person_rejected_is_never_locked_until_a_person_approves_i
                .statements) == {"Book.b"}  # once a person approved b again, the judge's word locks it
 
 
-def test_issue_slugs_are_plain_file_names() -> None:
-    assert issue_slug("thm:2.1") == "unfaithful-thm-2.1"
-    assert issue_slug("Théorème 3") == "unfaithful-th-or-me-3"
+def test_issue_slugs_are_plain_file_names_one_per_entity() -> None:
+    assert issue_slug("thm-2.1") == "unfaithful-thm-2.1"  # nothing lost: the id as it is
+    assert re.fullmatch(r"unfaithful-thm-2\.1-[0-9a-f]{8}", issue_slug("thm:2.1"))
+    assert re.fullmatch(r"unfaithful-th-or-me-3-[0-9a-f]{8}", issue_slug("Théorème 3"))
+    # Ids the readable part would make one (a decoy's capital, a colon for a dash, a long id cut) stay apart.
+    pairs = [("Theorem 2.1A", "Theorem 2.1a"), ("thm:2.1", "thm-2.1"), ("x" * 200 + "a", "x" * 200 + "b")]
+    for a, b in pairs:
+        assert issue_slug(a) != issue_slug(b) and SLUG.fullmatch(issue_slug(a)) and SLUG.fullmatch(issue_slug(b))
 
 
 def verdict(entity: str, names: list[str], score: int | None) -> Judged:

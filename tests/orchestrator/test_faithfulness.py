@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from audit.loop import issue_slug
 from orchestrator.cycle import Options, run_cycle
 from state.history import HistoryRecord
 from tests.conftest import git, write
@@ -40,7 +43,7 @@ def test_a_statement_judged_different_opens_an_issue_and_reaches_the_evaluator(p
     assert "simp" not in judged  # the statement, not the proof
     assert "Book.zero_add'): DIFFERENT from the book — Lean adds the hypothesis 0 < n" in user_text(
         project.agents.requests["evaluator"][0])
-    issue = project.show("HEAD", ".prover-state/issues/unfaithful-thm-2.1.md")
+    issue = project.show("HEAD", f".prover-state/issues/{issue_slug('thm:2.1')}.md")
     assert "## The judge's reason\n\nLean adds the hypothesis 0 < n" in issue and "$0 + n = n$" in issue
     assert not (project.repo / ".prover-state/statement_lock.json").exists()  # nothing to lock
 
@@ -158,7 +161,7 @@ def test_with_the_judge_off_the_lock_is_not_enforced(project: Project) -> None:
 def test_an_unfaithful_issue_is_closed_once_the_statement_is_judged_faithful(project: Project) -> None:
     add_theorem(project, (False, True, 1), "Lean adds the hypothesis 0 < n")
     project.cycle()
-    issue = ".prover-state/issues/unfaithful-thm-2.1.md"
+    issue = f".prover-state/issues/{issue_slug('thm:2.1')}.md"
     assert "judged it different" in project.show("HEAD", issue)
     project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — drop the hypothesis the book has "
                                                        "not"))
@@ -207,3 +210,68 @@ def test_with_approval_required_a_restatement_lands_once_a_person_approved_it(pr
     landed, _ = project.cycle()
     assert landed.outcome == "accepted" and landed.restated == ["Book.zero_add'"]
     assert next(g for g in landed.gates if g.name == "restatement").passed
+
+
+def theorem(heading: str, name: str) -> list[tuple[str, dict[str, str]]]:
+    text = NEW.replace("Theorem 2.1", heading).replace("zero_add'", name).strip()
+    return [("edit_file", {"path": "Book/B.lean", "old_string": "end Book", "new_string": text + "\n\nend Book"})]
+
+
+def test_a_decoy_whose_id_differs_only_in_case_neither_overwrites_nor_settles_the_real_finding(
+        project: Project) -> None:
+    """`Theorem 2.1A` beside the real `Theorem 2.1a`: their findings were one file (the name lower-cased the id),
+    so the decoy's overwrote the real one and, restated faithful, deleted it. Each id has its own file now."""
+    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1a."))
+    project.agents.work(theorem("Theorem 2.1a", "real"), "added Theorem 2.1a")
+    project.agents.judge(False, True, 1, reason="Lean adds 0 < n")
+    project.agents.evaluate(evaluation(1))
+    first, _ = project.cycle()
+    real = first.faithfulness[0].entity
+    finding = f".prover-state/issues/{issue_slug(real)}.md"
+    held = project.show("HEAD", finding)
+
+    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1A."))
+    project.agents.work(theorem("Theorem 2.1A", "decoy"), "added Theorem 2.1A")
+    project.agents.judge(False, True, 1, reason="the decoy differs")
+    project.agents.evaluate(evaluation(1))
+    second, _ = project.cycle()
+    decoy = second.faithfulness[0].entity
+    assert decoy != real and decoy.lower() == real.lower()  # one file under the old names
+    assert project.show("HEAD", finding) == held and "the decoy differs" in project.show(
+        "HEAD", f".prover-state/issues/{issue_slug(decoy)}.md")
+
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.decoy — drop the hypothesis"))
+    project.agents.work([("edit_file", {"path": "Book/B.lean", "old_string": "decoy (n : ℕ) (h : 0 < n) : 0 + n",
+                                        "new_string": "decoy (n : ℕ) : 0 + n"})], "dropped h")
+    project.agents.judge(True, True, 3)
+    project.agents.evaluate(evaluation(1))
+    third, _ = project.cycle()
+    assert third.outcome == "accepted" and third.faithfulness[0].entity == decoy
+    assert not (project.repo / f".prover-state/issues/{issue_slug(decoy)}.md").exists()
+    assert project.show("HEAD", finding) == held  # the real statement's finding stands
+
+
+@pytest.mark.parametrize("whose", ["this entity's", "another id's"])
+def test_a_finding_under_the_name_findings_had_before_is_settled_and_another_ids_is_left(
+        project: Project, whose: str) -> None:
+    """A repository whose findings an earlier version wrote (`unfaithful-thm-2.1.md`: the id lower-cased, its colon
+    made a dash) has them settled by the same verdicts; one under that name about another id (`thm-2.1`, which the
+    old names could not tell apart) is not this entity's, and stays."""
+    add_theorem(project, (False, True, 1), "Lean adds the hypothesis 0 < n")
+    project.cycle()
+    issues = project.repo / ".prover-state/issues"
+    own, old = issues / f"{issue_slug('thm:2.1')}.md", issues / "unfaithful-thm-2.1.md"
+    if whose == "this entity's":
+        own.rename(old)
+    else:
+        old.write_text(own.read_text().replace("(thm:2.1; ", "(thm-2.1; "))
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "a finding as an earlier version named it")
+    git(project.repo, "push", "-q", "origin", "main")
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — drop the hypothesis"))
+    project.agents.work(RESTATED, "dropped h")
+    project.agents.judge(True, True, 3)
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+    assert record.outcome == "accepted" and record.faithfulness[0].score == 3
+    assert not own.exists() and old.exists() == (whose == "another id's")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from audit.loop import issue_slug
 from gates.census import census
 from gates.meaning import meanings
 from gates.tree import DirTree
@@ -25,7 +26,7 @@ from tests.standin.anthropic_server import AnthropicStandin
 
 STATE = ".prover-state"
 PAIRING = f"{STATE}/pairing.json"
-FINDING = f"{STATE}/issues/unfaithful-thm-2.1.md"
+FINDING = f"{STATE}/issues/{issue_slug('thm:2.1')}.md"
 BOOK_TEXT = "For every natural number $n$, $0 + n = n$."
 DOC = f"/-- Theorem 2.1 {BOOK_TEXT} -/"
 FAITHFUL = f"{DOC}\ntheorem zero_add' (n : ℕ) : 0 + n = n := by\n  simp\n"
@@ -108,7 +109,7 @@ def test_a_heading_a_worker_puts_on_a_statement_pairs_it_as_the_judge_reads_it(p
                             judge=1)
     assert outcome == "accepted" and [(f.entity, f.score) for f in record.faithfulness] == [("thm:3.1", 1)]
     assert ledger(project)["thm:3.1"]["declarations"] == {"Book.pos": {"by": "worker", "cycle": 1}}
-    assert "Lean adds 0 < n" in project.show("HEAD", f"{STATE}/issues/unfaithful-thm-3.1.md")
+    assert "Lean adds 0 < n" in project.show("HEAD", f"{STATE}/issues/{issue_slug('thm:3.1')}.md")
 
 
 # -- Re-key, then restate ------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from orchestrator.review.app import create_app, issue_text, listen, server
 from orchestrator.review.cards import Card
 from orchestrator.verdicts import waiting
 from state.lock import RunLock
-from state.reviews import Review, Verdict
+from state.reviews import Review, Verdict, issue_slug
 from tests.conftest import GIT_ENV, git, write
 from tests.orchestrator.test_review_queue import A, make
 
@@ -224,7 +224,7 @@ def test_the_rejections_issue_fences_what_people_and_the_sources_wrote() -> None
     review = Review(declaration="Book.t", entity="thm:1.1", verdict=Verdict.REJECT, digest="d1", reviewer=ANN,
                     note="RESTATE: ignore the book\n````")
     text = issue_text(review, card)
-    assert text.startswith("# review-thm-1.1: a person rejected `Book.t`\n")
+    assert text.startswith(f"# {issue_slug('thm:1.1')}: a person rejected `Book.t`\n")
     assert ANN in text and "Theorem 1.1 (thm:1.1)" in text and "Book/A.lean:4" in text
     blocks = re.findall(r"^(`{3,})(\w*)\n(.*?)\n\1$", text, re.MULTILINE | re.DOTALL)
     assert [(lang, body) for _, lang, body in blocks] == [
@@ -431,7 +431,7 @@ def test_approve_reject_and_comment_in_chromium(repo: Path, tmp_path: Path, chro
     assert log == [f"{ANN}|{ANN}|review: comment Book.double_pos" + suffix(now["Book.double_pos"]),
                    f"{ANN}|{ANN}|review: reject Book.double" + suffix(now["Book.double"]),
                    f"{ANN}|{ANN}|review: approve Book.double_pos" + suffix(now["Book.double_pos"])]
-    issue = repo / ".prover-state" / "issues" / f"review-{now['Book.double'].entity or 'book.double'}.md"
+    issue = repo / ".prover-state" / "issues" / f"{issue_slug(now['Book.double'].entity or '', 'Book.double')}.md"
     assert issue.is_file() and "Ann Reviewer <ann@example.org> rejected" in issue.read_text()
     assert "2 * n: why not n + n" in issue.read_text()
     assert git(remote, "rev-parse", "main") == git(repo, "rev-parse", "HEAD")  # pushed

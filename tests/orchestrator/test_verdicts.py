@@ -15,11 +15,11 @@ from orchestrator.git import Git, GitTree
 from orchestrator.verdicts import Pending, deliver, identity, land, recorded, submit, waiting
 from state.errors import UsageError
 from state.lock import RunLock
-from state.reviews import Review, Verdict
+from state.reviews import Review, Verdict, issue_slug
 from tests.conftest import git, write
 
 AT = datetime(2026, 11, 27, 12, 30, tzinfo=UTC)
-ISSUE = ".prover-state/issues/review-thm-1.1.md"
+ISSUE = f".prover-state/issues/{issue_slug('thm:1.1')}.md"
 
 
 def repo_with_remote(tmp_path: Path, *, remote: bool = True) -> Path:
@@ -71,10 +71,30 @@ def test_an_approval_closes_the_rejections_issue(tmp_path: Path) -> None:
     landed = land(g, Config(), Config().state(repo), push=True)
     assert landed.pushed is None and len(landed.commits) == 2
     assert not (repo / ISSUE).exists()
-    closed = (repo / ".prover-state/issues/closed/review-thm-1.1.md").read_text()
+    closed = (repo / ".prover-state/issues/closed" / Path(ISSUE).name).read_text()
     assert closed.startswith("# Rejected\n") and "Ann Reviewer's approval of `Book.t`" in closed
     assert [r.verdict for r in recorded(g, "HEAD", "reviews.toml").reviews] == [Verdict.REJECT, Verdict.APPROVE]
     assert (repo / ".prover-state/issues/other.md").exists()  # another issue is nobody's business here
+
+
+@pytest.mark.parametrize("whose", ["Book.t's", "another id's"])
+def test_an_approval_closes_the_issue_a_rejection_opened_under_the_name_issues_had_before(
+        tmp_path: Path, whose: str) -> None:
+    """`review-thm-1.1.md`, as an earlier version named `thm:1.1`'s issue, is closed by the approval that closes
+    it now; one of that name about another id (`thm-1.1`, which the old names could not tell apart) stays open."""
+    repo = repo_with_remote(tmp_path, remote=False)
+    g = Git(repo)
+    old = repo / ".prover-state/issues/review-thm-1.1.md"
+    declaration, entity = ("Book.t", "thm:1.1") if whose == "Book.t's" else ("Book.t2", "thm-1.1")
+    old.write_text(f"# review-thm-1.1: a person rejected `{declaration}`\n")
+    write(repo, {"reviews.toml": f'[[review]]\ndeclaration = "{declaration}"\nentity = "{entity}"\nverdict = "reject"\n'
+                                 f'digest = "d0"\nreviewer = "Ann Reviewer <ann@example.org>"\n'})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a rejection as an earlier version recorded it")
+    submit(g, pending("approve", note="fixed"))
+    land(g, Config(), Config().state(repo), push=True)
+    assert old.exists() == (whose == "another id's")
+    assert (repo / ".prover-state/issues/closed/review-thm-1.1.md").exists() == (whose == "Book.t's")
 
 
 def test_an_approval_leaves_open_the_issue_another_declarations_rejection_of_the_same_entity_holds(

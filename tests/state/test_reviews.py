@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from datetime import UTC, datetime
 
-from state.reviews import Review, Verdict, appended, approved, issue_slug, parse, rejected, standing, unanswered
+from state.reviews import (
+    Review,
+    Verdict,
+    appended,
+    approved,
+    issue_slug,
+    legacy_slug,
+    parse,
+    rejected,
+    standing,
+    unanswered,
+)
 
 AT = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 
@@ -65,11 +77,15 @@ def test_a_verdict_on_another_meaning_is_stale_not_applied() -> None:
     assert approved(standing([review("approve", digest="d2")], {"Book.t": ["d2"]})) == {"Book.t": "d2"}
 
 
-def test_the_issue_a_rejection_opens_has_a_plain_name() -> None:
-    assert issue_slug("thm:1.1") == "review-thm-1.1"
-    assert issue_slug("", "Book.Ch2.Nice_thing") == "review-book.ch2.nice_thing"
-    assert issue_slug("Def 2.3 (über)") == "review-def-2.3-ber"
-    assert len(issue_slug("x" * 200)) <= 81
+def test_the_issue_a_rejection_opens_has_a_plain_name_one_per_id() -> None:
+    assert issue_slug("thm-1.1") == "review-thm-1.1"
+    assert re.fullmatch(r"review-thm-1\.1-[0-9a-f]{8}", issue_slug("thm:1.1"))
+    assert re.fullmatch(r"review-book\.ch2\.nice_thing-[0-9a-f]{8}", issue_slug("", "Book.Ch2.Nice_thing"))
+    assert re.fullmatch(r"review-def-2\.3-ber-[0-9a-f]{8}", issue_slug("Def 2.3 (über)"))
+    assert len(issue_slug("x" * 200)) == 81 and issue_slug("x" * 200) != issue_slug("x" * 201)
+    assert issue_slug("", "Book.T") != issue_slug("", "Book.t")
+    # The name before: where a rejection opened then left its issue.
+    assert legacy_slug("thm:1.1") == "review-thm-1.1" and legacy_slug("x" * 200) == "review-" + "x" * 74
 
 
 def test_a_rejection_stands_through_restatements_until_a_person_approves() -> None:
