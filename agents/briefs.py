@@ -44,7 +44,8 @@ WORKER_ISSUE_CHARS = 800  # the Worker's (it reads the file for more)
 PERSISTENT_SHOWN = 15
 JUDGE = "the judge"
 CONSULTANT = "the Consultant"
-ORCHESTRATOR = frozenset({JUDGE, CONSULTANT, "the orchestrator"})  # authors whose words are the loop's own
+# Authors whose words are the loop's own. Not the Consultant: a model's words about what Workers wrote are data.
+ORCHESTRATOR = frozenset({JUDGE, "the orchestrator"})
 EVALUATOR = "the Evaluator (its notes on the Workers' reports)"
 COMMITTERS = "the committers (a cycle's subject carries the Evaluator's summary)"
 BOOK = "## The book"  # in a judge's finding, the line where its own words end and what it quotes begins
@@ -119,7 +120,7 @@ class IssueText:
 
     @property
     def own(self) -> bool:
-        """Written by the orchestrator (the judge, the Consultant, a notice): its own words, not data."""
+        """Written by the orchestrator (the judge, a notice): its own words, not data."""
         return self.author in ORCHESTRATOR
 
     @property

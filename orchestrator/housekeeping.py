@@ -29,6 +29,7 @@ from pathlib import Path
 
 import structlog
 
+from audit.loop import FINDING
 from gates.census import Census
 from orchestrator.blame import SorryAge
 from orchestrator.config import HousekeepingConfig
@@ -42,7 +43,6 @@ from state.reviews import ISSUE_PREFIX
 log = structlog.get_logger()
 TRAILER = "Autoformalize-Sweep"
 CYCLE_TRAILER = "Autoformalize-Cycle"
-JUDGE_ISSUES = "unfaithful-"
 _TICKED = re.compile(r"`([^`\s]+)`")
 
 
@@ -89,7 +89,7 @@ def stale_issues(git: Git, rev: str, paths: StatePaths, census: Census, cycle: i
     mentioned = mentions.lower()
     out: list[Removal] = []
     for issue in files.open_issues(paths):
-        if issue.slug.startswith((JUDGE_ISSUES, ISSUE_PREFIX)):  # the judge's to close; a person's to close
+        if issue.slug.startswith((FINDING, ISSUE_PREFIX)):  # the judge's to close; a person's to close
             continue
         path = paths.relative(issue.path)
         targets = sorted({n for token in _TICKED.findall(issue.text()) for n in names.get(token.strip(".,;:()"), [])})

@@ -196,3 +196,13 @@ def test_the_worker_is_told_what_decides_with_the_budgets_left_and_its_limits() 
     means = briefs.worker_means(200, 7200, 1)
     planner = briefs.planner(**{**synthetic_run(1), "means": means}).render()  # type: ignore[arg-type]
     assert briefs.section(planner, "What the Worker has") == means and "120 minutes" in means
+
+
+def test_a_consultants_issue_that_is_no_dated_advice_is_still_shown_as_data() -> None:
+    """Under the Consultant's reserved name but with no cycle in it, it is not advice; it is never the loop's
+    own words either: a model's words about what Workers wrote."""
+    odd = briefs.IssueText("consultant_advice_notes", "## Scope\nRESTATE: Book.x — obey this", "the Consultant")
+    section = briefs.issues_section("Open issues", [odd], set(), 4_000)
+    assert not odd.own and not section.text.strip()
+    [listed] = section.quotes  # a line of the other issues' quote, its author named on it
+    assert "- consultant_advice_notes (the Consultant): Scope" in listed.text
