@@ -33,6 +33,7 @@ from agents.model import ToolCall, ToolResult, ToolSpec
 from agents.provers import desk as provers
 from agents.provers.desk import Declined, Desk
 from gates.base import Compiler
+from gates.build import SCRATCH_DIR
 from gates.census import census
 from gates.config import GatesConfig
 from gates.credentials import Secrets
@@ -460,29 +461,42 @@ class Workspace:
             raise Refused(f"{rel} is not a Lean file of the project")
         if not target.is_file():
             raise Refused(f"no file {rel}")
+        if isinstance(line, bool) or not isinstance(line, int):
+            raise Refused(f"line must be a whole number, not {repr(line)[:40]}")
         try:
-            marks = goals.marked(target.read_text(encoding="utf-8"), int(line))
+            marks = goals.marked(target.read_text(encoding="utf-8"), line)
         except ValueError as e:
             raise Refused(str(e)) from None
         result = self.compiler.probe(marks.text)
         if result.exit_code is None:
             return f"timed out after {result.seconds:.0f}s"
+        try:
+            found = goals.read(result.output, marks)
+        except ValueError as e:
+            return str(e)
         parts = []
-        for point, shown in zip(marks.points, goals.read(result.output, marks), strict=True):
-            if shown is None:
+        for point, said in zip(marks.points, found, strict=True):
+            if said is None:
                 parts.append(f"{point.label}: not reached — Lean stopped before it (an error above), or this is not a "
                              "line where a tactic starts")
             else:
-                parts.append(f"{point.label}:\n{shown or 'no goals'}")
+                parts.append(f"{point.label}:\n{said or 'no goals'}")
+        # The copy's own errors, at the file's lines; those of the files it imports, which Lake built first, by their
+        # first line (Lean's bare messages after one read as its continuation): `lean_check` shows them whole.
+        own = [d for d in result.errors if f"{SCRATCH_DIR}/" in d.file]
         errors = []
-        for d in result.errors[:3]:
+        for d in own[:3]:
             at, inserted = marks.original(d.line)
             note = " [at the goal view's own lines: give a line where a tactic starts]" if inserted else ""
             errors.append(f"{rel}:{at}:{d.column}: error: {d.message}{note}")
         if errors:
-            more = len(result.errors) - len(errors)
+            more = len(own) - len(errors)
             parts.append("Lean's errors in the file:\n" + "\n".join(errors) + (f"\n[… {more} more]" if more else ""))
-        elif result.exit_code != 0:  # no error of the file: Lake's, or Lean's own end
+        if imported := [d for d in result.errors if d not in own]:
+            parts.append("Lean's errors in the files it imports:\n" + "\n".join(
+                f"{d.file}:{d.line}:{d.column}: error: {d.message.partition(chr(10))[0]}" for d in imported[:3]) + (
+                f"\n[… {len(imported) - 3} more]" if len(imported) > 3 else ""))
+        elif not errors and result.exit_code != 0:  # no error Lean placed: Lake's, or Lean's own end
             parts.append(f"Lean failed (exit {result.exit_code}):\n{result.output.strip()[-2000:]}")
         return "\n\n".join(parts)
 

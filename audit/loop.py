@@ -180,8 +180,13 @@ def finding_files(issues: Path, entity_id: str) -> list[Path]:
     own = issues / f"{issue_slug(entity_id)}.md"
     old = issues / f"{slugs.legacy(FINDING, entity_id, 'entity', None)}.md"
     found = [own] if own.is_file() else []
-    if old != own and old.is_file() and f" ({shown(entity_id)}; " in old.read_text(encoding="utf-8"):
-        found.append(old)
+    if old != own and old.is_file():
+        # The line after `BOOK` names the entity (`issue_text`); the book's text and the Lean quoted below it may
+        # name any id.
+        _, _, quoted = old.read_text(encoding="utf-8").partition(f"\n{BOOK}\n")
+        named = next((line for line in quoted.splitlines() if line.strip()), "")
+        if f" ({shown(entity_id)}; " in named:
+            found.append(old)
     return found
 
 

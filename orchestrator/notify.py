@@ -32,7 +32,6 @@ PLANNER_REMINDER = 10  # a Planner still failing is announced again every this m
 JOINER = "\u2060"  # WORD JOINER: invisible, and it ends the word a mention would start with
 # Discord's markdown: emphasis, code, spoilers, masked links `[label](url)`, `<@id>` / `<#id>` / `<url>` forms.
 DISCORD_MARKUP = re.compile(r"([\\*_~`|\[\]()<>#])")
-NO_MENTIONS: dict[str, list[str]] = {"parse": []}  # Discord's `allowed_mentions`: nobody is pinged
 
 
 class Event(StrEnum):
@@ -119,16 +118,18 @@ class Notifier:
             return False
         text = self.config.templates.get(event, TEMPLATES[event])
         shown = {k: escaped(str(v), self.config.format) for k, v in fields.items()}
-        return self.post(text.format(project=self.project, **shown).strip())
+        return self.post(text.format(project=self.project, **shown).strip(), mentions(text))
 
-    def post(self, text: str) -> bool:
+    def post(self, text: str, allowed: dict[str, list[str]] | None = None) -> bool:
+        """`text` posted; on Discord, pinging only `allowed` (`mentions`: those the template writes), else nobody."""
         assert self.url is not None
         if self.config.format == "text":
             body, kind = text.encode(), "text/plain; charset=utf-8"
         elif self.config.format == "slack":
             body, kind = json.dumps({"text": text}).encode(), "application/json"
         else:
-            body, kind = json.dumps({"content": text, "allowed_mentions": NO_MENTIONS}).encode(), "application/json"
+            body = json.dumps({"content": text, "allowed_mentions": allowed or {"parse": []}}).encode()
+            kind = "application/json"
         try:
             request = urllib.request.Request(self.url, data=body, headers={"Content-Type": kind}, method="POST")
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
@@ -186,17 +187,26 @@ def planner_streak(history: list[HistoryRecord], record: HistoryRecord) -> int:
 def escaped(text: str, fmt: str) -> str:
     """`text` as the chat of `fmt` shows it rather than acts on it. Slack (and Mattermost, which reads Slack's
     format): `&`, `<`, `>` as the entities Slack's formatting asks for, so `<!channel>`, `<@U…>` and `<url|label>`
-    are text; an `@` starting a word is joined to an invisible WORD JOINER, which Mattermost's `@channel`, `@all` and
-    `@user` do not match. Discord: its markdown escaped by backslashes (a masked link `[github.com/…](https://…)`
-    shows its brackets), the `@` joined as for Mattermost, and the body turns mentions off (`NO_MENTIONS`). Plain
-    text is plain."""
+    are text, and a WORD JOINER between `]` and `(`, so Mattermost's markdown makes no masked link or image of
+    `[label](url)`; an `@` starting a word is joined to a WORD JOINER, which Mattermost's `@channel`, `@all` and
+    `@user` do not match. Discord: its markdown escaped by backslashes (a masked link shows its brackets), the `@`
+    joined as for Mattermost, and the body pings only what the template writes (`mentions`). Plain text is plain."""
     if fmt == "slack":
-        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("](", "]" + JOINER + "(")
     elif fmt == "discord":
         text = DISCORD_MARKUP.sub(r"\\\1", text)
     else:
         return text
-    return re.sub(r"@(?=\w)", "@" + JOINER, text)
+    return re.sub(r"(?<!\w)@(?=\w)", "@" + JOINER, text)
+
+
+def mentions(template: str) -> dict[str, list[str]]:
+    """Discord's `allowed_mentions` for a message from `template`: the mentions the template itself writes (`<@id>`,
+    `<@&id>`, `@everyone`, `@here`), the user's own; a field, escaped, holds none."""
+    users = sorted(set(re.findall(r"<@!?(\d+)>", template)))
+    roles = sorted(set(re.findall(r"<@&(\d+)>", template)))
+    return {"parse": ["everyone"] if re.search(r"@(?:everyone|here)\b", template) else [],
+            **({"users": users} if users else {}), **({"roles": roles} if roles else {})}
 
 
 def _clip(text: str) -> str:

@@ -257,7 +257,9 @@ def _commit(work: Git, config: Config, paths: StatePaths, p: Pending) -> str:
             held = state.issues / f"{name}.md"
             if not held.is_file() or _rejected_too(text, name, r.declaration, of):
                 continue
-            if of is legacy_slug and f"`{r.declaration}`" not in held.read_text(encoding="utf-8"):
+            head = f"a person rejected `{r.declaration}`"  # each rejection's head names its declaration
+            if of is legacy_slug and not any(line.startswith("# ") and line.endswith(head)
+                                             for line in held.read_text(encoding="utf-8").splitlines()):
                 continue  # another id's, which shared that name
             closed = state.issues / "closed" / held.name
             closed.parent.mkdir(parents=True, exist_ok=True)

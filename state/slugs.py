@@ -15,12 +15,14 @@ import re
 OUTSIDE = re.compile(r"[^a-z0-9._-]+")
 LIMIT = 81  # characters of a slug
 MARK = 8  # hex digits of the digest
+DIGESTED = re.compile(rf"-[0-9a-f]{{{MARK}}}$")
 
 
 def slug(prefix: str, ident: str, fallback: str) -> str:
     """`prefix` and `ident` as a slug (`fallback` stands for an id with nothing readable in it)."""
     base = OUTSIDE.sub("-", ident.lower()).strip("-.") or fallback
-    if base == ident and len(prefix + base) <= LIMIT:
+    # Kept as it is only when nothing is lost, and it could not be another id's name with its digest.
+    if base == ident and len(prefix + base) <= LIMIT and not DIGESTED.search(base):
         return prefix + base
     mark = "-" + hashlib.sha256(ident.encode()).hexdigest()[:MARK]
     return (prefix + base)[:LIMIT - len(mark)].rstrip("-.") + mark

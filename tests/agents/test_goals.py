@@ -70,13 +70,50 @@ def test_a_copys_lines_are_told_as_the_files_and_the_inserted_ones_as_such() -> 
 
 @pytest.mark.parametrize(("line", "why"), [
     (0, "outside the file"), (7, "outside the file"), (4, "blank or a comment"), (6, "starts a command"),
-    (3, "continues the tactic above it"), (5, "blank or a comment"),
+    (3, "continues the tactic or term above it"), (5, "blank or a comment"),
 ])
 def test_a_line_with_no_tactic_is_refused_saying_why(line: int, why: str) -> None:
     text = ("theorem t (n : Nat) : n = n := by\n  induction n with\n  | zero => rfl\n\n  -- note\n"
             "theorem u : True := trivial\n")
     with pytest.raises(ValueError, match=why):
         goals.points(text.splitlines(), line)
+
+
+@pytest.mark.parametrize(("text", "line", "why"), [
+    ("theorem t (a b c : Nat) (h1 : a = b) (h2 : b = c) : a = c := by\n  calc a = b := h1\n    _ = c := h2\n", 3,
+     "continues the tactic or term above it"),  # a `calc` step
+    ("theorem t : True := by\n  have h : True :=\n    by trivial\n  exact h\n", 3, "continues the tactic or term"),
+    ("theorem t (a : Nat) : a + 0 = a := by\n  conv =>\n    lhs\n    rw [Nat.add_zero]\n", 3, "in a `conv` block"),
+    ("theorem t (a : Nat) : a + 0 = a := by\n  conv =>\n    lhs\n", 2, "in a `conv` block"),
+])
+def test_a_place_the_markers_would_break_is_refused_saying_why(text: str, line: int, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        goals.points(goals.lean_lines(text), line)
+
+
+def test_comments_are_read_as_lean_reads_them_and_lines_as_lean_numbers_them() -> None:
+    # A comment ending in `by` opens nothing; a block comment's lines are no code, the block starts below them.
+    assert [p.at for p in goals.points(["theorem t : True := by", "  trivial -- closed by"], 2)] == [2, 3]
+    text = ["theorem t : True := by", "  /- first", "     second -/", "  trivial"]
+    assert [p.at for p in goals.points(text, 1)] == [4]
+    # Only `\n` ends a line for Lean: a line separator inside a comment does not, and CRLF files keep their `\r`.
+    assert goals.lean_lines("a\u2028b\nc\r\nd\n") == ["a\u2028b", "c\r", "d"]
+    m = goals.marked("theorem t : True := by\r\n  trivial\r\n", 2, "x")
+    assert m.text.split("\n")[:2] == ["theorem t : True := by\r", '  trace "autoformalize goals x 0"']
+
+
+def test_a_place_run_more_than_once_and_markers_the_files_code_printed() -> None:
+    m = goals.marked("theorem t : True ∧ True := by\n  constructor\n  all_goals\n    trivial\n", 4, "x")
+    twice = "\n".join([m.begin(0), m.begin(0), "case left\n⊢ True", "case right\n⊢ True", m.end(0), m.end(0),
+                       m.begin(1), "", m.end(1)])
+    assert goals.read(twice, m) == ["(this place ran 2 times: the goals of each run follow one another)\n"
+                                    "case left\n⊢ True\ncase right\n⊢ True", ""]
+    forged = "\n".join([m.begin(0), "⊢ False", m.end(0), "other output", m.begin(0), "⊢ True", m.end(0)])
+    with pytest.raises(ValueError, match="the file's own code printed this tool's markers"):
+        goals.read(forged, m)
+    # A goal that looks like one of Lean's error lines is still a goal.
+    odd = "\n".join([m.begin(0), 'h : s = "x.lean:1:2: error: boom"', "⊢ True", m.end(0)])
+    assert goals.read(odd, m)[0] == 'h : s = "x.lean:1:2: error: boom"\n⊢ True'
 
 
 def test_a_by_with_nothing_below_it_opens_no_block() -> None:
@@ -126,7 +163,17 @@ def test_where_the_stand_in_cannot_tell_the_goals_the_tool_says_so_and_invents_n
     assert "Lean failed (exit 3):\nstand-in Lean: the goals at line" in text and "this model cannot" in text
 
 
+def test_an_error_of_a_file_it_imports_is_told_as_that_files_never_as_this_ones(ws: Workspace) -> None:
+    write(ws.root, {"Book/C.lean": "import Book.B\n\ntheorem c : True := by\n  trivial\n"})
+    text, error = goal(ws, path="Book/C.lean", line=4)
+    assert not error and "Lean's errors in the file:" not in text
+    assert "Lean's errors in the files it imports:\nBook/B.lean:2:8: error: " in text
+
+
 @pytest.mark.parametrize(("args", "why"), [
+    ({"path": "Book/A.lean", "line": 2.9}, "line must be a whole number, not 2.9"),
+    ({"path": "Book/A.lean", "line": float("inf")}, "line must be a whole number, not inf"),
+    ({"path": "Book/A.lean", "line": True}, "line must be a whole number"),
     ({"path": "Book/A.lean", "line": 3}, "blank or a comment"),
     ({"path": "lakefile.toml", "line": 1}, "not a Lean file of the project"),
     ({"path": "Book/None.lean", "line": 1}, "no file Book/None.lean"),

@@ -55,7 +55,7 @@ def test_a_workers_markup_in_a_field_is_shown_by_each_chat_never_acted_on() -> N
             Notifier(hook.url, config, "book").send(Event.STOPPED, reason=LURE)
     slack, discord, text = hook.posts
     assert slack.json() == {"text": "<!here> book: &lt;!channel&gt; fixed, see &lt;https://evil.example|"
-                                    "https://github.com/o/r&gt; @\u2060everyone [https://github.com/o/r]"
+                                    "https://github.com/o/r&gt; @\u2060everyone [https://github.com/o/r]\u2060"
                                     "(https://evil.example) *now* &amp; &lt;@\u2060U123&gt;"}  # the template's own
     assert discord.json() == {"content": "<!here> book: \\<!channel\\> fixed, see \\<https://evil.example\\|"
                                          "https://github.com/o/r\\> @\u2060everyone \\[https://github.com/o/r\\]"
@@ -64,12 +64,24 @@ def test_a_workers_markup_in_a_field_is_shown_by_each_chat_never_acted_on() -> N
     assert text.body.decode() == f"<!here> book: {LURE}"  # a plain-text body has no markup
 
 
+def test_discord_pings_whom_the_users_template_names_and_no_one_a_field_names() -> None:
+    config = NotifyConfig(format="discord", templates={Event.STOPPED: "<@&42> <@7> @here {project}: {reason}"})
+    with Webhook() as hook:
+        Notifier(hook.url, config, "book").send(Event.STOPPED, reason="<@&99> <@8> @everyone")
+    [post] = hook.posts
+    assert post.json()["allowed_mentions"] == {"parse": ["everyone"], "users": ["7"], "roles": ["42"]}
+    assert post.json()["content"] == "<@&42> <@7> @here book: \\<@&99\\> \\<@\u20608\\> @\u2060everyone"
+    # An address is no mention: its `@` is left alone.
+    assert escaped("mail ann@example.org", "slack") == "mail ann@example.org"
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text())
 def test_no_field_text_leaves_slacks_or_discords_escape(field: str) -> None:
     slack, discord = escaped(field, "slack"), escaped(field, "discord")
     assert "<" not in slack and ">" not in slack and re.fullmatch(r"(?:[^&]|&(?:amp|lt|gt);)*", slack, re.S)
-    assert not re.search(r"@(?!\u2060)\w", slack) and not re.search(r"@(?!\u2060)\w", discord)
+    assert not re.search(r"(?<!\w)@(?!\u2060)\w", slack) and not re.search(r"(?<!\w)@(?!\u2060)\w", discord)
+    assert "](" not in slack  # no masked link or image for Mattermost's markdown
     # Each of Discord's markdown characters comes escaped: taking the escapes off gives the field back.
     assert re.sub(r"\\([\\*_~`|\[\]()<>#])", r"\1", discord).replace("\u2060", "") == field.replace("\u2060", "")
     assert not re.search(r"(?<!\\)(?:\\\\)*[*_~`|\[\]()<>#]", discord)

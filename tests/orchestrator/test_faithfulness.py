@@ -263,8 +263,8 @@ def test_a_finding_under_the_name_findings_had_before_is_settled_and_another_ids
     own, old = issues / f"{issue_slug('thm:2.1')}.md", issues / "unfaithful-thm-2.1.md"
     if whose == "this entity's":
         own.rename(old)
-    else:
-        old.write_text(own.read_text().replace("(thm:2.1; ", "(thm-2.1; "))
+    else:  # its quoted text naming thm:2.1 as a finding's head would
+        old.write_text(own.read_text().replace("(thm:2.1; ", "(thm-2.1; ") + "\nTheorem 2.1 (thm:2.1; Book/B.lean)\n")
     git(project.repo, "add", "-A")
     git(project.repo, "commit", "-qm", "a finding as an earlier version named it")
     git(project.repo, "push", "-q", "origin", "main")

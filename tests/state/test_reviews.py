@@ -84,6 +84,8 @@ def test_the_issue_a_rejection_opens_has_a_plain_name_one_per_id() -> None:
     assert re.fullmatch(r"review-def-2\.3-ber-[0-9a-f]{8}", issue_slug("Def 2.3 (über)"))
     assert len(issue_slug("x" * 200)) == 81 and issue_slug("x" * 200) != issue_slug("x" * 201)
     assert issue_slug("", "Book.T") != issue_slug("", "Book.t")
+    # An id that reads like another's name with its digest gets one of its own.
+    assert issue_slug("Thm") != issue_slug(issue_slug("Thm").removeprefix("review-"))
     # The name before: where a rejection opened then left its issue.
     assert legacy_slug("thm:1.1") == "review-thm-1.1" and legacy_slug("x" * 200) == "review-" + "x" * 74
 
