@@ -12,12 +12,12 @@ from agents.briefs import BOOK, finding_head
 from agents.model import Model
 from audit.entities import Entity
 from audit.judge import Rubric, Score, judge_direct
-from audit.run import declarations, lean_text, repeated
+from audit.run import declarations, definitions_read, lean_text, repeated
 from gates.base import GateResult
 from gates.census import Census
 from gates.chosen import shown, ticks
 from gates.integrity import VANISHED
-from gates.meaning import meanings
+from gates.meaning import meanings, reached
 from state import slugs
 from state.history import Faithfulness, HistoryRecord, Outcome
 from state.statement_lock import Locked, StatementLock
@@ -46,11 +46,12 @@ def judge_changes(model: Model, entities: list[Entity], changed: set[str], after
         return []
     decls, twice = declarations(after), repeated(after)
     meant = meanings(after)
+    asked = [e for e in entities if changed.intersection(e.lean)]
+    reach = reached(after, [n for e in asked for n in e.lean])
     out: list[Judged] = []
-    for entity in entities:
-        if not changed.intersection(entity.lean):
-            continue
+    for entity in asked:
         text, missing = lean_text(decls, entity.lean)
+        text += definitions_read(decls, reach, entity.lean)
         present = [n for n in entity.lean if n in decls]
         if missing:
             why = [f"{n} is declared in more than one file ({', '.join(twice[n])}), so which one formalizes it "

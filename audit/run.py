@@ -7,6 +7,7 @@ that could not be judged is listed with why.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,13 +23,14 @@ from audit.entities import Entity
 from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
 from gates.index import THEOREM_KINDS, Decl
-from gates.meaning import meanings
+from gates.meaning import meanings, reached
 from state.reviews import Review
 
 SCHEMA_VERSION = 1
 LABELS = {judge.Score.FAITHFUL: "faithful", judge.Score.STRONGER: "stronger", judge.Score.DIFFERENT: "different"}
 PROTOCOL_NAMES = {"direct": "direct (book vs Lean)", "round_trip": "round trip (book vs back-translation)"}
 LEAN_CHARS = 12_000  # a declaration longer than this is cut for the judges
+DEFINITIONS_CHARS = 12_000  # of the project's definitions a statement reaches, shown to a judge after it
 UNPROVED_SHOWN = 500
 
 
@@ -103,6 +105,29 @@ def lean_text(found: dict[str, Decl], names: Sequence[str], *, bodies: bool = Tr
     return "\n\n".join(parts), missing
 
 
+def definitions_read(decls: dict[str, Decl], reach: dict[str, list[str]], names: Sequence[str]) -> str:
+    """What a judge reads after the statements `names`: the source of every project definition their meaning
+    reaches (`reach`: `gates.meaning.reached`), labelled as the project's, smallest first within
+    `DEFINITIONS_CHARS`; one that does not fit shows its header, its length and a digest of the whole. A statement
+    means what the definitions it names mean: read alone, `theorem t (n) : ZeroAddHolds n` says nothing."""
+    used = sorted({r for n in names for r in reach.get(n, []) if r not in names and r in decls},
+                  key=lambda r: (len(decls[r].written(body=True)), r))
+    if not used:
+        return ""
+    shown, room = [], DEFINITIONS_CHARS
+    for name in used:
+        whole = decls[name].written(body=True)
+        if len(whole) <= room:
+            shown.append(whole)
+            room -= len(whole)
+        else:
+            digest = hashlib.sha256(whole.encode()).hexdigest()[:12]
+            shown.append(f"{decls[name].written()}\n  -- … its whole text, {len(whole):,} characters (sha256 "
+                         f"{digest}…), is over what the judge is shown")
+    return ("\n\n-- The project's definitions the statements above reach, which are part of what they mean "
+            "(smallest first):\n\n" + "\n\n".join(shown))
+
+
 def audit(root: Path, census: Census, models: Models, options: Options, now: datetime,
           mathlib: overlap.Measured | None = None, successors: succ.Measured | None = None,
           reviewed: Reviewed | None = None) -> dict[str, Any]:
@@ -118,7 +143,7 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
     if options.sample is not None:
         drawn = sample.stratified_sample(judged, options.sample, options.seed)
         judged = drawn.entities
-    faithfulness = _faithfulness(decls, judged, rows, models, options)
+    faithfulness = _faithfulness(census, decls, judged, rows, models, options)
     edge_filter = None
     if options.filter_edges and models.edge_filter is not None:
         edge_filter = _edge_filter(models.edge_filter)
@@ -162,8 +187,8 @@ def _row(e: Entity, decls: dict[str, Decl], support: rests.Support) -> dict[str,
             "rests_on": rests_on, "faithful": None, "direct": None, "round_trip": None}
 
 
-def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str, dict[str, Any]], models: Models,
-                  options: Options) -> dict[str, Any]:
+def _faithfulness(census: Census, decls: dict[str, Decl], entities: list[Entity], rows: dict[str, dict[str, Any]],
+                  models: Models, options: Options) -> dict[str, Any]:
     protocols: dict[str, Callable[[Entity, str], judge.Verdict]] = {}
     if models.judge is not None:
         direct_model = models.judge
@@ -175,6 +200,10 @@ def _faithfulness(decls: dict[str, Decl], entities: list[Entity], rows: dict[str
     unjudged: list[dict[str, str]] = []
     bodies = not options.rubric.paper
     texts = {e.id: lean_text(decls, e.lean, bodies=bodies)[0] for e in entities} if protocols else {}
+    if protocols and bodies:  # as the paper's judges read them: the statements alone
+        reach = reached(census, [n for e in entities for n in e.lean])
+        texts = {e.id: text + definitions_read(decls, reach, e.lean) for e in entities
+                 for text in [texts[e.id]]}
     jobs = [(protocol, e) for protocol in protocols for e in entities]
     def run(job: tuple[str, Entity]) -> judge.Verdict:
         protocol, entity = job

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -9,9 +10,10 @@ from pathlib import Path
 
 from agents.model import Message, Reply, System, ToolSpec
 from audit.extract import from_blueprint
-from audit.run import Models, Options, audit, markdown
+from audit.run import DEFINITIONS_CHARS, Models, Options, audit, declarations, definitions_read, markdown
 from gates.census import census
-from gates.tree import DirTree
+from gates.meaning import reached
+from gates.tree import DirTree, MemTree
 
 FAITHFUL = json.dumps({"lean_implies_nl": True, "nl_implies_lean": True, "score": 3, "reason": "same"})
 BOOK = "namespace Book\n" + "".join(f"/-- Theorem 1.{i} Statement {i}. -/\ntheorem t{i} : {i} = {i} := rfl\n\n"
@@ -118,3 +120,21 @@ def test_proved_means_nothing_sorried_and_no_axiom_in_what_a_result_uses(tmp_pat
             "| Tao/thm:1.1 | Tao.thm11 | Tao.choice_like |") in report
     assert "## By book\n\n| book | entities | formalized | proved |\n| --- | ---: | ---: | ---: |\n" \
            "| Rockafellar | 2 | 2 | 1 |\n| Tao | 2 | 2 | 1 |" in report
+
+
+def test_a_judge_reads_the_definitions_a_statement_reaches_smallest_first_within_its_room() -> None:
+    big = " ∧ ".join(["True"] * 4000)
+    source = ("namespace Book\n\ndef Small : Prop := True\n\ndef Big : Prop := " + big + "\n\n"
+              "def Mid (n : Nat) : Prop := Small ∧ n = n\n\ntheorem t (n : Nat) : Mid n ∧ Big := by\n  sorry\n\n"
+              "def Unused : Prop := False\n\nend Book\n")
+    found = census(MemTree({"Book/A.lean": source.encode()}), ["Book"])
+    decls = declarations(found)
+    text = definitions_read(decls, reached(found, ["Book.t"]), ["Book.t"])
+    assert text.startswith("\n\n-- The project's definitions the statements above reach")
+    small, mid, clipped = text.index("def Small"), text.index("def Mid"), text.index("def Big : Prop\n  -- … its whole text")
+    assert small < mid < clipped and "Unused" not in text  # what it reaches, smallest first
+    whole = decls["Book.Big"].written(body=True)
+    assert len(whole) > DEFINITIONS_CHARS and whole not in text
+    assert f"its whole text, {len(whole):,} characters (sha256 {hashlib.sha256(whole.encode()).hexdigest()[:12]}…)" \
+        in text
+    assert definitions_read(decls, reached(found, ["Book.Small"]), ["Book.Small"]) == ""  # it reaches nothing

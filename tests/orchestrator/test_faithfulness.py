@@ -12,7 +12,7 @@ from orchestrator.cycle import Options, run_cycle
 from state.history import HistoryRecord
 from tests.conftest import git, write
 from tests.orchestrator.harness import Project, config_text, evaluation, strategy, user_text
-from tests.standin.anthropic_server import text_reply
+from tests.standin.anthropic_server import RecordedRequest, Reply, text_reply
 
 NEW = '''
 
@@ -275,3 +275,49 @@ def test_a_finding_under_the_name_findings_had_before_is_settled_and_another_ids
     record, _ = project.cycle()
     assert record.outcome == "accepted" and record.faithfulness[0].score == 3
     assert not own.exists() and old.exists() == (whose == "another id's")
+
+
+SWAPPED = '''
+
+def ZeroAddHolds (n : ℕ) : Prop := 0 + n = n
+
+/-- Theorem 2.1 For every natural number $n$, $0 + n = n$. -/
+theorem zero_add' (n : ℕ) : ZeroAddHolds n := by
+  simp [ZeroAddHolds]
+'''
+
+
+def careful_judge(request: RecordedRequest) -> Reply:
+    """A judge that reads what it is shown: a statement whose definition says `True` is not the book's."""
+    empty = "Prop := True" in user_text(request)
+    return text_reply(json.dumps({"lean_implies_nl": not empty, "nl_implies_lean": True, "score": 1 if empty else 3,
+                                  "reason": "ZeroAddHolds is True" if empty else "as the book"}))
+
+
+def test_a_locked_statement_weakened_through_the_definition_it_names_is_judged_as_it_now_means(
+        project: Project) -> None:
+    """The statement's own text never changes; its definition becomes `True`. The judge reads the definitions a
+    statement reaches with it, so what it judges is what the statement means."""
+    write(project.repo, {"autoformalize.toml": config_text(gates={"repair_rounds": 0})})
+    git(project.repo, "commit", "-qam", "no repair rounds")
+    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1."))
+    project.agents.work([("edit_file", {"path": "Book/B.lean", "old_string": "end Book",
+                                        "new_string": SWAPPED.strip() + "\n\nend Book"})], "added Theorem 2.1")
+    project.agents.add("judge", careful_judge)
+    project.agents.evaluate(evaluation(1))
+    first, _ = project.cycle()
+    assert first.outcome == "accepted" and first.faithfulness[0].score == 3
+    assert "def ZeroAddHolds (n : ℕ) : Prop := 0 + n = n" in user_text(project.agents.requests["judge"][0])
+
+    project.agents.plan(strategy("Book/B.lean", target="RESTATE: Book.zero_add' — a simpler definition"))
+    project.agents.work([("edit_file", {"path": "Book/B.lean", "old_string": "Prop := 0 + n = n",
+                                        "new_string": "Prop := True"}),
+                         ("edit_file", {"path": "Book/B.lean", "old_string": "simp [ZeroAddHolds]",
+                                        "new_string": "trivial"})], "simplified ZeroAddHolds")
+    project.agents.add("judge", careful_judge)
+    project.agents.evaluate(evaluation(1))
+    swapped, _ = project.cycle()
+    shown = user_text(project.agents.requests["judge"][1])
+    assert "theorem zero_add' (n : ℕ) : ZeroAddHolds n" in shown and "Prop := True" in shown
+    assert swapped.outcome == "rejected" and swapped.faithfulness[0].score == 1
+    assert "Prop := 0 + n = n" in project.show("HEAD", "Book/B.lean")
