@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -105,27 +105,35 @@ def lean_text(found: dict[str, Decl], names: Sequence[str], *, bodies: bool = Tr
     return "\n\n".join(parts), missing
 
 
-def definitions_read(decls: dict[str, Decl], reach: dict[str, list[str]], names: Sequence[str]) -> str:
-    """What a judge reads after the statements `names`: the source of every project definition their meaning
-    reaches (`reach`: `gates.meaning.reached`), labelled as the project's, smallest first within
-    `DEFINITIONS_CHARS`; one that does not fit shows its header, its length and a digest of the whole. A statement
-    means what the definitions it names mean: read alone, `theorem t (n) : ZeroAddHolds n` says nothing."""
-    used = sorted({r for n in names for r in reach.get(n, []) if r not in names and r in decls},
-                  key=lambda r: (len(decls[r].written(body=True)), r))
-    if not used:
-        return ""
-    shown, room = [], DEFINITIONS_CHARS
-    for name in used:
-        whole = decls[name].written(body=True)
+def in_order(sources: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """Definitions as a reader is shown them (`sources`: name → its whole text and its header): smallest first, whole
+    within `DEFINITIONS_CHARS`; beyond, the header with the whole text's length and a digest of it."""
+    out, room = [], DEFINITIONS_CHARS
+    for name, (whole, header) in sorted(sources.items(), key=lambda item: (len(item[1][0]), item[0])):
         if len(whole) <= room:
-            shown.append(whole)
+            out.append((name, whole))
             room -= len(whole)
         else:
             digest = hashlib.sha256(whole.encode()).hexdigest()[:12]
-            shown.append(f"{decls[name].written()}\n  -- … its whole text, {len(whole):,} characters (sha256 "
-                         f"{digest}…), is over what the judge is shown")
+            out.append((name, f"{header}\n  -- … its whole text, {len(whole):,} characters (sha256 {digest}…), is "
+                              "over what is shown"))
+    return out
+
+
+def sources_of(decls: dict[str, Decl], names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """Each of `names` that `decls` holds → its whole text and its header, as `in_order` takes them."""
+    return {n: (decls[n].written(body=True), decls[n].written()) for n in names if n in decls}
+
+
+def definitions_read(decls: dict[str, Decl], reach: dict[str, list[str]], names: Sequence[str]) -> str:
+    """What a judge reads after the statements `names`: the source of every project definition their meaning
+    reaches (`reach`: `gates.meaning.reached`), labelled as the project's, as `in_order` shows them. A statement
+    means what the definitions it names mean: read alone, `theorem t (n) : ZeroAddHolds n` says nothing."""
+    shown = in_order(sources_of(decls, {r for n in names for r in reach.get(n, []) if r not in names}))
+    if not shown:
+        return ""
     return ("\n\n-- The project's definitions the statements above reach, which are part of what they mean "
-            "(smallest first):\n\n" + "\n\n".join(shown))
+            "(smallest first):\n\n" + "\n\n".join(text for _, text in shown))
 
 
 def audit(root: Path, census: Census, models: Models, options: Options, now: datetime,

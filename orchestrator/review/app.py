@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from audit.run import in_order
 from gates.chosen import ticks
 from orchestrator import verdicts
 from orchestrator.config import Config
@@ -176,6 +177,11 @@ class Reviewing:
     def card(self, declaration: str) -> Card | None:
         return next((c for c in self.queue().cards if c.declaration == declaration), None)
 
+    def definitions(self, card: Card) -> list[tuple[str, str]]:
+        """The definitions `card`'s statement reaches, as its page shows them (`audit.run.in_order`)."""
+        q = self.queue()
+        return in_order({n: q.sources[n] for n in card.reaches if n in q.sources})
+
     def keep(self, outcome: Outcome) -> str:
         key = secrets.token_urlsafe(8)
         self.outcomes[key] = outcome
@@ -217,7 +223,8 @@ def create_app(repo: Path, config: Config, *, port: int, token: str, book: str |
         found = await run_in_threadpool(state.card, declaration)
         if found is None:
             return page(request, "missing.html", 404, declaration=declaration)
-        return page(request, "card.html", card=found)
+        definitions = await run_in_threadpool(state.definitions, found)
+        return page(request, "card.html", card=found, definitions=definitions)
 
     async def verdict(request: Request) -> Response:
         declaration = request.path_params["declaration"]

@@ -58,6 +58,7 @@ from pydantic import BaseModel, Field
 from audit.book import Book
 from audit.entities import Entity
 from audit.rests import Support
+from audit.run import sources_of
 from gates.census import Census, census
 from gates.index import THEOREM_KINDS, Decl
 from gates.lexer import ID_FIRST, ID_REST
@@ -98,6 +99,8 @@ class Queue(BaseModel):
     books: list[str] = Field(default_factory=list)  # the books the cards belong to ("" for a project of one)
     counts: dict[str, int] = Field(default_factory=dict)  # cards per risk, by its lower-case name
     audit: str = ""  # the audit read ("<path>, generated <when>"), "" when the commit holds none
+    # Each definition a card reaches → its whole text and its header (`audit.run.sources_of`), for a card's page.
+    sources: dict[str, tuple[str, str]] = Field(default_factory=dict, exclude=True)
 
 
 def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
@@ -162,8 +165,9 @@ def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
                            users=(users, relied[name])))
     cards.sort(key=lambda c: (c.risk, -c.newest, c.book, c.chapter, c.path, c.line, c.declaration))
     counts = {r.name.lower(): sum(c.risk is r for c in cards) for r in Risk}
+    reachable = {n for c in cards for n in c.reaches}
     return Queue(commit=commit, cards=cards, problems=problems, books=sorted({c.book for c in cards}), counts=counts,
-                 audit=audited.where)
+                 audit=audited.where, sources=sources_of({n: decls[n][1] for n in reachable if n in decls}, reachable))
 
 
 def select(queue: Queue, *, book: str | None = None, chapter: str | None = None, verdict: str | None = None

@@ -131,7 +131,8 @@ def test_a_judge_reads_the_definitions_a_statement_reaches_smallest_first_within
     decls = declarations(found)
     text = definitions_read(decls, reached(found, ["Book.t"]), ["Book.t"])
     assert text.startswith("\n\n-- The project's definitions the statements above reach")
-    small, mid, clipped = text.index("def Small"), text.index("def Mid"), text.index("def Big : Prop\n  -- … its whole text")
+    clipped = text.index("def Big : Prop\n  -- … its whole text")
+    small, mid = text.index("def Small"), text.index("def Mid")
     assert small < mid < clipped and "Unused" not in text  # what it reaches, smallest first
     whole = decls["Book.Big"].written(body=True)
     assert len(whole) > DEFINITIONS_CHARS and whole not in text

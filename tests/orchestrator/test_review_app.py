@@ -480,3 +480,9 @@ def shot(tmp_path: Path) -> Path:
     tmp_path."""
     chosen = os.environ.get("REVIEW_SCREENSHOT")
     return Path(chosen) if chosen else tmp_path / "review-queue.png"
+
+
+def test_a_cards_page_shows_the_source_of_the_definitions_its_statement_reaches(repo: Path) -> None:
+    html = signed_in(repo).get("/card/Book.double_pos").text
+    section = html[html.index("The project's definitions the statement reaches"):]
+    assert "def double (n : ℕ) : ℕ := 2 * n" in section and 'href="/card/Book.double"' in section
