@@ -23,7 +23,7 @@ from audit.entities import Entity
 from audit.extract import BLUEPRINT, MAPPINGS, find_entities
 from gates.census import Census
 from gates.index import THEOREM_KINDS, Decl
-from gates.meaning import meanings, reached
+from gates.meaning import closures, reached
 from state.reviews import Review
 
 SCHEMA_VERSION = 1
@@ -177,7 +177,7 @@ def audit(root: Path, census: Census, models: Models, options: Options, now: dat
             row["cards"] = {name: people.card_url(reviewed.port, name) for name in row["lean"]}
         ran = [p for p in people.PROTOCOLS if faithfulness.get(p) is not None]
         files = {name: path for path, d in census.decls() if (name := d.name)}
-        digests = meanings(census) if reviewed.reviews else {}
+        digests = closures(census) if reviewed.reviews else {}
         doc["reviews"] = people.section(doc["entities"], reviewed.reviews, digests, rubric=options.rubric.name,
                                         protocols=ran, port=reviewed.port, files=files, source=reviewed.source,
                                         problems=reviewed.problems)

@@ -78,7 +78,7 @@ class GateInput:
     strategy: str = ""  # strategy.md, where restatements of locked statements are declared
     locked: dict[str, str] = field(default_factory=dict)  # declaration → hash of its statement judged faithful
     paired: frozenset[str] = frozenset()  # declarations the trusted book text pairs with a statement, at the base
-    approved: dict[str, str] = field(default_factory=dict)  # declaration → the meaning digest a person approved, as
+    approved: dict[str, str] = field(default_factory=dict)  # declaration → the digest a person approved (closures), as
     # the base's reviews file has it (`state.reviews.approved`): locked whatever the judge says, and restated only
     # with a person's approval of the restatement too
     rejected: frozenset[str] = frozenset()  # declarations a person rejected as the base means them: neither locked

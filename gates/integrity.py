@@ -38,7 +38,7 @@ from gates import constructs, directives, reach
 from gates.base import GateInput, GateResult
 from gates.index import Decl
 from gates.lexer import ID_REST
-from gates.meaning import changed_meanings, meanings
+from gates.meaning import changed_meanings, closures, meanings
 from gates.scope import matches
 from gates.sorry import over_budget, restructuring, traded
 
@@ -148,7 +148,8 @@ def restated(inp: GateInput) -> dict[str, str]:
     present = inp.after.named
     changed = changed_meanings(inp.before, inp.after)
     holding = {path for path, d in inp.after.decls() if d.name in inp.locked}
-    now = meanings(inp.after, only=holding)
+    # The lock keeps a statement's own meaning; a person approved it with the definitions it reaches (`closures`).
+    now = {**meanings(inp.after, only=holding), **(closures(inp.after, only=inp.approved) if inp.approved else {})}
     out: dict[str, str] = {}
     for name in sorted(names):
         if name not in present:

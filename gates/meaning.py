@@ -172,6 +172,25 @@ def reached(census: Census, names: Iterable[str], defining: dict[str, Decl] | No
     return out
 
 
+def closures(census: Census, *, only: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """Named declaration → the digest of what it means whole, one per declaration of that name: its own meaning
+    (`meanings`) where it reaches no project definition, else that together with the meanings of every definition
+    it reaches (`reached`), so that a change of any of them is a change of it. What a person approves and a card's
+    stale check compare. `only`: the names wanted (every one by default)."""
+    names = sorted({d.name for _, d in census.decls() if d.name}) if only is None else list(dict.fromkeys(only))
+    reach = reached(census, names)
+    wanted = set(names).union(*reach.values())
+    own = meanings(census, only={p for p, d in census.decls() if d.name in wanted})  # the files that hold them
+    names = [n for n in names if n in own]
+    out: dict[str, list[str]] = {}
+    for name in names:
+        used = reach.get(name, [])
+        tail = "\0".join(f"{r}={','.join(own.get(r, []))}" for r in used)
+        out[name] = own[name] if not used else [hashlib.sha256(f"{d}\0{tail}".encode()).hexdigest()[:16]
+                                                for d in own[name]]
+    return out
+
+
 def _closures(uses: dict[str, set[str]]) -> dict[str, frozenset[str]]:
     """Each definition → every definition it reaches through `uses`, to any depth (itself only when a cycle of
     definitions leads back to it). Tarjan's strongly connected components: each closed once all it reaches is."""

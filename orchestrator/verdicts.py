@@ -22,7 +22,7 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from gates.census import Census, census
-from gates.meaning import meanings
+from gates.meaning import closures
 from gates.tree import DirTree
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError
@@ -111,9 +111,7 @@ def held(git: Git, rev: str, file: str, census: Census) -> dict[str, Standing]:
         log.warning("reviews.unreadable", problem=problem[:300])
     if not found.entries:
         return {}
-    names = {r.declaration for r in found.reviews}
-    where = {path for path, d in census.decls() if d.name in names}
-    return standing(found.reviews, meanings(census, only=where))
+    return standing(found.reviews, closures(census, only=[r.declaration for r in found.reviews]))
 
 
 def _blamed(porcelain: str) -> dict[int, tuple[str, datetime]]:
@@ -282,7 +280,7 @@ def _stale(work: Git, config: Config, r: Review) -> bool:
     """Whether the statement `r` names means something else where it lands than on the page that was reviewed (the
     remote's head moved on under it). A declaration the tree does not hold is not told stale here."""
     found = census(DirTree(work.root), config.project.lean_roots)
-    now = meanings(found, only={p for p, d in found.decls() if d.name == r.declaration})
+    now = closures(found, only=[r.declaration])
     return r.declaration in now and r.digest not in now[r.declaration]
 
 

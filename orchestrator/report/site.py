@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from audit import people
 from difficulty.forecast import Forecast
 from gates.census import Census, census
-from gates.meaning import meanings
+from gates.meaning import closures
 from gates.size import large
 from gates.tree import DirTree
 from orchestrator import plan
@@ -306,7 +306,7 @@ def _people(repo: Path, config: Config, tree: Census, audit: AuditSummary | None
     except Linked as e:
         found = Reviews(problems=[str(e)])
     files = {name: path for path, d in tree.decls() if (name := d.name)}
-    digests = meanings(tree) if found.reviews else {}  # hashing every declaration: only when there is a verdict
+    digests = closures(tree) if found.reviews else {}  # hashing every declaration: only when there is a verdict
     return people.section(audit.rows if audit else (), found.reviews, digests,
                           rubric=audit.rubric if audit else "", protocols=audit.protocols if audit else (),
                           port=config.review.port, files=files, source=file, problems=found.problems)

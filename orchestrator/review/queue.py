@@ -62,7 +62,7 @@ from audit.run import sources_of
 from gates.census import Census, census
 from gates.index import THEOREM_KINDS, Decl
 from gates.lexer import ID_FIRST, ID_REST
-from gates.meaning import definitions, meanings, reached
+from gates.meaning import closures, definitions, meanings, reached
 from gates.successors import BROKE
 from orchestrator.config import Config
 from orchestrator.git import Git, GitError, GitTree
@@ -123,8 +123,9 @@ def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
     audited = _Audit.read(tree, audit_path, present, problems)
     reviews = recorded(git, commit, config.gates.reviews)
     problems += reviews.problems
-    digests = meanings(found)
-    held = standing(reviews.reviews, digests)
+    digests = meanings(found)  # a statement's own text, as the statement lock keeps it
+    whole = closures(found)  # with the definitions it reaches: what a person approves
+    held = standing(reviews.reviews, whole)
 
     decls: dict[str, tuple[str, Decl]] = {}
     for path, d in found.decls():
@@ -144,7 +145,7 @@ def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
     cards: list[Card] = []
     for name, e in paired.items():
         path, d = decls[name]
-        cards.append(_card(name, path, d, "statement", digests, support, cycles, held, audited, lock,
+        cards.append(_card(name, path, d, "statement", (digests, whole), support, cycles, held, audited, lock,
                            entity=e, reaches=reach.get(name, [])))
     relied = Counter(n for n in chain.from_iterable(reach.values()) if n not in paired)  # definition → statements
     first: dict[str, list[str]] = {}  # definition → the first three statements reaching it
@@ -160,7 +161,7 @@ def build(repo: Path, config: Config, *, rev: str = "HEAD") -> Queue:
         users = first[name]
         path, d = decls[name]
         book, chapter = places.get(path) or next((places[p] for u in users if (p := decls[u][0]) in places), ("", ""))
-        cards.append(_card(name, path, d, "definition", digests, support, cycles, held, audited, lock,
+        cards.append(_card(name, path, d, "definition", (digests, whole), support, cycles, held, audited, lock,
                            reaches=reach_alone.get(name, []), book=book, chapter=chapter,
                            users=(users, relied[name])))
     cards.sort(key=lambda c: (c.risk, -c.newest, c.book, c.chapter, c.path, c.line, c.declaration))
@@ -209,17 +210,19 @@ def to_json(cards: Iterable[Card]) -> str:
 # -- the parts -----------------------------------------------------------------------------------------------------
 
 
-def _card(name: str, path: str, d: Decl, kind: str, digests: dict[str, list[str]], support: Support,
+def _card(name: str, path: str, d: Decl, kind: str, digests: tuple[dict[str, list[str]], dict[str, list[str]]],
+          support: Support,
           cycles: _Cycles, held: dict[str, Standing], audited: _Audit, lock: StatementLock, *,
           entity: Entity | None = None, reaches: list[str], book: str = "", chapter: str = "",
           users: tuple[list[str], int] | None = None) -> Card:
     theorem = d.kind in THEOREM_KINDS
     rests = support.rests_on(name)
     touched = cycles.touching(name, path)
-    judgements = _judgements(name, cycles, audited, lock, digests)
+    own, whole = digests  # `meanings`, `closures`
+    judgements = _judgements(name, cycles, audited, lock, own)
     tested = audited.successors.get(name) or cycles.successors(name)
     person = held.get(name, Standing())
-    card = Card(declaration=name, kind=kind, path=path, line=d.line, digest=(digests.get(name) or [""])[0],
+    card = Card(declaration=name, kind=kind, path=path, line=d.line, digest=(whole.get(name) or [""])[0],
                 lean=d.written(body=not theorem), reaches=reaches, judgements=judgements, successors=tested,
                 proved=not rests, rests_on=rests, cycles=touched, newest=max(touched, default=0),
                 decision=person.decision, comments=list(person.comments), stale=list(person.stale), book=book,

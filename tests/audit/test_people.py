@@ -18,7 +18,7 @@ import pytest
 
 from audit.run import markdown
 from gates.census import census
-from gates.meaning import meanings
+from gates.meaning import closures
 from gates.tree import DirTree
 from orchestrator.cli import main
 from orchestrator.git import Git
@@ -130,7 +130,7 @@ def repo(tmp_path: Path) -> Path:
     (root / "Book" / "Ch1.lean").write_text(BOOK, encoding="utf-8")
     (root / "autoformalize.toml").write_text(f'[project]\nlean_roots = ["Book"]\n\n[review]\nport = {PORT}\n',
                                              encoding="utf-8")
-    digest = {name: ds[0] for name, ds in meanings(census(DirTree(root), ["Book"])).items()}
+    digest = {name: ds[0] for name, ds in closures(census(DirTree(root), ["Book"])).items()}
     text = ""
     for r in (review("Book.add_zero'", Verdict.REJECT, digest["Book.add_zero'"], note="first thought"),
               review("Book.add_zero'", Verdict.APPROVE, digest["Book.add_zero'"]),  # the last decision holds
@@ -313,7 +313,7 @@ def test_each_book_is_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["audit", "--no-models", "--json", "--repo", str(repo)]) == 0
     rows = {e["id"]: e for e in json.loads(capsys.readouterr().out)["entities"]}
     roots = ["ReasBook/ReasBook", "ReasBook/Books", "ReasBook/Papers"]
-    digest = {n: ds[0] for n, ds in meanings(census(DirTree(repo), roots)).items()}
+    digest = {n: ds[0] for n, ds in closures(census(DirTree(repo), roots)).items()}
     text = ""
     for key, verdict in ((f"{TAO}/thm:1.1", Verdict.APPROVE), (f"{ROCKAFELLAR}/thm:1.1", Verdict.REJECT),
                          (f"{ROCKAFELLAR}/cor:4.7.2", Verdict.APPROVE)):

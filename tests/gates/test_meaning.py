@@ -7,7 +7,7 @@ import pytest
 
 from gates import integrity
 from gates.census import census
-from gates.meaning import changed_meanings, meanings, reached, touched
+from gates.meaning import changed_meanings, closures, meanings, reached, touched
 from gates.tree import MemTree
 from tests.gates.helpers import gate_input
 
@@ -129,3 +129,30 @@ def test_what_a_statement_reaches_is_the_definition_its_namespace_resolves_else_
     # The meaning check still takes every definition a name may mean: a change to either `shift` changes `One.up`.
     changed = census(MemTree({"Book/A.lean": SHELVES.replace("n + 2", "n + 3").encode()}))
     assert "One.up" in changed_meanings(found, changed)
+
+
+def test_a_closure_digest_moves_with_every_definition_the_statement_reaches_and_with_nothing_else() -> None:
+    def whole(text: str, other: str = "") -> dict[str, list[str]]:
+        files = {"Book/A.lean": text.encode(), **({"Book/B.lean": other.encode()} if other else {})}
+        return closures(census(MemTree(files), ["Book"]))
+
+    base = whole(DEFS)
+    own = meanings(census(MemTree({"Book/A.lean": DEFS.encode()}), ["Book"]))
+    assert base["Book.Good"] == own["Book.Good"]  # it reaches no definition: its own meaning
+    assert base["Book.three_good"] != own["Book.three_good"]  # it reaches `Good`
+    assert whole(DEFS.replace("n > 2", "n > 100"))["Book.three_good"] != base["Book.three_good"]
+    assert whole(DEFS.replace("by decide", "by norm_num"))["Book.three_good"] == base["Book.three_good"]
+    assert whole(DEFS, "namespace Book\ndef Bad : Prop := False\nend Book\n")["Book.three_good"] == \
+        base["Book.three_good"]
+    assert set(closures(census(MemTree({"Book/A.lean": DEFS.encode()}), ["Book"]), only=["Book.three_good"])) == \
+        {"Book.three_good"}
+
+
+def test_a_persons_approval_holds_what_the_statement_means_whole_and_a_proof_change_keeps_it() -> None:
+    approved = {"Book.three_good": closures(gate_input({"Book/A.lean": DEFS}, {}).before)["Book.three_good"][0]}
+    proof = integrity.check(gate_input({"Book/A.lean": DEFS}, {"Book/A.lean": DEFS.replace("by decide", "by norm_num")},
+                                       approved=approved))
+    assert proof.passed, proof.detail
+    weakened = integrity.check(gate_input({"Book/A.lean": DEFS}, {"Book/A.lean": DEFS.replace("n > 2", "n > 0")},
+                                          approved=approved))
+    assert not weakened.passed and "Book.three_good: its statement was approved by a person" in weakened.detail

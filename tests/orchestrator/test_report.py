@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from gates.census import census
-from gates.meaning import meanings
+from gates.meaning import closures
 from gates.tree import DirTree
 from orchestrator.cli import main
 from orchestrator.report import build
@@ -272,7 +272,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
                  "docs/plan.md": PLAN, f"{STATE}/cycle": f"{CYCLES}\n",
                  f"{STATE}/audit/latest.json": json.dumps(AUDIT)})
     expected = write_history(state / "history.jsonl")
-    digest = {name: ds[0] for name, ds in meanings(census(DirTree(repo), ["Book"])).items()}
+    digest = {name: ds[0] for name, ds in closures(census(DirTree(repo), ["Book"])).items()}
     verdicts = [Review(declaration="Book.two", verdict=Verdict.APPROVE, digest=digest["Book.two"]),
                 Review(declaration="Book.double_pos", verdict=Verdict.COMMENT, digest=digest["Book.double_pos"],
                        note=EVIL),

@@ -161,6 +161,31 @@ def test_a_stale_page_is_refused_and_writes_nothing(repo: Path) -> None:
     nothing_written(repo, head)
 
 
+@pytest.mark.parametrize("changed", ["the definition it reaches", "another file"])
+def test_an_approval_from_a_page_shown_before_a_definition_it_reaches_changed_is_stale(
+        repo: Path, changed: str) -> None:
+    """The statements' own text never changes: `double`, which `IsEven` and `quad_even` reach, does. Both pages
+    were shown before; approving either now approves what it no longer means. A change elsewhere stales nothing."""
+    c = signed_in(repo)
+    shown = {name: form(c, name) for name in ("Book.IsEven", "Book.quad_even")}
+    if changed == "another file":
+        write(repo, {"Book/Other.lean": "theorem other : True := trivial\n"})
+        git(repo, "add", "-A")
+    else:
+        write(repo, {"Book/A.lean": A.replace("def double (n : ℕ) : ℕ := 2 * n", "def double (n : ℕ) : ℕ := 0")})
+    git(repo, "commit", "-qam", "a cycle's change")
+    head = git(repo, "rev-parse", "HEAD")
+    for name, fields in shown.items():
+        r = c.post(f"/card/{name}/verdict", data={**fields, "verdict": "approve"},
+                   headers={"origin": f"http://127.0.0.1:{PORT}"})
+        if changed == "another file":
+            assert r.status_code == 303, r.text
+        else:
+            assert r.status_code == 409 and "stale" in r.text and "Nothing was written" in r.text
+    if changed != "another file":
+        nothing_written(repo, head)
+
+
 def test_a_reject_or_comment_without_a_note_writes_nothing(repo: Path) -> None:
     c = signed_in(repo)
     fields = form(c, "Book.double_pos")

@@ -15,7 +15,7 @@ from agents.model import Message, Reply, System, ToolSpec
 from audit import successors as succ
 from audit.run import Models, Options, audit
 from gates.census import census
-from gates.meaning import meanings
+from gates.meaning import closures
 from gates.successors import BROKE
 from gates.tree import DirTree
 from orchestrator.config import load_config
@@ -142,7 +142,7 @@ def test_a_card_holds_the_book_the_lean_and_what_it_reaches_and_rests_on(tmp_pat
     assert quad_even.reaches == ["Book.IsEven", "Book.double", "Book.quad"]
     assert not quad_even.proved and quad_even.rests_on == ["Book.quad_even"]
     assert quad_even.cycles == [1] and quad_even.newest == 1
-    assert quad_even.digest == meanings(census(DirTree(tmp_path / "repo"), ["Book"]))["Book.quad_even"][0]
+    assert quad_even.digest == closures(census(DirTree(tmp_path / "repo"), ["Book"]))["Book.quad_even"][0]
     assert card(q, "Book.double_pos").proved and card(q, "Book.double_pos").rests_on == []
 
     # A definition the book does not pair: a card of its own, whole, with the statements that rely on it.
@@ -159,7 +159,7 @@ def test_a_card_holds_the_book_the_lean_and_what_it_reaches_and_rests_on(tmp_pat
 
 def test_the_filters_take_the_persons_state_and_the_judges_verdict(tmp_path: Path) -> None:
     repo = make(tmp_path)
-    digest = meanings(census(DirTree(repo), ["Book"]))
+    digest = closures(census(DirTree(repo), ["Book"]))
     write(repo, {"reviews.toml": "".join(
         f'[[review]]\ndeclaration = "{n}"\nverdict = "{v}"\nnote = "{note}"\ndigest = "{digest[n][0]}"\n\n'
         for n, v, note in (("Book.plain", "approve", ""), ("Book.double_pos", "comment", "h is the book's too")))})
@@ -185,7 +185,7 @@ def test_the_filters_take_the_persons_state_and_the_judges_verdict(tmp_path: Pat
 
 def test_a_verdict_on_an_old_meaning_is_stale_and_not_applied(tmp_path: Path) -> None:
     repo = make(tmp_path)
-    digest = meanings(census(DirTree(repo), ["Book"]))["Book.plain"][0]
+    digest = closures(census(DirTree(repo), ["Book"]))["Book.plain"][0]
     ada = f'[[review]]\ndeclaration = "Book.plain"\nentity = "thm:2.1"\nverdict = "approve"\ndigest = "{digest}"\n\n'
     write(repo, {"reviews.toml": ada})
     git(repo, "add", "-A")
