@@ -145,12 +145,13 @@ def settles(j: Judged, history: list[HistoryRecord]) -> bool:
 
 def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], after: Census, cycle: int, *,
                 fingerprints: dict[str, str] | None = None, toolchain: str | None = None,
-                rejected: Collection[str] = ()) -> StatementLock:
+                rejected: Collection[str] = (), orphans: Collection[str] = ()) -> StatementLock:
     """Faithful and stronger statements locked as judged. A locked statement that vanished or changed (a
     declared restatement) is unlocked unless judged again faithful: a lock must always hold the current
     meaning, or every later cycle would be refused. A statement whose last decision by a person rejects it
     (`rejected`, `state.reviews.unanswered`) is never locked, whatever the judge says and however it was restated
-    since: a person's word is final until a person approves it.
+    since: a person's word is final until a person approves it; nor is one of an entity in `orphans`, whose
+    rejected declaration was renamed or moved away (`state.reviews.orphaned`).
     `fingerprints` (declaration → digest of how Lean elaborates it, under `toolchain`) are stored with the
     statements they belong to, new and kept."""
     fingerprints = fingerprints or {}
@@ -158,7 +159,7 @@ def update_lock(lock: StatementLock, judged: list[Judged], changed: set[str], af
     statements = {n: s for n, s in lock.statements.items() if n in names and n not in changed and n not in rejected}
     for j in judged:
         score = j.verdict.score
-        if score is None or score < Score.STRONGER:
+        if score is None or score < Score.STRONGER or j.entity.id in orphans:
             continue
         for name, digest in j.hashes.items():
             if name not in rejected:

@@ -700,7 +700,8 @@ def bookkeeping(c: Cycle) -> None:
         if accepted and c.after is not None:
             lock = update_lock(lock, c.judged, set(c.altered), c.after, c.number, fingerprints=c.fingerprints,
                                toolchain=c.kernel.toolchain if c.kernel else None,
-                               rejected=set(reviews.unanswered(c.people)))
+                               rejected=set(reviews.unanswered(c.people)),
+                               orphans=reviews.orphaned(c.people, c.after.named))
         if lock != read:
             write_lock(wp.statement_lock, lock)
     if accepted and c.config.audit.judge_in_loop:

@@ -38,7 +38,7 @@ from state import files
 from state.history import GateVerdict, History, HistoryRecord, LibraryProof, Outcome, WorkerContext
 from state.paths import StatePaths
 from state.prover_jobs import ProverJob
-from state.reviews import Standing, unanswered
+from state.reviews import Standing, orphaned, unanswered
 from state.statement_lock import read_lock
 
 log = structlog.get_logger()
@@ -249,10 +249,12 @@ def facts(c: Cycle) -> Facts:
     settled = (faithful_at(read_lock(c.paths.statement_lock), c.pairing, refused) if c.judged
                else set())  # the base's lock
     after = c.after if landed else None
+    orphans = orphaned(c.people, (after or c.census).named)
     report = c.session.report() if c.session else ""
     # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
     # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
-    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled), frozenset(refused))
+    key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled), frozenset(refused),
+           frozenset(orphans))
     states = (state(c.census), state(after) if after is not None else None)
     kept = c.measured
     if (kept is not None and kept[0][0] is c.census and kept[0][1] is after and same(kept[1][0], states[0])
@@ -260,7 +262,7 @@ def facts(c: Cycle) -> Facts:
             and len(kept[2]) == len(key) and all(a is b or a == b for a, b in zip(kept[2], key, strict=True))):
         return kept[3]
     found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled,
-                    rejected=refused)
+                    rejected=refused, orphans=orphans)
     c.measured = ((c.census, after), states, key, found)
     return found
 

@@ -147,15 +147,16 @@ class Facts:
 
 
 def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int, *,
-            settled: Collection[str], rejected: Collection[str] = ()) -> Facts:
+            settled: Collection[str], rejected: Collection[str] = (), orphans: Collection[str] = ()) -> Facts:
     """The facts of a change: `after` is the census with it when it landed, else None. `settled`: the book's
     entities one of whose declarations was faithful or stronger at the base (`faithful_at`). `rejected`:
     declarations whose last decision by a person, on whatever meaning, rejects them (`state.reviews.unanswered`);
     an entity judged with one of them counts as different, whatever the judge said, restated or not, until a
-    person approves it (a person's word is final)."""
+    person approves it (a person's word is final); so does one of `orphans` (`state.reviews.orphaned`: its rejected
+    declaration renamed or moved away)."""
     if after is None:
         return Facts(False, holes(before), holes(before))
-    refused = {j.entity.id for j in judged if any(n in rejected for n in j.hashes)}
+    refused = {j.entity.id for j in judged if any(n in rejected for n in j.hashes) or j.entity.id in orphans}
     scored = [j for j in judged if j.verdict.score is not None and j.entity.id not in refused]
     done, opened = closed(before, after)
     parts = split_off(before, after) if restructuring(report) else {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -166,6 +167,14 @@ def unanswered(held: dict[str, Standing]) -> dict[str, Review]:
     """Declarations whose last decision, on whatever meaning, is a rejection → that rejection: a restatement
     answers it only once a person approves it, so until then it counts as different and is never locked."""
     return {n: s.unanswered for n, s in held.items() if s.unanswered is not None}
+
+
+def orphaned(held: dict[str, Standing], present: Collection[str]) -> set[str]:
+    """The entities of rejections still unanswered on declarations `present` no longer holds (renamed, moved,
+    removed), unless a person approved a present declaration of the entity: a person's rejection follows its
+    entity, and a declaration that takes the rejected one's place counts as rejected until a person approves it."""
+    answered = {s.decision.entity for n, s in held.items() if n in present and s.approved and s.decision is not None}
+    return {r.entity for n, r in unanswered(held).items() if r.entity and n not in present} - answered
 
 
 def issue_slug(entity: str, declaration: str = "") -> str:

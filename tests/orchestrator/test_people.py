@@ -218,6 +218,33 @@ def test_a_statement_a_person_rejected_counts_as_different_and_is_never_locked(p
     assert not (project.repo / ".prover-state/statement_lock.json").exists()  # the judge locks no rejected meaning
 
 
+def test_a_person_rejection_follows_its_entity_through_a_rename(project: Project) -> None:
+    """The rejected `Book.alone` is renamed with a doc comment pairing it with Theorem 3.1: the new declaration takes
+    its place, and the person's rejection with it. A fooled judge's faithful neither locks it nor scores it."""
+    project.commit_files({"Book/C.lean": "namespace Book\n\ntheorem alone (n : ℕ) : n + 0 = n := by\n  simp\n\n"
+                                         "end Book\n"}, "a statement")
+    digest = meaning(project, "Book.alone")
+    project.commit_files({"reviews.toml": f'[[review]]\ndeclaration = "Book.alone"\nentity = "thm:3.1"\n'
+                                          f'verdict = "reject"\nnote = "n + 0 is not the book\'s claim"\n'
+                                          f'digest = "{digest}"\n'}, "review: reject Book.alone")
+    renamed = [("edit_file", {"path": "Book/C.lean", "old_string": "theorem alone (n : ℕ)",
+                              "new_string": "/-- Theorem 3.1 For every $n$, $n + 0 = n$. -/\n"
+                                            "theorem alone' (n : ℕ)"})]
+    project.agents.plan(strategy("Book/C.lean", target="Pair Theorem 3.1."))
+    project.agents.work(renamed, "paired Theorem 3.1")
+    project.agents.judge(True, True, 3)  # fooled
+    project.agents.evaluate(evaluation(2, "Theorem 3.1 formalized faithfully"))
+    record, _ = project.cycle()
+
+    assert record.outcome == "accepted", [g for g in record.gates if not g.passed]
+    assert [(f.entity, f.declarations, f.score) for f in record.faithfulness] == [("thm:3.1", ["Book.alone'"], 3)]
+    assert record.progress_score == 0 and not record.made_progress
+    facts = user_text(project.agents.requests["evaluator"][0])
+    assert "rejected by a person (reviews.toml), whatever the judge said: thm:3.1" in facts
+    lock = project.repo / ".prover-state/statement_lock.json"
+    assert not lock.exists() or "Book.alone'" not in lock.read_text()  # no judge locks what replaced it
+
+
 def test_a_verdict_the_sync_landed_survives_a_push_that_loses_a_race(project: Project, tmp_path: Path) -> None:
     # The sync commits the kept verdict on the local branch only (the cycle's push is to carry it). When that push
     # loses a race, the cycle's change is redone on the remote's new head: the verdict must go with it.

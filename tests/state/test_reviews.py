@@ -13,6 +13,7 @@ from state.reviews import (
     approved,
     issue_slug,
     legacy_slug,
+    orphaned,
     parse,
     rejected,
     standing,
@@ -97,3 +98,12 @@ def test_a_rejection_stands_through_restatements_until_a_person_approves() -> No
     comment = review("comment", digest="d2", note="better?")
     assert unanswered(standing([rejection, comment], {"Book.t": ["d2"]})) == {"Book.t": rejection}
     assert unanswered(standing([rejection, review("approve", digest="d2")], {"Book.t": ["d2"]})) == {}
+
+
+def test_a_rejection_of_a_declaration_gone_follows_its_entity_until_a_person_approves_what_replaced_it() -> None:
+    rejection = review("reject", digest="d1", name="Book.t")
+    held = standing([rejection], {"Book.u": ["d9"]})  # `Book.t` renamed to `Book.u`
+    assert orphaned(held, {"Book.u"}) == {"thm:1.1"}
+    assert orphaned(standing([rejection], {"Book.t": ["d1"]}), {"Book.t"}) == set()  # still there: its own
+    approval = review("approve", digest="d9", name="Book.u")
+    assert orphaned(standing([rejection, approval], {"Book.u": ["d9"]}), {"Book.u"}) == set()
