@@ -8,10 +8,10 @@ orchestrator measures itself:
   two merged into one is no progress), a statement was judged faithful or stronger against the book's trusted
   text (not against a doc comment the change itself first wrote) for an entity none of whose declarations was
   faithful or stronger at the base (a copy of a faithful statement is no progress, however often it is judged),
-  a Lean file over the size cap shrank in code lines (blank and comment lines do not count), or a declared
-  decomposition split a sorry into parts (a declared restructuring in which a declaration holding a sorry uses
-  a new declaration holding one: `split_off`; more sorries inside one proof, which nothing has to use, are not
-  a split);
+  or a declared decomposition split a sorry into parts (a declared restructuring in which a declaration holding a
+  sorry uses a new declaration holding one: `split_off`; more sorries inside one proof, which nothing has to use,
+  are not a split). Line counts and file sizes are never progress: a file over the cap shrinking one line a cycle
+  would farm a score forever;
 - at most 0 when the change did not land, the sorry count rose without such a decomposition, a statement was
   judged DIFFERENT from the book (or judged, as a person rejected it: a person's rejection in `reviews.toml`
   counts as DIFFERENT whatever the judge said, and the entity never counts as faithful by it), or a file over
@@ -49,7 +49,6 @@ GAINS = {
     "faithful": "a statement was judged faithful or stronger against the book's trusted text (not against a doc "
                 "comment the change itself first wrote), for a book entity none of whose statements was judged "
                 "faithful or stronger before",
-    "shrank": "a Lean file over the size cap shrank in code lines (blank and comment lines do not count)",
     "decomposed": "a declared decomposition (`RESTRUCTURING:`) split a sorry into parts: the declaration that "
                   "held it uses a new declaration holding one (more sorries inside one proof are not a split)",
 }
@@ -89,7 +88,6 @@ class Facts:
     faithful: list[str] = field(default_factory=list)  # entities judged faithful or stronger against the book
     different: list[str] = field(default_factory=list)  # entities judged DIFFERENT from the book, or rejected
     rejected: list[str] = field(default_factory=list)  # those of them a person rejected, whatever the judge said
-    shrank: list[str] = field(default_factory=list)  # files over the size cap with fewer code lines now
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
     parts: dict[str, list[str]] = field(default_factory=dict)  # each of those → the new declarations it uses
@@ -108,7 +106,6 @@ class Facts:
             if landed and self.closed and not self.opened and self.after <= self.before else None,
             "faithful": f"judged faithful or stronger: {', '.join(self.faithful)}" if landed and self.faithful
             else None,
-            "shrank": f"files over the size cap shrank: {', '.join(self.shrank)}" if landed and self.shrank else None,
             "decomposed": f"a declared decomposition split the sorry of {', '.join(self.decomposed)}"
             if landed and self.decomposed else None,
         }
@@ -166,8 +163,6 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
                   and not j.entity.fresh and j.entity.id not in settled],
         different=[*sorted(refused), *(j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT)],
         rejected=sorted(refused),
-        shrank=[p for p, f in before.files.items() if f.lines > cap and p in after.files
-                and after.files[p].code_lines < f.code_lines],
         grew=[g.path for g in grown(before, after, cap)],
         decomposed=list(parts), parts=parts)
 

@@ -33,7 +33,7 @@ def test_the_caps_in_the_prompt_are_the_ones_the_code_applies() -> None:
     assert f"a score above {facts.CEILING} stands only when" in text
     assert all(rule in text for rule in (*facts.GAINS.values(), *facts.LOSSES.values()))
     # Every fact the code measures is a rule the prompt states, and no rule is stated the code does not measure.
-    every = facts.Facts(True, 2, 3, closed=["a"], faithful=["x"], different=["y"], shrank=["f"], grew=["g"])
+    every = facts.Facts(True, 2, 3, closed=["a"], faithful=["x"], different=["y"], grew=["g"])
     assert set(every._gains()) == set(facts.GAINS) and set(every._losses()) == set(facts.LOSSES)
     assert facts.Facts(False, 1, 1).cap(2) == facts.CEILING
 

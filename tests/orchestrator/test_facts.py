@@ -133,14 +133,18 @@ def test_a_statement_a_person_rejected_counts_as_different_whatever_the_judge_sa
     assert faithful_at(lock, {"Book.hard": "thm:2.1"}, rejected) == set()  # the judge's lock settles nothing
 
 
-def test_an_oversized_file_shrinks_by_its_code_not_by_blank_lines_or_comments() -> None:
-    big = A.replace("end Book", "\n".join(f"theorem t{i} : True := trivial\n-- note {i}\n" for i in range(30))
+def test_a_file_over_the_cap_shrinking_is_no_progress_however_it_shrinks() -> None:
+    """Size-cap farming: a file over the cap lands, then each cycle joins two lines of it. Sizes are never progress
+    (a file over the cap growing still counts against a change)."""
+    big = A.replace("end Book", "\n".join(f"theorem t{i} : True := by\n  trivial\n-- note {i}\n" for i in range(30))
                     + "\nend Book")
     cap = 50
     assert census(tree(big), ["Book"]).files["Book/A.lean"].lines > cap
-    squeezed = measure(census(tree(big), ["Book"]), census(tree(big.replace("\n\n", "\n").replace(
-        "-- note", "")), ["Book"]), [], "", cap, settled=())
-    assert not squeezed.progress and squeezed.shrank == []
-    split = measure(census(tree(big), ["Book"]), census(tree(big.replace("theorem t29 : True := trivial\n", "")),
+    for smaller in (big.replace("\n\n", "\n").replace("-- note", ""),  # blank lines and comments
+                    big.replace("theorem t29 : True := by\n  trivial", "theorem t29 : True := by trivial"),  # code
+                    big.replace("theorem t29 : True := by\n  trivial\n", "")):  # a declaration moved out
+        shrunk = measure(census(tree(big), ["Book"]), census(tree(smaller), ["Book"]), [], "", cap, settled=())
+        assert not shrunk.progress and shrunk.cap(2) == 0
+    grown = measure(census(tree(big), ["Book"]), census(tree(big + "\n-- x\ntheorem u : True := trivial\n"),
                                                          ["Book"]), [], "", cap, settled=())
-    assert split.progress and split.shrank == ["Book/A.lean"]
+    assert grown.grew == ["Book/A.lean"]
