@@ -250,11 +250,14 @@ def facts(c: Cycle) -> Facts:
                else set())  # the base's lock
     after = c.after if landed else None
     orphans = orphaned(c.people, (after or c.census).named)
+    recent = c.number - c.config.gates.restructure_window
+    split = {part: whole for r in c.history.records if r.outcome is Outcome.ACCEPTED and r.cycle > recent
+             for whole, parts in r.parts.items() for part in parts}
     report = c.session.report() if c.session else ""
     # Asked several times a cycle (the Evaluator, its cap, the Consultant, the record) of the same inputs: the
     # censuses (what Lean listed of them included), the judged, the report, the cap and the settled entities.
     key = (tuple(c.judged), report, c.config.gates.file_cap_lines, frozenset(settled), frozenset(refused),
-           frozenset(orphans))
+           frozenset(orphans), tuple(sorted(split.items())))
     states = (state(c.census), state(after) if after is not None else None)
     kept = c.measured
     if (kept is not None and kept[0][0] is c.census and kept[0][1] is after and same(kept[1][0], states[0])
@@ -262,7 +265,7 @@ def facts(c: Cycle) -> Facts:
             and len(kept[2]) == len(key) and all(a is b or a == b for a, b in zip(kept[2], key, strict=True))):
         return kept[3]
     found = measure(c.census, after, c.judged, report, c.config.gates.file_cap_lines, settled=settled,
-                    rejected=refused, orphans=orphans)
+                    rejected=refused, orphans=orphans, split=split)
     c.measured = ((c.census, after), states, key, found)
     return found
 

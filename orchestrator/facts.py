@@ -24,7 +24,7 @@ The escalation to the Consultant and the stall alerts count cycles without progr
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from audit.judge import Score
@@ -45,7 +45,8 @@ CEILING = 0
 GAINS = {
     "closed": "sorries were closed: declarations that held one hold none now, nor name a declaration still "
               "holding one, and no declaration holds one that did not (a sorry moved, or two merged into one, is "
-              "not closed)",
+              "not closed; a part a recent declared decomposition made counts only once the declaration it was "
+              "split from holds none)",
     "faithful": "a statement was judged faithful or stronger against the book's trusted text (not against a doc "
                 "comment the change itself first wrote), for a book entity none of whose statements was judged "
                 "faithful or stronger before",
@@ -91,6 +92,9 @@ class Facts:
     grew: list[str] = field(default_factory=list)  # files over the size cap the change made longer
     decomposed: list[str] = field(default_factory=list)  # declarations whose sorry a declared split divided
     parts: dict[str, list[str]] = field(default_factory=dict)  # each of those → the new declarations it uses
+    # Closed parts of a recent declared split whose declaration still holds a hole → that declaration: closing a part
+    # is progress only with the statement it was split from (else a split into `True` parts farms a score).
+    waiting: dict[str, str] = field(default_factory=dict)
 
     def gains(self) -> list[str]:
         return [text for text in self._gains().values() if text]
@@ -101,9 +105,10 @@ class Facts:
     def _gains(self) -> dict[str, str | None]:
         """Each rule of `GAINS`: what the change did by it, or None."""
         landed = self.landed
+        counted = [c for c in self.closed if c not in self.waiting]
         return {
-            "closed": f"sorries closed in {', '.join(self.closed)} (sorries and admits {self.before} → {self.after})"
-            if landed and self.closed and not self.opened and self.after <= self.before else None,
+            "closed": f"sorries closed in {', '.join(counted)} (sorries and admits {self.before} → {self.after})"
+            if landed and counted and not self.opened and self.after <= self.before else None,
             "faithful": f"judged faithful or stronger: {', '.join(self.faithful)}" if landed and self.faithful
             else None,
             "decomposed": f"a declared decomposition split the sorry of {', '.join(self.decomposed)}"
@@ -138,25 +143,31 @@ class Facts:
     def render(self) -> str:
         lines = [f"- sorries and admits: {self.before} → {self.after}" + ("" if self.landed else " (not landed)")]
         lines += [f"- progress: {g}" for g in self.gains()] + [f"- against: {loss}" for loss in self.losses()]
+        lines += [f"- not counted: the sorry closed in {part}, a part split from {whole}, which still holds one"
+                  for part, whole in self.waiting.items()]
         verdict = (f"a score above {CEILING} is possible" if self.progress else
                    f"no fact shows progress: the score is at most {CEILING}, whatever the report says")
         return "\n".join([*lines, f"- so {verdict}"])
 
 
 def measure(before: Census, after: Census | None, judged: list[Judged], report: str, cap: int, *,
-            settled: Collection[str], rejected: Collection[str] = (), orphans: Collection[str] = ()) -> Facts:
+            settled: Collection[str], rejected: Collection[str] = (), orphans: Collection[str] = (),
+            split: Mapping[str, str] | None = None) -> Facts:
     """The facts of a change: `after` is the census with it when it landed, else None. `settled`: the book's
     entities one of whose declarations was faithful or stronger at the base (`faithful_at`). `rejected`:
     declarations whose last decision by a person, on whatever meaning, rejects them (`state.reviews.unanswered`);
     an entity judged with one of them counts as different, whatever the judge said, restated or not, until a
     person approves it (a person's word is final); so does one of `orphans` (`state.reviews.orphaned`: its rejected
-    declaration renamed or moved away)."""
+    declaration renamed or moved away). `split`: each part recent declared decompositions made → the declaration
+    it was split from (`HistoryRecord.parts` within the restructure window)."""
     if after is None:
         return Facts(False, holes(before), holes(before))
     refused = {j.entity.id for j in judged if any(n in rejected for n in j.hashes) or j.entity.id in orphans}
     scored = [j for j in judged if j.verdict.score is not None and j.entity.id not in refused]
     done, opened = closed(before, after)
     parts = split_off(before, after) if restructuring(report) else {}
+    still = {_shown(h.name, before, after) for h in after.holed()}
+    waiting = {d: split[d] for d in done if split and d in split and split[d] in still}
     return Facts(
         True, holes(before), holes(after), closed=done, opened=opened,
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
@@ -164,7 +175,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         different=[*sorted(refused), *(j.entity.id for j in scored if j.verdict.score == Score.DIFFERENT)],
         rejected=sorted(refused),
         grew=[g.path for g in grown(before, after, cap)],
-        decomposed=list(parts), parts=parts)
+        decomposed=list(parts), parts=parts, waiting=waiting)
 
 
 def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:

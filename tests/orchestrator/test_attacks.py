@@ -371,3 +371,31 @@ def test_a_declaration_joining_the_books_entity_does_not_carry_a_restatement(pro
     gate = record.gates[-1]
     assert gate.name == "restatement" and not gate.passed
     assert "the book's thm:2.1 now also pairs with Book.zero_add_all, not paired with it at the base" in gate.detail
+
+
+def test_junk_parts_of_a_declared_split_closed_one_a_cycle_farm_no_score(project: Project) -> None:
+    """A `RESTRUCTURING:` cycle splits the target's sorry into `True` parts the target merely `have`s (the facts
+    say "decomposed"); each later cycle closes one part with `trivial`. The target is untouched: no progress, and
+    the Consultant is asked as for any stall."""
+    configure(project, loop={"escalate_after": 2, "heartbeat_s": 1})
+    split = ("theorem junk1 : True := by\n  sorry\n\ntheorem junk2 : True := by\n  sorry\n\n"
+             "theorem hard (n : ℕ) : n + 0 = n := by\n  have _ := junk1\n  have _ := junk2\n  sorry")
+    project.agents.plan(strategy("Book/A.lean"))
+    project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": "theorem hard (n : ℕ) : n + 0 = n := "
+                                        "by\n  sorry", "new_string": split})],
+                        [("finish", {"report": "RESTRUCTURING: split the target into two lemmas"})])
+    project.agents.evaluate(evaluation(1, "decomposed the target"))
+    for part in ("junk1", "junk2"):
+        project.agents.plan(strategy("Book/A.lean"))
+        project.agents.work([("edit_file", {"path": "Book/A.lean", "old_string": f"{part} : True := by\n  sorry",
+                                            "new_string": f"{part} : True := by\n  trivial"})], f"closed {part}")
+        project.agents.evaluate(evaluation(2, f"closed {part}"))
+    project.agents.consult("## Diagnosis\nThe target is untouched.")
+    first, _ = project.cycle()
+    assert first.outcome == "accepted" and first.parts == {"Book.hard": ["Book.junk1", "Book.junk2"]}
+    second, _ = project.cycle()
+    third, _ = project.cycle()
+    assert [(r.outcome, r.progress_score, r.made_progress) for r in (second, third)] == [("accepted", 0, False)] * 2
+    asked = user_text(project.agents.requests["evaluator"][1])
+    assert "not counted: the sorry closed in Book.junk1, a part split from Book.hard, which still holds one" in asked
+    assert third.consultant == ".prover-state/issues/consultant_advice_cycle_003.md"

@@ -148,3 +148,27 @@ def test_a_file_over_the_cap_shrinking_is_no_progress_however_it_shrinks() -> No
     grown = measure(census(tree(big), ["Book"]), census(tree(big + "\n-- x\ntheorem u : True := trivial\n"),
                                                          ["Book"]), [], "", cap, settled=())
     assert grown.grew == ["Book/A.lean"]
+
+
+# Junk farming: the target's sorry "split" into `True` parts the target merely `have`s, then a part closed a cycle.
+JUNK = A.replace("theorem hard", "theorem junk1 : True := by\n  sorry\n\ntheorem junk2 : True := by\n  sorry\n\n"
+                 "theorem hard").replace("  sorry\n\nend", "  have _ := junk1\n  have _ := junk2\n  sorry\n\nend")
+
+
+def test_closing_a_part_of_a_recent_split_is_progress_only_with_the_statement_it_was_split_from() -> None:
+    base = census(tree(JUNK), ["Book"])
+    split = {"Book.junk1": "Book.hard", "Book.junk2": "Book.hard"}  # as the split's record has its parts
+    one = measure(base, census(tree(JUNK.replace("junk1 : True := by\n  sorry", "junk1 : True := by\n  trivial")),
+                               ["Book"]), [], "", 6000, settled=(), split=split)
+    assert one.closed == ["Book.junk1"] and one.waiting == {"Book.junk1": "Book.hard"}
+    assert not one.progress and one.cap(2) == 0
+    assert "not counted: the sorry closed in Book.junk1, a part split from Book.hard, which still holds one" \
+        in one.render()
+    # Long after the split (outside its window, so no `split` given), or with the statement itself, it counts.
+    assert measure(base, census(tree(JUNK.replace("junk1 : True := by\n  sorry", "junk1 : True := by\n  trivial")),
+                                ["Book"]), [], "", 6000, settled=()).progress
+    whole = JUNK.replace("junk1 : True := by\n  sorry", "junk1 : True := by\n  trivial").replace(
+        "junk2 : True := by\n  sorry", "junk2 : True := by\n  trivial").replace("  have _ := junk2\n  sorry",
+                                                                                  "  have _ := junk2\n  simp")
+    done = measure(base, census(tree(whole), ["Book"]), [], "", 6000, settled=(), split=split)
+    assert done.progress and done.waiting == {} and set(done.closed) == {"Book.hard", "Book.junk1", "Book.junk2"}
