@@ -8,6 +8,7 @@ that could not be judged is listed with why.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -121,8 +122,17 @@ def in_order(sources: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def sources_of(decls: dict[str, Decl], names: Iterable[str]) -> dict[str, tuple[str, str]]:
-    """Each of `names` that `decls` holds → its whole text and its header, as `in_order` takes them."""
-    return {n: (decls[n].written(body=True), decls[n].written()) for n in names if n in decls}
+    """Each of `names` that `decls` holds → its whole text and its header, as `in_order` takes them: runs of
+    spaces and blank lines shortened (padding must not push a definition's body out of what is shown)."""
+    return {n: (_tidy(decls[n].written(body=True)), _tidy(decls[n].written())) for n in names if n in decls}
+
+
+def _tidy(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        body = re.sub(r"(?<=\S)[ \t]+", " ", line.strip())
+        lines.append(" " * min(8, len(line) - len(line.lstrip())) + body if body else "")
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
 
 
 def definitions_read(decls: dict[str, Decl], reach: dict[str, list[str]], names: Sequence[str]) -> str:

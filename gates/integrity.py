@@ -172,7 +172,7 @@ def _restated(inp: GateInput) -> list[str]:
     declared = restatements(inp.strategy)
     needed = inp.gates.restate_requires_approval or any(n in inp.approved for n in moved)
     approvals, problem = restate_approvals(inp) if needed else ({}, None)
-    old = meanings(inp.before, only={p for p, d in inp.before.decls() if d.name in moved})
+    old = closures(inp.before, only=moved)  # what it meant whole, definitions included: what a person leaves
     out: list[str] = [problem] if problem else []
     for name, what in moved.items():
         person = name in inp.approved

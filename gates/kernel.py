@@ -49,6 +49,7 @@ from gates.environment import Baseline, Env, Unanswered, lean_names
 from gates.index import Decl
 from gates.integrity import restate_approvals, restatements
 from gates.listing import gather
+from gates.meaning import closures
 from gates.probe import canonical, modules_of
 from gates.tree import is_lean_source
 
@@ -263,10 +264,11 @@ def _statements(inp: GateInput, base: Baseline, before: Env, after: Env, affecte
         if not is_closed and declared.get(name):
             # What a person approved changes only with a person's approval of leaving it, even where only Lean sees
             # the change (the integrity gate, reading the text, asks for none then).
-            if name in inp.approved and inp.approved[name] not in restate_approvals(inp)[0].get(name, set()):
+            left = (closures(inp.before, only=[name]).get(name) or ["?"])[0]  # as the integrity gate names it
+            if name in inp.approved and left not in restate_approvals(inp)[0].get(name, set()):
                 out.append(f"{name}: Lean's terms for its statement differ from the base's, whatever its text says; "
                            "a person approved this statement, so only a person may approve a change of it: add "
-                           f"`[[restate]]` with `declaration = \"{name}\"` and `from = \"{inp.approved[name]}\"` "
+                           f"`[[restate]]` with `declaration = \"{name}\"` and `from = \"{left}\"` "
                            f"to {inp.gates.restate_approvals} and commit it")
                 continue
             notes.append(f"{name}: restated as the strategy declares")

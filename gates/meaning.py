@@ -35,7 +35,7 @@ def meanings(census: Census, *, bodies: bool = True, only: Iterable[str] | None 
     every file or `only` those. Without `bodies`, a definition's signature alone stands for it, as a theorem's
     does."""
     out: dict[str, list[str]] = {}
-    files = census.files if only is None else {p: census.files[p] for p in only if p in census.files}
+    files = census.files if only is None else {p: census.files[p] for p in sorted(only) if p in census.files}
     for index in files.values():
         for name, digest in _file_meanings(index, bodies):
             out.setdefault(name, []).append(digest)
@@ -129,11 +129,36 @@ def named(text: str, refers: Callable[[str], list[str]], *, near: str = "",
     one alone, innermost first, as Lean resolves it."""
     pool = known if known is not None else ()
     spaces = near.split(".")[:-1] if pool else []
-    out: set[str] = set()
-    for token in _NAMES.findall(text):
+    bound = _bound(text)
+
+    def resolve(token: str) -> list[str]:
         inner = None if token.startswith("_root_.") else next(
             (n for k in range(len(spaces), 0, -1) if (n := ".".join([*spaces[:k], token])) in pool), None)
-        out.update([inner] if inner is not None else refers(token))
+        return [inner] if inner is not None else refers(token)
+
+    out: set[str] = set()
+    for token in _NAMES.findall(text):
+        parts = token.split(".")
+        if len(parts) == 1 and token in bound:
+            continue  # a variable the text binds, not a declaration
+        out.update(resolve(token))
+        if len(parts) > 1 and parts[0] in bound:  # `n.Good`: `Good` of the namespace of `n`'s type, any one
+            out.update(n for n in refers(parts[-1]) if n.rsplit(".", 1)[-1] == parts[-1])
+        elif len(parts) > 1:  # `Weak.Nonempty`: a projection of `Weak`
+            for k in range(1, len(parts)):
+                out.update(resolve(".".join(parts[:k])))
+    return out
+
+
+_BINDER = re.compile(r"[({⦃\[]\s*([^\s:(){}⦃⦄\[\]][^:(){}⦃⦄\[\]]*?)\s*:(?!=)")
+_QUANTIFIED = re.compile(r"(?:∀|∃!?|fun|λ)\s+([^,:=()]+?)\s*(?:,|=>|:)")
+
+
+def _bound(text: str) -> set[str]:
+    """The names `text`'s binders and quantifiers bind (`(f : ℕ → ℕ) (x y : ℕ)`, `∀ k,`, `fun n =>`)."""
+    out: set[str] = set()
+    for m in [*_BINDER.finditer(text), *_QUANTIFIED.finditer(text)]:
+        out.update(w for w in m.group(1).split() if _NAMES.fullmatch(w) and "." not in w)
     return out
 
 
@@ -185,7 +210,7 @@ def closures(census: Census, *, only: Iterable[str] | None = None) -> dict[str, 
     out: dict[str, list[str]] = {}
     for name in names:
         used = reach.get(name, [])
-        tail = "\0".join(f"{r}={','.join(own.get(r, []))}" for r in used)
+        tail = "\0".join(f"{r}={','.join(sorted(own.get(r, [])))}" for r in used)
         out[name] = own[name] if not used else [hashlib.sha256(f"{d}\0{tail}".encode()).hexdigest()[:16]
                                                 for d in own[name]]
     return out

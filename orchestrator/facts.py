@@ -166,8 +166,7 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
     scored = [j for j in judged if j.verdict.score is not None and j.entity.id not in refused]
     done, opened = closed(before, after)
     parts = split_off(before, after) if restructuring(report) else {}
-    still = {_shown(h.name, before, after) for h in after.holed()}
-    waiting = {d: split[d] for d in done if split and d in split and split[d] in still}
+    waiting = {d: split[d] for d in done if split and d in split and _open(after, split[d])}
     return Facts(
         True, holes(before), holes(after), closed=done, opened=opened,
         faithful=[j.entity.id for j in scored if j.verdict.score is not None and j.verdict.score >= Score.STRONGER
@@ -176,6 +175,14 @@ def measure(before: Census, after: Census | None, judged: list[Judged], report: 
         rejected=sorted(refused),
         grew=[g.path for g in grown(before, after, cap)],
         decomposed=list(parts), parts=parts, waiting=waiting)
+
+
+def _open(census: Census, name: str) -> bool:
+    """Whether the declaration `name` holds a hole, or uses one that does (a part of it still open)."""
+    holed = {h.name for h in census.holed()}
+    found = [(p, d) for p, d in census.decls() if d.name == name]
+    holding = Names.of(d.name for _, d in census.decls() if d.name and d.key in holed and d.name != name)
+    return any(d.key in holed or uses(d, holding, census.lean.get(p)) for p, d in found)
 
 
 def closed(before: Census, after: Census) -> tuple[list[str], list[str]]:

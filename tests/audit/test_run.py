@@ -139,3 +139,11 @@ def test_a_judge_reads_the_definitions_a_statement_reaches_smallest_first_within
     assert f"its whole text, {len(whole):,} characters (sha256 {hashlib.sha256(whole.encode()).hexdigest()[:12]}…)" \
         in text
     assert definitions_read(decls, reached(found, ["Book.Small"]), ["Book.Small"]) == ""  # it reaches nothing
+
+
+def test_padding_a_definition_with_spaces_does_not_push_its_body_out_of_what_the_judge_reads() -> None:
+    padded = ("namespace Book\ndef Good (n : Nat) : Prop :=" + " " * 12_100 + "True\n\n\n\n\n"
+              "theorem t (n : Nat) : Good n := sorry\nend Book\n")
+    found = census(MemTree({"Book/A.lean": padded.encode()}), ["Book"])
+    text = definitions_read(declarations(found), reached(found, ["Book.t"]), ["Book.t"])
+    assert "def Good (n : Nat) : Prop := True" in text and "its whole text" not in text

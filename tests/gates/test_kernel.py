@@ -27,7 +27,7 @@ from gates.config import BuildConfig, GatesConfig
 from gates.diagnostics import CheckResult
 from gates.env import program, unaccounted
 from gates.env import read as env_read
-from gates.meaning import meanings
+from gates.meaning import closures, meanings
 from gates.tree import MemTree
 from orchestrator.kernelcheck import gate_change
 from tests.conftest import sandbox, write
@@ -113,7 +113,7 @@ def test_a_locked_statement_may_change_only_when_the_strategy_restates_it(projec
 
 
 def test_a_statement_a_person_approved_is_locked_and_one_a_person_rejected_is_not(project: Project) -> None:
-    digest = meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]
+    digest = closures(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]  # as approved
     hidden = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n", "Book/A.lean": "import Book.Rewrite\n" + A}
     approved, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), approved={"Book.quad_pos": digest})
     assert "Book.quad_pos: Lean's terms for its statement" in approved["kernel"].detail
@@ -127,7 +127,7 @@ def test_a_restatement_only_lean_sees_of_a_statement_a_person_approved_needs_a_p
         project: Project) -> None:
     # The text of `quad_pos` is untouched, so the integrity gate sees no restatement to ask a person about; Lean
     # sees its meaning changed. A `RESTATE:` line alone must not unlock what a person approved.
-    digest = meanings(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]
+    digest = closures(census(MemTree({"Book/A.lean": A.encode()}), ["Book"]))["Book.quad_pos"][0]
     hidden = {"Book/Rewrite.lean": "macro_rules | `($a < $b) => `(True)\n", "Book/A.lean": "import Book.Rewrite\n" + A}
     declared = "RESTATE: Book.quad_pos — `<` reads otherwise"
     results, _ = project.gates(hidden, GatesConfig(**KERNEL_ALONE), approved={"Book.quad_pos": digest},

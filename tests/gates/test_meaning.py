@@ -156,3 +156,26 @@ def test_a_persons_approval_holds_what_the_statement_means_whole_and_a_proof_cha
     weakened = integrity.check(gate_input({"Book/A.lean": DEFS}, {"Book/A.lean": DEFS.replace("n > 2", "n > 0")},
                                           approved=approved))
     assert not weakened.passed and "Book.three_good: its statement was approved by a person" in weakened.detail
+
+
+def test_a_statement_reaches_a_definition_through_dot_notation_and_never_through_its_own_variables() -> None:
+    text = ("namespace Book\ndef Weak : Set Nat := {n | n > 2}\ntheorem t : Weak.Nonempty := sorry\n"
+            "def Nat.Good (n : Nat) : Prop := n > 2\ntheorem u (n : Nat) : n.Good := sorry\n"
+            "theorem v (f : Nat → Nat) (x : Nat) : f x = x := sorry\nend Book\n")
+    other = "namespace Chapter9\ndef x : Nat := 0\nend Chapter9\n"
+    found = census(MemTree({"Book/A.lean": text.encode(), "Book/B.lean": other.encode()}), ["Book"])
+    assert reached(found, ["Book.t", "Book.u", "Book.v"]) == {"Book.t": ["Book.Weak"], "Book.u": ["Book.Nat.Good"],
+                                                                "Book.v": []}
+    weakened = census(MemTree({"Book/A.lean": text.replace("{n | n > 2}", "Set.univ").encode(),
+                               "Book/B.lean": other.encode()}), ["Book"])
+    assert "Book.t" in changed_meanings(found, weakened)
+    assert closures(found, only=["Book.t"]) != closures(weakened, only=["Book.t"])
+
+
+def test_a_closure_is_the_same_whatever_order_the_files_come_in() -> None:
+    good = "namespace Book\nprivate def Good (n : Nat) : Prop := n > {k}\nend Book\n"
+    files = {"Book/A.lean": good.format(k=2).encode(), "Book/Z.lean": good.format(k=3).encode(),
+             "Book/T.lean": b"namespace Book\ntheorem t : Good 3 := sorry\nend Book\n"}
+    digests = {tuple(closures(census(MemTree(dict(order)), ["Book"]), only=["Book.t"])["Book.t"])
+               for order in (list(files.items()), list(reversed(files.items())))}
+    assert len(digests) == 1

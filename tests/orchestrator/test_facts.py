@@ -172,3 +172,11 @@ def test_closing_a_part_of_a_recent_split_is_progress_only_with_the_statement_it
                                                                                   "  have _ := junk2\n  simp")
     done = measure(base, census(tree(whole), ["Book"]), [], "", 6000, settled=(), split=split)
     assert done.progress and done.waiting == {} and set(done.closed) == {"Book.hard", "Book.junk1", "Book.junk2"}
+    # The statement's own sorry moved into a third part it now rests on: still open, so still not counted.
+    core = JUNK.replace("theorem hard", "theorem core (n : ℕ) : n + 0 = n := by\n  sorry\n\ntheorem hard").replace(
+        "  have _ := junk2\n  sorry", "  have _ := junk2\n  exact core n")
+    parts = {**split, "Book.core": "Book.hard"}
+    one = measure(census(tree(core), ["Book"]), census(tree(core.replace("junk1 : True := by\n  sorry",
+                                                                         "junk1 : True := by\n  trivial")), ["Book"]),
+                  [], "", 6000, settled=(), split=parts)
+    assert one.waiting == {"Book.junk1": "Book.hard"} and not one.progress
