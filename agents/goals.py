@@ -2,10 +2,10 @@
 
 A copy of the file gets `trace_state` between two `trace` markers before the tactic that starts on the line and after
 it (a line ending in `by` or `=>`: at the start of the block it opens). Lean logs each as a trace of its own position
-and prints them as bare information messages in the order of their positions
-(`Lean.Elab.Command.addTraceAsMessages`), so
-the goals `trace_state` prints (`goalsToMessageData`; nothing for none) lie between a point's two markers. A point
-whose markers Lean never printed was not reached: an earlier tactic failed, or the line is not in a tactic block.
+and prints them as bare information messages in the order of their positions (`addTraceAsMessages` in
+`Lean.Elab.Command`), so the goals `trace_state` prints (`goalsToMessageData`; nothing for none) lie between a
+point's two markers. A point whose markers Lean never printed was not reached: an earlier tactic failed, or the line
+is not in a tactic block.
 """
 
 from __future__ import annotations

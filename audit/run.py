@@ -218,10 +218,9 @@ def _faithfulness(census: Census, decls: dict[str, Decl], entities: list[Entity]
     unjudged: list[dict[str, str]] = []
     bodies = not options.rubric.paper
     texts = {e.id: lean_text(decls, e.lean, bodies=bodies)[0] for e in entities} if protocols else {}
-    if protocols and bodies:  # as the paper's judges read them: the statements alone
+    if protocols and bodies:  # the definitions too (the paper's rubric reads the statements alone)
         reach = reached(census, [n for e in entities for n in e.lean])
-        texts = {e.id: text + definitions_read(decls, reach, e.lean) for e in entities
-                 for text in [texts[e.id]]}
+        texts = {e.id: texts[e.id] + definitions_read(decls, reach, e.lean) for e in entities}
     jobs = [(protocol, e) for protocol in protocols for e in entities]
     def run(job: tuple[str, Entity]) -> judge.Verdict:
         protocol, entity = job

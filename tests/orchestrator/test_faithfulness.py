@@ -217,25 +217,25 @@ def theorem(heading: str, name: str) -> list[tuple[str, dict[str, str]]]:
     return [("edit_file", {"path": "Book/B.lean", "old_string": "end Book", "new_string": text + "\n\nend Book"})]
 
 
+def stated_different(project: Project, heading: str, name: str, reason: str) -> str:
+    """A cycle adding the theorem `name` under `heading`, which the judge finds different: its entity's id."""
+    project.agents.plan(strategy("Book/B.lean", target=f"State {heading}."))
+    project.agents.work(theorem(heading, name), f"added {heading}")
+    project.agents.judge(False, True, 1, reason=reason)
+    project.agents.evaluate(evaluation(1))
+    record, _ = project.cycle()
+    return record.faithfulness[0].entity
+
+
 def test_a_decoy_whose_id_differs_only_in_case_neither_overwrites_nor_settles_the_real_finding(
         project: Project) -> None:
     """`Theorem 2.1A` beside the real `Theorem 2.1a`: their findings were one file (the name lower-cased the id),
     so the decoy's overwrote the real one and, restated faithful, deleted it. Each id has its own file now."""
-    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1a."))
-    project.agents.work(theorem("Theorem 2.1a", "real"), "added Theorem 2.1a")
-    project.agents.judge(False, True, 1, reason="Lean adds 0 < n")
-    project.agents.evaluate(evaluation(1))
-    first, _ = project.cycle()
-    real = first.faithfulness[0].entity
+    real = stated_different(project, "Theorem 2.1a", "real", "Lean adds 0 < n")
     finding = f".prover-state/issues/{issue_slug(real)}.md"
     held = project.show("HEAD", finding)
 
-    project.agents.plan(strategy("Book/B.lean", target="State Theorem 2.1A."))
-    project.agents.work(theorem("Theorem 2.1A", "decoy"), "added Theorem 2.1A")
-    project.agents.judge(False, True, 1, reason="the decoy differs")
-    project.agents.evaluate(evaluation(1))
-    second, _ = project.cycle()
-    decoy = second.faithfulness[0].entity
+    decoy = stated_different(project, "Theorem 2.1A", "decoy", "the decoy differs")
     assert decoy != real and decoy.lower() == real.lower()  # one file under the old names
     assert project.show("HEAD", finding) == held and "the decoy differs" in project.show(
         "HEAD", f".prover-state/issues/{issue_slug(decoy)}.md")
